@@ -1,0 +1,17 @@
+/* registry.c - the table of allocator strategies. Adding a strategy: one file in
+ * allocators/ defining `const struct allocator_ops NAME_allocator`, and one line here. */
+#include <string.h>
+#include "allocator.h"
+
+extern const struct allocator_ops raw_allocator;
+
+const struct allocator_ops *const allocator_table[] = {
+  &raw_allocator,
+  NULL,
+};
+
+const struct allocator_ops *allocator_find(const char *name) {
+  for (int i = 0; allocator_table[i]; i++)
+    if (!strcmp(allocator_table[i]->name, name)) return allocator_table[i];
+  return NULL;
+}

@@ -1,0 +1,55 @@
+/* allocator.h - the allocator (strategy) interface. A strategy is pure policy: it gets
+ * memory only through the device layer (device.h) and never measures itself; the
+ * harness measures. One instance per device per run. */
+#ifndef FB_ALLOCATOR_H
+#define FB_ALLOCATOR_H
+#include <stdint.h>
+#include "device.h"
+#include "params.h"
+
+struct block {
+  uint64_t addr;
+  uint64_t size;     /* after the strategy's rounding */
+  uint64_t stream;
+  void *handle;      /* the strategy's own per-block pointer */
+};
+
+struct workload;     /* for offline planners (oracle) */
+
+/* what an allocator tells the harness about itself after a run */
+struct alloc_stats {
+  uint64_t cache_flushes;   /* release-cache-and-retry passes */
+  uint64_t held;            /* bytes the strategy believes it holds (validator compares with device) */
+};
+
+enum alloc_flags {
+  ALLOC_NEEDS_POOL = 1,     /* needs the device's stream-ordered pool (cuda only) */
+  ALLOC_OFFLINE = 2,        /* plans over the whole workload first (oracle) */
+};
+
+struct allocator_ops {
+  const char *name;
+  const char *help;         /* one line */
+  const char *anchor;       /* the source it follows */
+  const struct param_spec *params;   /* NULL-key terminated */
+  unsigned flags;
+  uint64_t alignment;       /* every block address is a multiple of this */
+  int  (*create)(void **a, struct device *d, const struct params *p, char *err);
+  /* 0, FB_OOM after the strategy's own recovery, or <0 on a device error */
+  int  (*alloc)(void *a, uint64_t size, uint64_t stream, struct block *out);
+  void (*free)(void *a, struct block *b);
+  void (*empty_cache)(void *a);
+  void (*query)(void *a, uint64_t *largest_free, uint64_t *free_inside_reserved);
+  void (*stats)(void *a, struct alloc_stats *st);
+  void (*destroy)(void *a);
+  /* optional: offline planning pass (ALLOC_OFFLINE); the harness rewinds afterwards */
+  int  (*plan)(void *a, struct workload *w, char *err);
+  /* optional: internal consistency check for --validate; 0 ok, -1 with err */
+  int  (*check)(void *a, char *err);
+};
+
+/* registry (allocators/registry.c) */
+extern const struct allocator_ops *const allocator_table[];
+const struct allocator_ops *allocator_find(const char *name);
+
+#endif

@@ -1,0 +1,271 @@
+/* device.c - the device layer's common part: cap and usable-limit enforcement, reserved
+ * accounting, call counts, the ranges held (for the validator), failure injection.
+ * Backends (device_sim.c, device_cuda.c) only do the work; see device.h. */
+#include "device.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int sim_open(struct device *d, const struct device_config *cfg, char *err);
+#ifdef FB_HAVE_CUDA
+int cuda_open(struct device *d, const struct device_config *cfg, char *err);
+#else
+int cuda_device_count(char *err) {
+  snprintf(err, FB_ERRLEN, "this fragbench was built without CUDA (no CUDA toolkit at build time; set CUDA_HOME and rebuild)");
+  return -1;
+}
+#endif
+
+/* A held range (by address) or a physical handle (by id). */
+struct held {
+  struct ordnode node;
+  uint64_t key;       /* address, or handle id */
+  uint64_t size;
+  int kind;           /* 0 malloc, 1 mapped, 2 pool block, 3 physical handle */
+  int maps;           /* handles: how many ranges map it */
+};
+
+static int held_cmp(const struct ordnode *a, const struct ordnode *b) {
+  uint64_t x = ORD_ENTRY(a, struct held, node)->key, y = ORD_ENTRY(b, struct held, node)->key;
+  return x < y ? -1 : x > y;
+}
+
+static struct held *held_find(const struct ordset *s, uint64_t key) {
+  struct held k = {.key = key};
+  struct ordnode *n = ordset_lower_bound(s, &k.node);
+  if (!n) return NULL;
+  struct held *h = ORD_ENTRY(n, struct held, node);
+  return h->key == key ? h : NULL;
+}
+
+static void held_add(struct ordset *s, uint64_t key, uint64_t size, int kind) {
+  struct held *h = calloc(1, sizeof *h);
+  if (!h) { fprintf(stderr, "fragbench: out of host memory\n"); exit(1); }
+  h->key = key;
+  h->size = size;
+  h->kind = kind;
+  ordset_insert(s, &h->node);
+}
+
+static void held_drop(struct ordset *s, struct held *h) {
+  ordset_erase(s, &h->node);
+  free(h);
+}
+
+static void held_clear(struct ordset *s) {
+  struct ordnode *n;
+  while ((n = ordset_first(s))) held_drop(s, ORD_ENTRY(n, struct held, node));
+}
+
+int device_open(struct device *d, const struct device_config *cfg, char *err) {
+  memset(d, 0, sizeof *d);
+  ordset_init(&d->ranges, held_cmp);
+  ordset_init(&d->handles, held_cmp);
+  d->index = cfg->index;
+  d->fail_rng = 0x9E3779B97F4A7C15ull ^ (uint64_t)cfg->index;
+  if (!strcmp(cfg->kind, "sim")) return sim_open(d, cfg, err);
+  if (!strcmp(cfg->kind, "cuda")) {
+#ifdef FB_HAVE_CUDA
+    return cuda_open(d, cfg, err);
+#else
+    cuda_device_count(err);
+    return -1;
+#endif
+  }
+  snprintf(err, FB_ERRLEN, "unknown device '%s'; known: auto, sim, cuda", cfg->kind);
+  return -1;
+}
+
+void device_close(struct device *d) {
+  if (d->ops && d->ops->close) d->ops->close(d);
+  held_clear(&d->ranges);
+  held_clear(&d->handles);
+  d->ops = NULL;
+}
+
+void device_set_cap(struct device *d, uint64_t cap) { d->cap = cap; }
+
+void device_reset_stats(struct device *d) {
+  d->peak_reserved = d->reserved;
+  memset(&d->c, 0, sizeof d->c);
+}
+
+static int injected_failure(struct device *d) {
+  if (d->fail_rate <= 0) return 0;
+  uint64_t x = d->fail_rng;
+  x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+  d->fail_rng = x;
+  if ((double)(x >> 11) * (1.0 / 9007199254740992.0) < d->fail_rate) {
+    d->c.injected_failures++;
+    return 1;
+  }
+  return 0;
+}
+
+/* Would taking `size` more bytes break the cap or the usable limit? */
+static int over_limit(const struct device *d, uint64_t size) {
+  if (d->cap && d->reserved + size > d->cap) return 1;
+  if (d->usable && d->reserved + size > d->usable) return 1;
+  return 0;
+}
+
+static void took(struct device *d, uint64_t size) {
+  d->reserved += size;
+  if (d->reserved > d->peak_reserved) d->peak_reserved = d->reserved;
+}
+
+int dev_malloc(struct device *d, uint64_t size, uint64_t *addr) {
+  if (size == 0) size = 1;
+  if (over_limit(d, size) || injected_failure(d)) return FB_OOM;
+  int rc = d->ops->malloc(d, size, addr);
+  if (rc) return rc;
+  d->c.device_allocs++;
+  took(d, size);
+  if (d->track_ranges) held_add(&d->ranges, *addr, size, 0);
+  return 0;
+}
+
+void dev_free(struct device *d, uint64_t addr, uint64_t size) {
+  if (size == 0) size = 1;
+  if (d->track_ranges) {
+    struct held *h = held_find(&d->ranges, addr);
+    if (!h || h->kind != 0 || h->size != size) {
+      fprintf(stderr, "fragbench: device: free of %#llx (%llu bytes) that was not malloc'd so\n",
+              (unsigned long long)addr, (unsigned long long)size);
+      abort();
+    }
+    held_drop(&d->ranges, h);
+  }
+  d->ops->free(d, addr, size);
+  d->c.device_frees++;
+  d->reserved -= size;
+}
+
+int dev_va_reserve(struct device *d, uint64_t size, uint64_t *va) {
+  int rc = d->ops->va_reserve(d, size, va);
+  if (!rc) d->c.va_reserves++;
+  return rc;
+}
+
+void dev_va_release(struct device *d, uint64_t va, uint64_t size) {
+  d->ops->va_release(d, va, size);
+  d->c.va_releases++;
+}
+
+int dev_phys_create(struct device *d, uint64_t size, uint64_t *h) {
+  if (size == 0 || size % DEV_PAGE) {
+    snprintf(d->err, FB_ERRLEN, "cuMemCreate: size %llu is not a multiple of the 2 MiB granularity", (unsigned long long)size);
+    return -1;
+  }
+  if (over_limit(d, size) || injected_failure(d)) return FB_OOM;
+  int rc = d->ops->phys_create(d, size, h);
+  if (rc) return rc;
+  d->c.device_allocs++;
+  took(d, size);
+  held_add(&d->handles, *h, size, 3);
+  return 0;
+}
+
+int dev_map(struct device *d, uint64_t va, uint64_t size, uint64_t h) {
+  struct held *ph = held_find(&d->handles, h);
+  if (!ph || ph->size != size || va % DEV_PAGE) {
+    snprintf(d->err, FB_ERRLEN, "cuMemMap: handle %llu of %llu bytes cannot map %llu bytes at %#llx",
+             (unsigned long long)h, (unsigned long long)(ph ? ph->size : 0), (unsigned long long)size, (unsigned long long)va);
+    return -1;
+  }
+  if (d->track_ranges) {
+    struct held k = {.key = va + size - 1};
+    struct ordnode *n = ordset_floor(&d->ranges, &k.node);
+    if (n) {
+      struct held *r = ORD_ENTRY(n, struct held, node);
+      if (r->key + r->size > va) {
+        snprintf(d->err, FB_ERRLEN, "cuMemMap: %#llx+%llu overlaps a range already held", (unsigned long long)va, (unsigned long long)size);
+        return -1;
+      }
+    }
+  }
+  int rc = d->ops->map(d, va, size, h);
+  if (rc) return rc;
+  ph->maps++;
+  d->c.maps++;
+  if (d->track_ranges) held_add(&d->ranges, va, size, 1);
+  return 0;
+}
+
+void dev_unmap(struct device *d, uint64_t va, uint64_t size) {
+  if (d->track_ranges) {
+    struct held *r = held_find(&d->ranges, va);
+    if (!r || r->kind != 1 || r->size != size) {
+      fprintf(stderr, "fragbench: device: unmap of %#llx+%llu that is not one mapped range\n",
+              (unsigned long long)va, (unsigned long long)size);
+      abort();
+    }
+    held_drop(&d->ranges, r);
+  }
+  d->ops->unmap(d, va, size);
+  d->c.unmaps++;
+}
+
+void dev_phys_release(struct device *d, uint64_t h) {
+  struct held *ph = held_find(&d->handles, h);
+  if (!ph) {
+    fprintf(stderr, "fragbench: device: release of unknown physical handle %llu\n", (unsigned long long)h);
+    abort();
+  }
+  d->ops->phys_release(d, h);
+  d->c.device_frees++;
+  d->reserved -= ph->size;
+  held_drop(&d->handles, ph);
+}
+
+int dev_has_pool(const struct device *d) { return d->ops->pool_alloc != NULL; }
+
+static void pool_sync_reserved(struct device *d) {
+  uint64_t res = 0, used = 0;
+  d->ops->pool_usage(d, &res, &used);
+  d->reserved = d->reserved - d->pool_reserved + res;
+  d->pool_reserved = res;
+  if (d->reserved > d->peak_reserved) d->peak_reserved = d->reserved;
+}
+
+int dev_pool_alloc(struct device *d, uint64_t size, uint64_t stream, uint64_t *addr) {
+  if (injected_failure(d)) return FB_OOM;
+  int rc = d->ops->pool_alloc(d, size, stream, addr);
+  if (rc) return rc;
+  if (d->track_ranges) held_add(&d->ranges, *addr, size, 2);
+  pool_sync_reserved(d);
+  return 0;
+}
+
+void dev_pool_free(struct device *d, uint64_t addr, uint64_t stream) {
+  if (d->track_ranges) {
+    struct held *r = held_find(&d->ranges, addr);
+    if (r && r->kind == 2) held_drop(&d->ranges, r);
+  }
+  d->ops->pool_free(d, addr, stream);
+  pool_sync_reserved(d);
+}
+
+void dev_pool_trim(struct device *d, uint64_t keep) {
+  d->ops->pool_trim(d, keep);
+  pool_sync_reserved(d);
+}
+
+int dev_holds(const struct device *d, uint64_t addr, uint64_t size) {
+  if (!d->track_ranges) return 1;
+  /* walk the ranges that cover [addr, addr+size) contiguously (mapped pages may be adjacent) */
+  uint64_t pos = addr, end = addr + size;
+  while (pos < end) {
+    struct held k = {.key = pos};
+    struct ordnode *n = ordset_floor(&d->ranges, &k.node);
+    if (!n) return 0;
+    struct held *r = ORD_ENTRY(n, struct held, node);
+    if (r->key + r->size <= pos) return 0;
+    pos = r->key + r->size;
+  }
+  return 1;
+}
+
+uint64_t dev_ranges_held(const struct device *d) {
+  return d->ranges.count + d->handles.count;
+}

@@ -1,0 +1,67 @@
+/* workload.h - the workload interface: synthetic generators and trace readers alike.
+ * Pull-based: the harness asks for one event at a time, so a trace of any length
+ * replays in memory proportional to its live blocks. */
+#ifndef FB_WORKLOAD_H
+#define FB_WORKLOAD_H
+#include <stdint.h>
+#include <stddef.h>
+#include "event.h"
+#include "params.h"
+
+struct workload_ctx {
+  int rank, world;          /* rank-aware workloads: this device's rank among world */
+  uint64_t seed;
+  const char *path;         /* trace readers: the file */
+  int trace_device;         /* trace readers: which device's events (-1 = the first with events) */
+};
+
+/* What a workload knows about itself; filled by info() right after open. */
+struct workload_info {
+  uint64_t trace_peak_reserved;   /* snapshots: peak of the trace's own segment events; 0 = n/a */
+  uint64_t usable_bytes;          /* from an oom entry (device_free + reserved); 0 = unknown */
+  char allocator_settings[512];   /* as our params: "max_split_size=...,roundup_power2_divisions=[...]" */
+  char recorded_allocator[32];    /* "caching" / "expandable" / "" */
+  uint64_t device_mask;           /* bit d: device trace d has events (snapshots) */
+  uint64_t ignored;               /* keys/actions ignored */
+  int holds_whole_trace;          /* 1 if memory is proportional to the trace, not live blocks */
+};
+
+struct workload_ops {
+  const char *name;
+  const char *help;                  /* one line */
+  const struct param_spec *params;   /* NULL-key terminated; may be NULL */
+  int is_trace;                      /* reads a file (ctx->path) */
+  /* trace readers: does this look like our format? (first bytes of the file, decompressed) */
+  int  (*probe)(const unsigned char *head, size_t n);
+  int  (*open)(void **st, const struct params *p, const struct workload_ctx *ctx, char *err);
+  /* 1 = event, 0 = end, <0 = error (err names file and line/offset and what was expected) */
+  int  (*next)(void *st, struct event *ev, char *err);
+  int  (*rewind)(void *st, char *err);
+  void (*info)(void *st, struct workload_info *out);   /* optional */
+  /* optional: "file:line" of the last event returned, for warnings */
+  const char *(*where)(void *st);
+  void (*close)(void *st);
+};
+
+/* An open workload: ops + state (what the harness and offline planners hold). */
+struct workload {
+  const struct workload_ops *ops;
+  void *st;
+  struct params params;
+  struct workload_ctx ctx;
+  char spec[256];           /* as written on the command line: "train_loop:layers=4" or the path */
+};
+
+/* registry (workloads/registry.c) */
+extern const struct workload_ops *const workload_table[];
+const struct workload_ops *workload_find(const char *name);
+/* the trace reader whose probe accepts this file; NULL with err set */
+const struct workload_ops *trace_detect(const char *path, char *err);
+
+int  workload_open(struct workload *w, const struct workload_ops *ops, const char *spec_params,
+                   const struct workload_ctx *ctx, uint64_t percent_base, char *err);
+static inline int workload_next(struct workload *w, struct event *ev, char *err) { return w->ops->next(w->st, ev, err); }
+int  workload_rewind(struct workload *w, char *err);
+void workload_close(struct workload *w);
+
+#endif

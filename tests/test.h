@@ -1,0 +1,48 @@
+/* test.h - the unit-test framework: self-registering TEST()s, CHECK macros, and the
+ * runner's summary line "N passed, N failed, N skipped". Each tests/test_*.c file adds
+ * its own tests; nothing else needs editing. */
+#ifndef FB_TEST_H
+#define FB_TEST_H
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef void (*test_fn)(void);
+void test_register(const char *name, test_fn fn, const char *file, int gpu);
+void test_fail(const char *file, int line, const char *fmt, ...);
+void test_skip(const char *why);
+int test_failed_now(void);
+/* a fresh scratch directory for this test run (removed at exit unless FB_KEEP_TMP is set) */
+const char *test_tmpdir(void);
+/* path of a bundled data file: tests/data/NAME (works from the repository root) */
+const char *test_data(const char *name);
+/* run the CLI in-process with argv; stdout/stderr captured to files under tmpdir; returns exit code */
+int test_cli(const char *out_path, const char *err_path, const char *argv0, ...);
+/* whole file into a malloc'd NUL-terminated buffer (NULL if missing) */
+char *test_read_file(const char *path);
+
+#define TEST_(name, gpu)                                                        \
+  static void name(void);                                                       \
+  __attribute__((constructor)) static void reg_##name(void) {                   \
+    test_register(#name, name, __FILE__, gpu);                                  \
+  }                                                                             \
+  static void name(void)
+#define TEST(name) TEST_(name, 0)
+#define GPU_TEST(name) TEST_(name, 1)
+
+#define CHECK(cond)                                                             \
+  do { if (!(cond)) { test_fail(__FILE__, __LINE__, "CHECK(%s)", #cond); return; } } while (0)
+#define CHECK_MSG(cond, ...)                                                    \
+  do { if (!(cond)) { test_fail(__FILE__, __LINE__, __VA_ARGS__); return; } } while (0)
+#define CHECK_EQ(a, b)                                                          \
+  do { unsigned long long a_ = (unsigned long long)(a), b_ = (unsigned long long)(b); \
+    if (a_ != b_) { test_fail(__FILE__, __LINE__, "%s == %s: %llu != %llu", #a, #b, a_, b_); return; } } while (0)
+#define CHECK_STR(a, b)                                                         \
+  do { const char *a_ = (a), *b_ = (b);                                         \
+    if (!a_ || !b_ || strcmp(a_, b_)) { test_fail(__FILE__, __LINE__, "%s == %s: \"%s\" != \"%s\"", #a, #b, a_ ? a_ : "(null)", b_ ? b_ : "(null)"); return; } } while (0)
+#define CHECK_CONTAINS(hay, needle)                                             \
+  do { const char *h_ = (hay), *n_ = (needle);                                  \
+    if (!h_ || !strstr(h_, n_)) { test_fail(__FILE__, __LINE__, "\"%s\" not found in: %.400s", n_, h_ ? h_ : "(null)"); return; } } while (0)
+#define SKIP(why) do { test_skip(why); return; } while (0)
+
+#endif

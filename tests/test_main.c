@@ -1,0 +1,132 @@
+/* test_main.c - the test runner: runs every registered test (or those whose name
+ * contains argv[1]), prints one line per failure and the closing summary. GPU tests
+ * run only when a GPU is visible; otherwise they are reported as skipped. */
+#define _GNU_SOURCE
+#include "test.h"
+#include <stdarg.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include "device.h"
+
+int cli_main(int argc, char **argv);
+
+struct test { const char *name, *file; test_fn fn; int gpu; };
+static struct test tests[2048];
+static int ntests;
+static int cur_failed, cur_skipped;
+static char skip_reason[256];
+static char tmpdir[256];
+
+void test_register(const char *name, test_fn fn, const char *file, int gpu) {
+  if (ntests < (int)(sizeof tests / sizeof tests[0]))
+    tests[ntests++] = (struct test){name, file, fn, gpu};
+}
+
+void test_fail(const char *file, int line, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "  FAIL %s:%d: ", file, line);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  cur_failed = 1;
+}
+
+void test_skip(const char *why) {
+  cur_skipped = 1;
+  snprintf(skip_reason, sizeof skip_reason, "%s", why);
+}
+
+int test_failed_now(void) { return cur_failed; }
+
+const char *test_tmpdir(void) {
+  if (!tmpdir[0]) {
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/fbtest.XXXXXX");
+    if (!mkdtemp(tmpdir)) { perror("mkdtemp"); exit(2); }
+  }
+  return tmpdir;
+}
+
+const char *test_data(const char *name) {
+  static char buf[8][512];
+  static int k;
+  char *b = buf[k++ & 7];
+  snprintf(b, 512, "tests/data/%s", name);
+  return b;
+}
+
+char *test_read_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *b = malloc((size_t)n + 1);
+  size_t got = fread(b, 1, (size_t)n, f);
+  b[got] = 0;
+  fclose(f);
+  return b;
+}
+
+/* Runs the CLI in a child process (so exit() paths and leaks stay contained). */
+int test_cli(const char *out_path, const char *err_path, const char *argv0, ...) {
+  char *argv[64];
+  int argc = 0;
+  va_list ap;
+  va_start(ap, argv0);
+  argv[argc++] = (char *)"fragbench";
+  for (const char *a = argv0; a && argc < 63; a = va_arg(ap, const char *)) argv[argc++] = (char *)a;
+  va_end(ap);
+  argv[argc] = NULL;
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fo = open(out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fe = open(err_path ? err_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fo, 1);
+    dup2(fe, 2);
+    int rc = cli_main(argc, argv);
+    fflush(stdout);
+    fflush(stderr);
+    _exit(rc);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
+  (void)sb; (void)flag; (void)ftw;
+  return remove(p);
+}
+
+int main(int argc, char **argv) {
+  const char *filter = argc > 1 ? argv[1] : NULL;
+  char err[FB_ERRLEN];
+  int have_gpu = cuda_device_count(err) > 0;
+  int passed = 0, failed = 0, skipped = 0;
+  for (int i = 0; i < ntests; i++) {
+    struct test *t = &tests[i];
+    if (filter && !strstr(t->name, filter)) continue;
+    cur_failed = cur_skipped = 0;
+    if (t->gpu && !have_gpu) {
+      skipped++;
+      printf("skip %s (no GPU: %s)\n", t->name, err);
+      continue;
+    }
+    t->fn();
+    if (cur_failed) { failed++; printf("FAIL %s (%s)\n", t->name, t->file); }
+    else if (cur_skipped) { skipped++; printf("skip %s (%s)\n", t->name, skip_reason); }
+    else { passed++; if (getenv("FB_VERBOSE")) printf("ok   %s\n", t->name); }
+    fflush(stdout);
+  }
+  if (tmpdir[0] && !getenv("FB_KEEP_TMP")) nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+  printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,66 @@
+/* registry.c - the table of workloads (generators and trace readers), format detection
+ * for --trace, and the open/rewind/close wrappers. Adding a workload: one file in
+ * workloads/ defining `const struct workload_ops NAME_workload`, and one line here. */
+#include <stdio.h>
+#include <string.h>
+#include <zlib.h>
+#include "workload.h"
+
+const struct workload_ops *const workload_table[] = {
+  NULL,
+};
+
+const struct workload_ops *workload_find(const char *name) {
+  for (int i = 0; workload_table[i]; i++)
+    if (!workload_table[i]->is_trace && !strcmp(workload_table[i]->name, name)) return workload_table[i];
+  return NULL;
+}
+
+const struct workload_ops *trace_detect(const char *path, char *err) {
+  gzFile f = gzopen(path, "rb");   /* reads plain files as they are, gzip'd ones decompressed */
+  if (!f) {
+    snprintf(err, FB_ERRLEN, "%s: cannot open", path);
+    return NULL;
+  }
+  unsigned char head[4096];
+  int n = gzread(f, head, sizeof head);
+  gzclose(f);
+  if (n <= 0) {
+    snprintf(err, FB_ERRLEN, "%s: empty or unreadable file", path);
+    return NULL;
+  }
+  for (int i = 0; workload_table[i]; i++) {
+    const struct workload_ops *o = workload_table[i];
+    if (o->is_trace && o->probe && o->probe(head, (size_t)n)) return o;
+  }
+  int k = snprintf(err, FB_ERRLEN, "%s: byte 0: not a trace format fragbench reads; expected one of:", path);
+  for (int i = 0; workload_table[i] && k < FB_ERRLEN; i++)
+    if (workload_table[i]->is_trace) k += snprintf(err + k, FB_ERRLEN - (size_t)k, " %s", workload_table[i]->name);
+  return NULL;
+}
+
+int workload_open(struct workload *w, const struct workload_ops *ops, const char *spec_params,
+                  const struct workload_ctx *ctx, uint64_t percent_base, char *err) {
+  memset(w, 0, sizeof *w);
+  w->ops = ops;
+  w->ctx = *ctx;
+  if (spec_params && *spec_params) {
+    char name[64];
+    if (params_parse_spec(spec_params, name, sizeof name, &w->params, err)) return -1;
+  }
+  w->params.percent_base = percent_base;
+  if (params_check(&w->params, ops->params, ops->name, err)) return -1;
+  snprintf(w->spec, sizeof w->spec, "%s", spec_params && *spec_params ? spec_params : ops->name);
+  if (ops->open(&w->st, &w->params, &w->ctx, err)) {
+    w->st = NULL;
+    return -1;
+  }
+  return 0;
+}
+
+int workload_rewind(struct workload *w, char *err) { return w->ops->rewind(w->st, err); }
+
+void workload_close(struct workload *w) {
+  if (w->st) w->ops->close(w->st);
+  w->st = NULL;
+}
