@@ -1,7 +1,6 @@
 /* test_main.c - the test runner: runs every registered test (or those whose name
  * contains argv[1]), prints one line per failure and the closing summary. GPU tests
  * run only when a GPU is visible; otherwise they are reported as skipped. */
-#define _GNU_SOURCE
 #include "test.h"
 #include <stdarg.h>
 #include <stdlib.h>
