@@ -1,0 +1,62 @@
+/* replay.h - the replay engine: one run = one workload (or trace) x one allocator x one
+ * cap on one device, measured. It owns the live-block map, the metrics, the timing, the
+ * validator, and the OOM/skip policy. The CLI, mincap, stress, the multi-device runner
+ * and the tests all call replay_run(). */
+#ifndef FB_REPLAY_H
+#define FB_REPLAY_H
+#include <stdint.h>
+#include <stdio.h>
+#include "allocator.h"
+#include "device.h"
+#include "workload.h"
+
+enum on_oom { ON_OOM_STOP, ON_OOM_SKIP };
+
+struct run_spec {
+  /* what to replay: a generator ("train_loop:layers=4") or a trace file */
+  const char *workload;         /* generator spec, or NULL */
+  const char *trace;            /* trace path, or NULL */
+  int trace_device;             /* -1: the first device with events */
+  int rank, world;
+  uint64_t seed;
+  /* which strategy: "caching:max_split_size_mb=64"; "recorded" picks the snapshot's */
+  const char *allocator;
+  /* where */
+  struct device_config device;
+  uint64_t cap_bytes;           /* 0 = uncapped */
+  double cap_x;                 /* informational (the CSV's cap_x column); 0 = n/a */
+  enum on_oom on_oom;
+  int validate, strict, verify, touch;
+  FILE *timeline;               /* NULL = none */
+  const char *timeline_label;   /* written in the timeline's first columns */
+  int quiet;                    /* no warnings on stderr */
+  int progress;                 /* progress line on stderr (terminal, long runs) */
+};
+
+struct run_result {
+  char workload[256], trace[512], allocator[64], params[600], device[32], device_name[128];
+  uint64_t cap_bytes; double cap_x; uint64_t seed;
+  char status[FB_ERRLEN];       /* ok, oom, skipped: ..., error: ... */
+  int completed;
+  uint64_t events, allocs, frees, skipped_events, oom_count;
+  int64_t first_oom_event;      /* -1 = none */
+  uint64_t peak_requested, peak_allocated, peak_reserved;
+  double overhead, frag, ext_frag;   /* NaN = not applicable */
+  uint64_t internal_frag;
+  uint64_t trace_peak_reserved;      /* 0 = n/a */
+  uint64_t device_allocs, device_frees, maps, unmaps, cache_flushes;
+  uint64_t modeled_driver_ns, wall_ns;
+  double ns_per_op; uint64_t p50_ns, p99_ns, max_ns;
+  double leak_bytes_per_iter;        /* NaN = n/a */
+  uint64_t mincap_bytes; double mincap_x;   /* mincap rows; 0 = n/a */
+  double imbalance;                  /* aggregate rows; NaN = n/a */
+  int exit_class;                    /* 0 ok, 1 validator/device failure, 2 bad input/usage */
+};
+
+void run_result_init(struct run_result *r);
+/* Runs one row. Returns r->exit_class (0, 1 or 2); status and message are in r. */
+int replay_run(const struct run_spec *spec, struct run_result *r);
+/* Peak live requested bytes of a workload alone (for --cap-x), 0 and err on failure. */
+int workload_peak_requested(const struct run_spec *spec, uint64_t *peak, char *err);
+
+#endif
