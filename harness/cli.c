@@ -1,3 +1,165 @@
-/* cli.c - command-line front end (being written). */
-#include <stdio.h>
-int cli_main(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "fragbench: CLI not built yet\n"); return 2; }
+/* cli.c - `fragbench` entry: subcommand dispatch, --help, and option parsing shared by
+ * every subcommand (see cli.h). The subcommands live in cli_<name>.c. */
+#include "cli.h"
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage[] =
+"fragbench - a stress-test and fragmentation benchmark for GPU memory allocators\n"
+"\n"
+"usage:\n"
+"  fragbench run    [selection] [options]   replay, one CSV row per workload x allocator x cap\n"
+"  fragbench mincap [selection] [--precision 0.005]   smallest cap that completes\n"
+"  fragbench stress --allocator A [--workload W | --trace F] [--threads N] [--seconds S]\n"
+"                   [--fail-rate P] [--validate]\n"
+"  fragbench export (--workload W | --trace FILE) --out FILE   write the native trace CSV\n"
+"  fragbench list                            workloads, trace formats, allocators, parameters\n"
+"\n"
+"selection (each may repeat):\n"
+"  --workload NAME[:k=v,...]   a synthetic generator (see `fragbench list`)\n"
+"  --trace FILE                a PyTorch snapshot (.pickle, .pickle.gz), RMM log or native CSV\n"
+"  --trace-device N            which device of a multi-device snapshot (default: each with events)\n"
+"  --allocator NAME[:k=v,...]  a strategy; `recorded` = whichever the snapshot used (default: raw)\n"
+"\n"
+"device and memory:\n"
+"  --device auto|sim|cuda      auto (default): cuda when a GPU is visible, else sim\n"
+"  --devices LIST              0,1 | all | sim:N: one device per rank, one row each + device=all\n"
+"  --sim-total BYTES           sim device total (default 85017493504, an H100 80GB)\n"
+"  --sim-usable BYTES          what cudaMalloc can get on sim (default 84230209536)\n"
+"  --cap F[,F...]              cap reserved memory at fraction F of the device total\n"
+"  --cap-bytes N[,N...]        ... at N bytes (K/M/G/T = 1000^n, Ki/Mi/Gi/Ti = 1024^n, or N%)\n"
+"  --cap-x M[,M...]            ... at M times the workload's own peak requested\n"
+"  --on-oom stop|skip          stop the row at the first OOM (default) or skip that request\n"
+"\n"
+"checks and output:\n"
+"  --seed N                    generator seed (default 1)\n"
+"  --validate                  check every block: no overlap, inside held memory, aligned, counts agree\n"
+"  --strict                    skippable bad events (unknown free, double free, zero size) are fatal\n"
+"  --touch                     cuda: write every block once after allocation (cudaMemsetAsync)\n"
+"  --verify                    cuda: write a pattern at allocation and check it at free\n"
+"  --out FILE.csv              write the CSV there (default: stdout)\n"
+"  --timeline FILE.csv         requested/allocated/reserved at every ITER (or every 1000 events)\n"
+"  --quiet                     no table or warnings on stderr\n"
+"\n"
+"exit status: 0 every row ran (OOM and skipped rows included); 1 a validator failure or a\n"
+"device error; 2 bad usage or bad input.\n";
+
+static void print_usage(FILE *f) { fputs(usage, f); }
+
+struct command { const char *name; int (*fn)(struct cli_opts *); };
+static const struct command commands[] = {
+  {"run", cmd_run},
+  {"list", cmd_list},
+  {NULL, NULL},
+};
+
+static int bad(const char *fmt, const char *a, const char *b) {
+  fprintf(stderr, "fragbench: ");
+  fprintf(stderr, fmt, a, b);
+  fprintf(stderr, "\n(see fragbench --help)\n");
+  return 2;
+}
+
+/* "0.5,0.75" into caps of one kind */
+static int add_caps(struct cli_opts *o, enum cap_kind kind, const char *opt, const char *list) {
+  char buf[1024];
+  snprintf(buf, sizeof buf, "%s", list);
+  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    if (o->ncaps >= CLI_MAX) return bad("%s: too many caps%s", opt, "");
+    struct cap *c = &o->caps[o->ncaps++];
+    c->kind = kind;
+    if (kind == CAP_BYTES) {
+      uint64_t base = o->sim_total ? o->sim_total : SIM_TOTAL_DEFAULT;
+      if (parse_bytes(tok, base, &c->bytes) || !c->bytes)
+        return bad("%s '%s': expected a byte size such as 40G, 38Gi, 40000000000 or 50%%", opt, tok);
+    } else {
+      if (parse_double(tok, &c->value) || c->value <= 0 || (kind == CAP_FRACTION && c->value > 1))
+        return bad(kind == CAP_FRACTION ? "%s '%s': expected a fraction in (0, 1]" : "%s '%s': expected a positive multiple such as 1.25", opt, tok);
+    }
+  }
+  return 0;
+}
+
+int cli_parse(int argc, char **argv, struct cli_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->device = "auto";
+  o->trace_device = -1;
+  o->seed = 1;
+  o->precision = 0.005;
+  o->threads = 2;
+  o->seconds = 2;
+  for (int i = 2; i < argc; i++) {
+    char *arg = argv[i], *val = NULL;
+    char name[64];
+    if (strncmp(arg, "--", 2)) return bad("unexpected argument '%s'%s", arg, "");
+    snprintf(name, sizeof name, "%s", arg);
+    char *eq = strchr(name, '=');
+    if (eq) { *eq = 0; val = arg + (eq - name) + 1; }
+#define FLAG(n, field) if (!strcmp(name, n)) { if (val) return bad("%s takes no value%s", n, ""); o->field = 1; continue; }
+    FLAG("--validate", validate)
+    FLAG("--strict", strict)
+    FLAG("--verify", verify)
+    FLAG("--touch", touch)
+    FLAG("--quiet", quiet)
+#undef FLAG
+    if (!strcmp(name, "--help") || !strcmp(name, "-h")) { print_usage(stdout); exit(0); }
+    if (!val) {
+      if (i + 1 >= argc) return bad("%s needs a value%s", name, "");
+      val = argv[++i];
+    }
+    if (!strcmp(name, "--workload")) { if (o->nworkloads >= CLI_MAX) return bad("too many %s%s", name, ""); o->workloads[o->nworkloads++] = val; }
+    else if (!strcmp(name, "--trace")) { if (o->ntraces >= CLI_MAX) return bad("too many %s%s", name, ""); o->traces[o->ntraces++] = val; }
+    else if (!strcmp(name, "--allocator")) { if (o->nallocators >= CLI_MAX) return bad("too many %s%s", name, ""); o->allocators[o->nallocators++] = val; }
+    else if (!strcmp(name, "--trace-device")) {
+      uint64_t v;
+      if (parse_u64(val, &v) || v > 63) return bad("--trace-device '%s': expected a device index 0..63%s", val, "");
+      o->trace_device = (int)v;
+    }
+    else if (!strcmp(name, "--device")) {
+      if (strcmp(val, "auto") && strcmp(val, "sim") && strcmp(val, "cuda")) return bad("--device '%s': expected auto, sim or cuda%s", val, "");
+      o->device = val;
+    }
+    else if (!strcmp(name, "--devices")) o->devices = val;
+    else if (!strcmp(name, "--sim-total")) { if (parse_bytes(val, 0, &o->sim_total) || !o->sim_total) return bad("--sim-total '%s': expected a byte size such as 80Gi%s", val, ""); }
+    else if (!strcmp(name, "--sim-usable")) { if (parse_bytes(val, 0, &o->sim_usable) || !o->sim_usable) return bad("--sim-usable '%s': expected a byte size such as 78Gi%s", val, ""); }
+    else if (!strcmp(name, "--cap")) { if (add_caps(o, CAP_FRACTION, name, val)) return 2; }
+    else if (!strcmp(name, "--cap-bytes")) { if (add_caps(o, CAP_BYTES, name, val)) return 2; }
+    else if (!strcmp(name, "--cap-x")) { if (add_caps(o, CAP_X, name, val)) return 2; }
+    else if (!strcmp(name, "--on-oom")) {
+      if (!strcmp(val, "stop")) o->on_oom = ON_OOM_STOP;
+      else if (!strcmp(val, "skip")) o->on_oom = ON_OOM_SKIP;
+      else return bad("--on-oom '%s': expected stop or skip%s", val, "");
+    }
+    else if (!strcmp(name, "--seed")) { if (parse_u64(val, &o->seed)) return bad("--seed '%s': expected a non-negative integer%s", val, ""); }
+    else if (!strcmp(name, "--out")) o->out = val;
+    else if (!strcmp(name, "--timeline")) o->timeline = val;
+    else if (!strcmp(name, "--precision")) { if (parse_double(val, &o->precision) || o->precision <= 0 || o->precision >= 1) return bad("--precision '%s': expected a fraction such as 0.005%s", val, ""); }
+    else if (!strcmp(name, "--threads")) { uint64_t v; if (parse_u64(val, &v) || !v || v > 256) return bad("--threads '%s': expected 1..256%s", val, ""); o->threads = (int)v; }
+    else if (!strcmp(name, "--seconds")) { if (parse_double(val, &o->seconds) || o->seconds <= 0) return bad("--seconds '%s': expected a positive number%s", val, ""); }
+    else if (!strcmp(name, "--fail-rate")) { if (parse_double(val, &o->fail_rate) || o->fail_rate < 0 || o->fail_rate > 1) return bad("--fail-rate '%s': expected a probability in [0, 1]%s", val, ""); }
+    else return bad("unknown option '%s'%s", name, "");
+  }
+  /* fractions of --sim-total given after --cap-bytes N% are resolved against the default total */
+  return 0;
+}
+
+int cli_main(int argc, char **argv) {
+  if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    print_usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  const struct command *c = commands;
+  while (c->name && strcmp(c->name, argv[1])) c++;
+  if (!c->name) {
+    fprintf(stderr, "fragbench: unknown command '%s'; known:", argv[1]);
+    for (c = commands; c->name; c++) fprintf(stderr, " %s", c->name);
+    fprintf(stderr, "\n(see fragbench --help)\n");
+    return 2;
+  }
+  struct cli_opts o;
+  int rc = cli_parse(argc, argv, &o);
+  if (rc) return rc;
+  o.cmd = c->name;
+  return c->fn(&o);
+}

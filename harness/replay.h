@@ -36,7 +36,7 @@ struct run_spec {
 struct run_result {
   char workload[256], trace[512], allocator[64], params[600], device[32], device_name[128];
   uint64_t cap_bytes; double cap_x; uint64_t seed;
-  char status[FB_ERRLEN];       /* ok, oom, skipped: ..., error: ... */
+  char status[FB_ERRLEN + 64];  /* ok, oom, skipped: ..., error: ... */
   int completed;
   uint64_t events, allocs, frees, skipped_events, oom_count;
   int64_t first_oom_event;      /* -1 = none */
@@ -46,7 +46,7 @@ struct run_result {
   uint64_t trace_peak_reserved;      /* 0 = n/a */
   uint64_t device_allocs, device_frees, maps, unmaps, cache_flushes;
   uint64_t modeled_driver_ns, wall_ns;
-  double ns_per_op; uint64_t p50_ns, p99_ns, max_ns;
+  double ns_per_op; uint64_t p50_ns, p99_ns, max_ns, timed_samples;
   double leak_bytes_per_iter;        /* NaN = n/a */
   uint64_t mincap_bytes; double mincap_x;   /* mincap rows; 0 = n/a */
   double imbalance;                  /* aggregate rows; NaN = n/a */

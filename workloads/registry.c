@@ -6,7 +6,10 @@
 #include <zlib.h>
 #include "workload.h"
 
+extern const struct workload_ops script_workload;
+
 const struct workload_ops *const workload_table[] = {
+  &script_workload,
   NULL,
 };
 

@@ -1,0 +1,63 @@
+/* cli.h - the command line shared by every subcommand: one options struct, one parser,
+ * and the selection of rows (workloads/traces x allocators x caps) built from it. */
+#ifndef FB_CLI_H
+#define FB_CLI_H
+#include <stdint.h>
+#include <stdio.h>
+#include "replay.h"
+#include "csv.h"
+
+#define CLI_MAX 64
+
+enum cap_kind { CAP_NONE, CAP_FRACTION, CAP_BYTES, CAP_X };
+struct cap { enum cap_kind kind; double value; uint64_t bytes; };
+
+struct cli_opts {
+  const char *cmd;
+  const char *workloads[CLI_MAX]; int nworkloads;
+  const char *traces[CLI_MAX]; int ntraces;
+  int trace_device;                   /* -1 = every device with events */
+  const char *allocators[CLI_MAX]; int nallocators;
+  const char *device;                 /* auto, sim, cuda */
+  const char *devices;                /* --devices LIST, or NULL */
+  uint64_t sim_total, sim_usable;
+  struct cap caps[CLI_MAX]; int ncaps;
+  enum on_oom on_oom;
+  uint64_t seed;
+  int validate, strict, verify, touch, quiet;
+  const char *out, *timeline;
+  double precision;                   /* mincap */
+  int threads; double seconds; double fail_rate;   /* stress */
+};
+
+/* Parse argv[2..] into o. Returns 0, or 2 with a message printed (bad usage). */
+int cli_parse(int argc, char **argv, struct cli_opts *o);
+/* Resolve --device auto into sim or cuda, saying which on stderr. 0, or 1 (no GPU for --device cuda). */
+int cli_pick_device(struct cli_opts *o, struct device_config *cfg);
+/* A row source: a generator spec or (trace path, device trace). */
+struct source { const char *workload; const char *trace; int trace_device; };
+/* Expand workloads and traces (one source per device trace with events). 0 or 2. */
+int cli_sources(const struct cli_opts *o, struct source *out, int max, int *n);
+/* Fill the parts of a run_spec that come from the options. */
+void cli_spec(const struct cli_opts *o, const struct device_config *cfg, const struct source *src, struct run_spec *s);
+
+/* Output: CSV (stdout or --out) and the table on stderr. */
+struct output {
+  FILE *csv;
+  int close_csv;
+  int rows;
+  int quiet;
+};
+int output_open(struct output *out, const char *path);
+void output_row(struct output *out, const struct run_result *r);
+void output_close(struct output *out);
+void table_header(void);
+void table_row(const struct run_result *r);
+
+int cmd_run(struct cli_opts *o);
+int cmd_list(struct cli_opts *o);
+int cmd_export(struct cli_opts *o);
+int cmd_mincap(struct cli_opts *o);
+int cmd_stress(struct cli_opts *o);
+
+#endif

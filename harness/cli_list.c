@@ -1,0 +1,28 @@
+/* cli_list.c - `fragbench list`: every workload, trace format and allocator with its
+ * one-line description, anchor and parameters (with defaults). */
+#include "cli.h"
+
+int cmd_list(struct cli_opts *o) {
+  (void)o;
+  printf("workloads (--workload NAME[:k=v,...]):\n");
+  for (int i = 0; workload_table[i]; i++) {
+    const struct workload_ops *w = workload_table[i];
+    if (w->is_trace) continue;
+    printf("  %-18s %s\n", w->name, w->help);
+    params_print_spec(w->params, "      ");
+  }
+  printf("\ntrace formats (--trace FILE, detected from content):\n");
+  for (int i = 0; workload_table[i]; i++) {
+    const struct workload_ops *w = workload_table[i];
+    if (!w->is_trace) continue;
+    printf("  %-18s %s\n", w->name, w->help);
+  }
+  printf("\nallocators (--allocator NAME[:k=v,...]; `recorded` = the snapshot's own):\n");
+  for (int i = 0; allocator_table[i]; i++) {
+    const struct allocator_ops *a = allocator_table[i];
+    printf("  %-18s %s\n", a->name, a->help);
+    printf("      %-28s %s\n", "follows", a->anchor);
+    params_print_spec(a->params, "      ");
+  }
+  return 0;
+}

@@ -1,0 +1,471 @@
+/* replay.c - the replay engine: opens the device, the workload and the strategy for one
+ * row, pulls events in batches, calls the strategy, and measures (memory figures in
+ * metrics.c, host time per call in timing.c, --validate in validator.c). See replay.h. */
+#include "replay.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "livemap.h"
+#include "metrics.h"
+#include "timing.h"
+#include "validator.h"
+
+#define BATCH 256
+#define HUGE_REQUEST (1ull << 48)   /* larger than any device: bad input, skipped */
+#define CHECK_EVERY 4096             /* --validate: full counts/check() cadence */
+
+void run_result_init(struct run_result *r) {
+  memset(r, 0, sizeof *r);
+  r->first_oom_event = -1;
+  r->overhead = r->frag = r->ext_frag = r->leak_bytes_per_iter = NAN;
+  r->imbalance = NAN;
+  r->mincap_x = NAN;
+  snprintf(r->status, sizeof r->status, "ok");
+}
+
+static void set_status(struct run_result *r, int cls, const char *fmt, const char *msg) {
+  snprintf(r->status, sizeof r->status, fmt, msg);
+  r->exit_class = cls;
+}
+
+static const char *basename_of(const char *p) {
+  const char *s = strrchr(p, '/');
+  return s ? s + 1 : p;
+}
+
+/* "gpt_train.pickle.gz" -> "gpt_train" */
+static void trace_label(const char *path, char *out, size_t len) {
+  snprintf(out, len, "%s", basename_of(path));
+  char *dot = strchr(out, '.');
+  if (dot && dot != out) *dot = 0;
+}
+
+/* Open the workload of a spec: a generator by name, or a trace by content. */
+static int open_workload(const struct run_spec *s, struct workload *w, uint64_t percent_base, char *err) {
+  struct workload_ctx ctx = {.rank = s->rank, .world = s->world ? s->world : 1, .seed = s->seed,
+                             .path = s->trace, .trace_device = s->trace_device};
+  const struct workload_ops *ops;
+  if (s->trace) {
+    ops = trace_detect(s->trace, err);
+    if (!ops) return -1;
+    if (workload_open(w, ops, NULL, &ctx, percent_base, err)) return -1;
+    snprintf(w->spec, sizeof w->spec, "%s", s->trace);
+    return 0;
+  }
+  char name[64];
+  struct params tmp;
+  if (params_parse_spec(s->workload, name, sizeof name, &tmp, err)) return -1;
+  ops = workload_find(name);
+  if (!ops) {
+    int n = snprintf(err, FB_ERRLEN, "unknown workload '%s'; known:", name);
+    for (int i = 0; workload_table[i] && n < FB_ERRLEN; i++)
+      if (!workload_table[i]->is_trace) n += snprintf(err + n, FB_ERRLEN - (size_t)n, " %s", workload_table[i]->name);
+    return -1;
+  }
+  return workload_open(w, ops, s->workload, &ctx, percent_base, err);
+}
+
+int workload_peak_requested(const struct run_spec *s, uint64_t *peak, char *err) {
+  struct workload w;
+  *peak = 0;
+  if (open_workload(s, &w, SIM_TOTAL_DEFAULT, err)) return -1;
+  struct livemap live;
+  if (livemap_init(&live, 1024)) { workload_close(&w); snprintf(err, FB_ERRLEN, "out of host memory"); return -1; }
+  uint64_t cur = 0;
+  struct event ev;
+  int rc;
+  while ((rc = workload_next(&w, &ev, err)) == 1) {
+    if (ev.op == OP_ALLOC && ev.size && ev.size < HUGE_REQUEST && !livemap_get(&live, ev.id)) {
+      struct live_entry *e = livemap_put(&live, ev.id);
+      if (!e) { rc = -1; snprintf(err, FB_ERRLEN, "out of host memory"); break; }
+      e->requested = ev.size;
+      cur += ev.size;
+      if (cur > *peak) *peak = cur;
+    } else if (ev.op == OP_FREE) {
+      struct live_entry *e = livemap_get(&live, ev.id);
+      if (e) { cur -= e->requested; livemap_del(&live, e); }
+    }
+  }
+  livemap_free(&live);
+  workload_close(&w);
+  return rc < 0 ? -1 : 0;
+}
+
+/* Resolve "recorded", parse the allocator's params, adopt the trace's settings. */
+static const struct allocator_ops *resolve_allocator(const struct run_spec *s, const struct workload_info *info,
+                                                     struct params *p, uint64_t percent_base, char *err) {
+  char name[64];
+  if (params_parse_spec(s->allocator, name, sizeof name, p, err)) return NULL;
+  if (!strcmp(name, "recorded")) {
+    if (!info->recorded_allocator[0]) {
+      snprintf(err, FB_ERRLEN, "--allocator recorded needs a PyTorch snapshot that says which allocator it used");
+      return NULL;
+    }
+    snprintf(name, sizeof name, "%s", info->recorded_allocator);
+  }
+  const struct allocator_ops *ops = allocator_find(name);
+  if (!ops) {
+    int n = snprintf(err, FB_ERRLEN, "unknown allocator '%s'; known:", name);
+    for (int i = 0; allocator_table[i] && n < FB_ERRLEN; i++)
+      n += snprintf(err + n, FB_ERRLEN - (size_t)n, " %s", allocator_table[i]->name);
+    snprintf(err + n, FB_ERRLEN - (size_t)n, " recorded");
+    return NULL;
+  }
+  p->percent_base = percent_base;
+  /* a snapshot's allocator_settings configure the PyTorch strategies unless the command line says otherwise */
+  if (info->allocator_settings[0] && (!strcmp(name, "caching") || !strcmp(name, "expandable"))) {
+    struct params adopted;
+    char dummy[8];
+    char text[600];
+    snprintf(text, sizeof text, "x:%s", info->allocator_settings);
+    if (!params_parse_spec(text, dummy, sizeof dummy, &adopted, err))
+      for (int i = 0; i < adopted.n; i++)
+        if (!params_has(p, adopted.key[i])) params_set(p, adopted.key[i], adopted.val[i]);
+  }
+  if (params_check(p, ops->params, ops->name, err)) return NULL;
+  return ops;
+}
+
+struct replay {
+  const struct run_spec *s;
+  struct run_result *r;
+  struct device dev;
+  struct workload w;
+  const struct allocator_ops *ops;
+  void *a;
+  struct livemap live;
+  struct metrics m;
+  struct histogram hist;
+  struct validator v;
+  int validating;
+  uint64_t ev_index, host_ns, timed_calls, sample_tick;
+  int seen_iter;
+  int is_cuda;
+  char err[FB_ERRLEN];
+};
+
+static void warn_skip(struct replay *x, const char *what, uint64_t id) {
+  x->r->skipped_events++;
+  if (x->s->quiet && !x->s->strict) return;
+  const char *where = x->w.ops->where ? x->w.ops->where(x->w.st) : NULL;
+  if (x->r->skipped_events <= 10 || x->s->strict)
+    fprintf(stderr, "fragbench: warning: %s: event %llu: %s (id %#llx) skipped\n",
+            where ? where : x->w.spec, (unsigned long long)x->ev_index, what, (unsigned long long)id);
+  else if (x->r->skipped_events == 11)
+    fprintf(stderr, "fragbench: warning: %s: further skipped events are counted, not shown\n", x->w.spec);
+}
+
+static void timeline_sample(struct replay *x, uint64_t iter) {
+  fprintf(x->s->timeline, "%s,%llu,%llu,%llu,%llu,%llu\n", x->s->timeline_label ? x->s->timeline_label : x->ops->name,
+          (unsigned long long)x->ev_index, (unsigned long long)iter, (unsigned long long)x->m.live_requested,
+          (unsigned long long)x->m.live_allocated, (unsigned long long)x->dev.reserved);
+}
+
+static void note_reserved(struct replay *x) {
+  if (x->dev.reserved > x->m.peak_reserved) {
+    uint64_t largest = 0, inside = 0;
+    x->ops->query(x->a, &largest, &inside);
+    metrics_reserved_peak(&x->m, x->dev.reserved, largest, inside);
+  }
+}
+
+/* returns 0 to go on, 1 to stop (OOM under --on-oom stop), <0 on failure (status set) */
+static int do_alloc(struct replay *x, const struct event *ev) {
+  if (ev->size == 0) { if (x->s->strict) goto strict; warn_skip(x, "zero-size allocation", ev->id); return 0; }
+  if (ev->size >= HUGE_REQUEST) { if (x->s->strict) goto strict; warn_skip(x, "allocation larger than any device", ev->id); return 0; }
+  struct live_entry *e = livemap_get(&x->live, ev->id);
+  if (e) {
+    if (e->state == LIVE_DROPPED) livemap_del(&x->live, e);
+    else { if (x->s->strict) goto strict; warn_skip(x, "allocation of an id that is already live", ev->id); return 0; }
+  }
+  struct block b = {0};
+  int rc;
+  if (++x->sample_tick >= TIMING_SAMPLE) {
+    x->sample_tick = 0;
+    uint64_t d0 = x->dev.c.modeled_ns, t0 = now_ns();
+    rc = x->ops->alloc(x->a, ev->size, ev->stream, &b);
+    uint64_t t = now_ns() - t0;
+    if (x->is_cuda) t -= x->dev.c.modeled_ns - d0 < t ? x->dev.c.modeled_ns - d0 : t;
+    hist_add(&x->hist, t);
+  } else {
+    rc = x->ops->alloc(x->a, ev->size, ev->stream, &b);
+  }
+  x->timed_calls++;
+  x->r->allocs++;
+  if (rc == FB_OOM) {
+    x->r->oom_count++;
+    if (x->r->first_oom_event < 0) x->r->first_oom_event = (int64_t)x->ev_index;
+    if (x->s->on_oom == ON_OOM_STOP) return 1;
+    e = livemap_put(&x->live, ev->id);
+    if (!e) goto nomem;
+    e->state = LIVE_DROPPED;
+    return 0;
+  }
+  if (rc < 0) {
+    set_status(x->r, 1, "error: %s", x->dev.err[0] ? x->dev.err : "device error");
+    return -1;
+  }
+  e = livemap_put(&x->live, ev->id);
+  if (!e) goto nomem;
+  e->requested = ev->size;
+  e->b = b;
+  metrics_alloc(&x->m, ev->size, b.size);
+  note_reserved(x);
+  if (x->validating) {
+    if (validator_alloc(&x->v, &b, ev->size, x->err)) { set_status(x->r, 1, "error: %s", x->err); return -1; }
+  }
+  if (x->s->touch && x->dev.ops->touch && x->dev.ops->touch(&x->dev, b.addr, b.size, b.stream)) {
+    set_status(x->r, 1, "error: %s", x->dev.err);
+    return -1;
+  }
+  if (x->s->verify && x->dev.ops->verify_write && x->dev.ops->verify_write(&x->dev, b.addr, b.size, b.stream, ev->id)) {
+    set_status(x->r, 1, "error: %s", x->dev.err);
+    return -1;
+  }
+  return 0;
+nomem:
+  set_status(x->r, 1, "error: %s", "out of host memory");
+  return -1;
+strict:
+  snprintf(x->err, sizeof x->err, "%s: event %llu: %s (id %#llx) (--strict)",
+           x->w.ops->where ? x->w.ops->where(x->w.st) : x->w.spec, (unsigned long long)x->ev_index,
+           ev->size == 0 ? "zero-size allocation" : ev->size >= HUGE_REQUEST ? "allocation larger than any device" : "allocation of an id that is already live",
+           (unsigned long long)ev->id);
+  set_status(x->r, 2, "error: %s", x->err);
+  return -1;
+}
+
+static int free_entry(struct replay *x, struct live_entry *e, int timed) {
+  struct block b = e->b;
+  uint64_t id = e->id;
+  metrics_free(&x->m, e->requested, b.size);
+  livemap_del(&x->live, e);
+  if (x->s->verify && x->dev.ops->verify_check && x->dev.ops->verify_check(&x->dev, b.addr, b.size, b.stream, id)) {
+    set_status(x->r, 1, "error: %s", x->dev.err);
+    return -1;
+  }
+  if (x->validating && validator_free(&x->v, &b, x->err)) { set_status(x->r, 1, "error: %s", x->err); return -1; }
+  if (timed && ++x->sample_tick >= TIMING_SAMPLE) {
+    x->sample_tick = 0;
+    uint64_t d0 = x->dev.c.modeled_ns, t0 = now_ns();
+    x->ops->free(x->a, &b);
+    uint64_t t = now_ns() - t0;
+    if (x->is_cuda) t -= x->dev.c.modeled_ns - d0 < t ? x->dev.c.modeled_ns - d0 : t;
+    hist_add(&x->hist, t);
+  } else {
+    x->ops->free(x->a, &b);
+  }
+  if (timed) { x->timed_calls++; x->r->frees++; }
+  return 0;
+}
+
+static int do_free(struct replay *x, const struct event *ev) {
+  struct live_entry *e = livemap_get(&x->live, ev->id);
+  if (!e) {
+    if (x->s->strict) {
+      snprintf(x->err, sizeof x->err, "%s: event %llu: free of an unknown id %#llx (--strict)",
+               x->w.ops->where ? x->w.ops->where(x->w.st) : x->w.spec, (unsigned long long)x->ev_index,
+               (unsigned long long)ev->id);
+      set_status(x->r, 2, "error: %s", x->err);
+      return -1;
+    }
+    warn_skip(x, "free of an unknown id (never allocated, or freed twice)", ev->id);
+    return 0;
+  }
+  if (e->state == LIVE_DROPPED) { livemap_del(&x->live, e); return 0; }
+  return free_entry(x, e, 1);
+}
+
+static int do_event(struct replay *x, const struct event *ev) {
+  int rc = 0;
+  switch (ev->op) {
+  case OP_ALLOC: rc = do_alloc(x, ev); break;
+  case OP_FREE: rc = do_free(x, ev); break;
+  case OP_EMPTY_CACHE:
+    x->ops->empty_cache(x->a);
+    break;
+  case OP_ITER:
+    if (x->s->timeline) timeline_sample(x, x->m.iters);
+    metrics_iter(&x->m);
+    x->seen_iter = 1;
+    break;
+  }
+  if (rc) return rc;
+  x->ev_index++;
+  if (x->s->timeline && !x->seen_iter && x->ev_index % 1000 == 0) timeline_sample(x, 0);
+  if (x->validating && ++x->v.ops_since_check >= CHECK_EVERY) {
+    x->v.ops_since_check = 0;
+    if (validator_counts(&x->v, x->err)) { set_status(x->r, 1, "error: %s", x->err); return -1; }
+  }
+  return 0;
+}
+
+static void progress(struct replay *x, uint64_t t_start, uint64_t *t_last) {
+  uint64_t t = now_ns();
+  if (t - t_start < 1000000000ull || t - *t_last < 500000000ull) return;
+  *t_last = t;
+  fprintf(stderr, "\r%s x %s: %llu events, %.1f M events/s   ", x->r->workload, x->r->allocator,
+          (unsigned long long)x->ev_index, (double)x->ev_index / ((double)(t - t_start) / 1e9) / 1e6);
+}
+
+static void fill_result(struct replay *x) {
+  struct run_result *r = x->r;
+  r->events = x->ev_index;
+  r->peak_requested = x->m.peak_requested;
+  r->peak_allocated = x->m.peak_allocated;
+  r->peak_reserved = x->dev.peak_reserved;
+  r->internal_frag = x->m.internal_at_peak;
+  r->ext_frag = x->m.ext_frag;
+  if (r->peak_requested) {
+    r->overhead = (double)r->peak_reserved / (double)r->peak_requested;
+    r->frag = r->peak_reserved ? 1.0 - (double)r->peak_requested / (double)r->peak_reserved : NAN;
+  }
+  r->device_allocs = x->dev.c.device_allocs;
+  r->device_frees = x->dev.c.device_frees;
+  r->maps = x->dev.c.maps;
+  r->unmaps = x->dev.c.unmaps;
+  r->modeled_driver_ns = x->dev.c.modeled_ns;
+  r->ns_per_op = x->timed_calls ? (double)x->host_ns / (double)x->timed_calls : NAN;
+  r->p50_ns = hist_quantile(&x->hist, 0.50);
+  r->p99_ns = hist_quantile(&x->hist, 0.99);
+  r->max_ns = x->hist.max;
+  r->timed_samples = x->hist.n;
+  r->leak_bytes_per_iter = metrics_leak_slope(&x->m);
+  if (x->a && x->ops->stats) {
+    struct alloc_stats st = {0};
+    x->ops->stats(x->a, &st);
+    r->cache_flushes = st.cache_flushes;
+  }
+}
+
+/* The replay proper: events in batches, the batch timed as a whole. */
+static int replay_loop(struct replay *x) {
+  struct event buf[BATCH];
+  uint64_t t_start = now_ns(), t_last = t_start;
+  int more = 1;
+  while (more) {
+    int n = 0, rc;
+    while (n < BATCH && (rc = workload_next(&x->w, &buf[n], x->err)) == 1) n++;
+    if (rc < 0 && n < BATCH) {
+      set_status(x->r, 2, "error: %s", x->err);
+      return -1;
+    }
+    if (n < BATCH) more = 0;
+    uint64_t d0 = x->dev.c.modeled_ns, t0 = now_ns();
+    for (int i = 0; i < n; i++) {
+      rc = do_event(x, &buf[i]);
+      if (rc) {
+        x->host_ns += now_ns() - t0;
+        return rc;
+      }
+    }
+    uint64_t t = now_ns() - t0, dn = x->dev.c.modeled_ns - d0;
+    x->host_ns += x->is_cuda ? (dn < t ? t - dn : 0) : t;
+    if (x->s->progress) progress(x, t_start, &t_last);
+  }
+  if (x->s->progress && now_ns() - t_start > 1000000000ull) fputc('\n', stderr);
+  return 0;
+}
+
+/* Free what the workload left live, destroy the strategy, check nothing is held. */
+static int teardown(struct replay *x, int check) {
+  for (size_t i = 0; x->live.slots && i <= x->live.mask;) {
+    struct live_entry *e = &x->live.slots[i];
+    if (e->state == LIVE_BLOCK) {
+      if (free_entry(x, e, 0) && check) return -1;
+      continue;   /* backward shift may have moved another entry into slot i */
+    }
+    if (e->state == LIVE_DROPPED) { livemap_del(&x->live, e); continue; }
+    i++;
+  }
+  if (x->validating && check && validator_counts(&x->v, x->err)) { set_status(x->r, 1, "error: %s", x->err); return -1; }
+  x->ops->destroy(x->a);
+  x->a = NULL;
+  if (x->validating && check && validator_final(&x->v, x->err)) { set_status(x->r, 1, "error: %s", x->err); return -1; }
+  return 0;
+}
+
+int replay_run(const struct run_spec *s, struct run_result *r) {
+  struct replay *x = calloc(1, sizeof *x);
+  if (!x) { set_status(r, 1, "error: %s", "out of host memory"); return 1; }
+  x->s = s;
+  x->r = r;
+  r->cap_bytes = s->cap_bytes;
+  r->cap_x = s->cap_x;
+  r->seed = s->seed;
+  uint64_t t_wall = now_ns();
+  int dev_open = 0, wl_open = 0;
+
+  if (device_open(&x->dev, &s->device, x->err)) { set_status(r, 1, "error: %s", x->err); goto out; }
+  dev_open = 1;
+  x->is_cuda = !strcmp(x->dev.ops->name, "cuda");
+  snprintf(r->device, sizeof r->device, "%s", x->is_cuda ? "cuda" : "sim");
+  if (x->is_cuda) snprintf(r->device, sizeof r->device, "cuda:%d", x->dev.index);
+  snprintf(r->device_name, sizeof r->device_name, "%s", x->dev.name);
+  x->dev.track_ranges = s->validate;
+  device_set_cap(&x->dev, s->cap_bytes);
+
+  if (open_workload(s, &x->w, x->dev.total, x->err)) { set_status(r, 2, "error: %s", x->err); goto out; }
+  wl_open = 1;
+  struct workload_info info;
+  memset(&info, 0, sizeof info);
+  if (x->w.ops->info) x->w.ops->info(x->w.st, &info);
+  if (s->trace) {
+    trace_label(s->trace, r->workload, sizeof r->workload);
+    snprintf(r->trace, sizeof r->trace, "%s", s->trace);
+    if (s->trace_device > 0) snprintf(r->workload + strlen(r->workload), sizeof r->workload - strlen(r->workload), "@%d", s->trace_device);
+  } else {
+    snprintf(r->workload, sizeof r->workload, "%s", s->workload);
+  }
+  r->trace_peak_reserved = info.trace_peak_reserved;
+  if (!x->is_cuda && !s->device.sim_usable && info.usable_bytes) x->dev.usable = info.usable_bytes;
+
+  struct params ap;
+  x->ops = resolve_allocator(s, &info, &ap, x->dev.total, x->err);
+  if (!x->ops) { set_status(r, 2, "error: %s", x->err); goto out; }
+  snprintf(r->allocator, sizeof r->allocator, "%s", x->ops->name);
+  params_format(&ap, r->params, sizeof r->params);
+  if ((x->ops->flags & ALLOC_NEEDS_POOL) && !dev_has_pool(&x->dev)) {
+    set_status(r, 0, "skipped: %s", "needs a GPU");
+    goto out;
+  }
+  if (x->ops->create(&x->a, &x->dev, &ap, x->err)) {
+    x->a = NULL;
+    set_status(r, 2, "error: %s", x->err);
+    goto out;
+  }
+  if (x->ops->flags & ALLOC_OFFLINE) {
+    if (x->ops->plan(x->a, &x->w, x->err) || workload_rewind(&x->w, x->err)) {
+      set_status(r, 2, "error: %s", x->err);
+      goto out;
+    }
+  }
+  if (livemap_init(&x->live, 4096)) { set_status(r, 1, "error: %s", "out of host memory"); goto out; }
+  metrics_init(&x->m);
+  note_reserved(x);
+  x->validating = s->validate;
+  if (x->validating) validator_init(&x->v, x->ops, x->a, &x->dev);
+
+  int rc = replay_loop(x);
+  fill_result(x);
+  if (rc == 1) {
+    set_status(r, 0, "%s", "oom");
+    r->completed = 0;
+  } else if (rc == 0) {
+    r->completed = 1;
+    if (r->oom_count) set_status(r, 0, "%s", "oom");
+  }
+  if (teardown(x, rc >= 0) && rc >= 0) r->completed = 0;
+out:
+  if (x->a) x->ops->destroy(x->a);
+  if (x->validating) validator_release(&x->v);
+  livemap_free(&x->live);
+  if (wl_open) workload_close(&x->w);
+  if (dev_open) device_close(&x->dev);
+  r->wall_ns = now_ns() - t_wall;
+  int cls = r->exit_class;
+  free(x);
+  return cls;
+}
