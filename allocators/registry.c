@@ -4,9 +4,11 @@
 #include "allocator.h"
 
 extern const struct allocator_ops raw_allocator;
+extern const struct allocator_ops async_allocator;
 
 const struct allocator_ops *const allocator_table[] = {
   &raw_allocator,
+  &async_allocator,
   NULL,
 };
 

@@ -1,0 +1,100 @@
+/* async.c - CUDA's stream-ordered allocator: every request is a cudaMallocFromPoolAsync on
+ * the block's stream from one cudaMemPool per device, every free a cudaFreeAsync on it
+ * (through the device layer's pool calls; the policy is the driver's). As in PyTorch's
+ * backend:cudaMallocAsync (c10/cuda/CUDAMallocAsyncAllocator.cpp, lazy_init_device) the
+ * release threshold defaults to "keep all" (UINT64_MAX); release_threshold= sets it.
+ * The cap is the pool's maxSize, so it bounds reserved memory as on the other strategies
+ * (PyTorch instead checks live bytes against the memory fraction). EMPTY_CACHE is
+ * PyTorch's emptyCache(): synchronize, then cudaMemPoolTrimTo(0). Like PyTorch there is
+ * no retry after an out-of-memory. CUDA only: on sim the harness reports
+ * `skipped: needs a GPU`, and create() itself refuses. */
+#include <stdio.h>
+#include <stdlib.h>
+#include "allocator.h"
+
+struct async_alloc {
+  struct device *dev;
+};
+
+static const struct param_spec async_params[] = {
+  {"release_threshold", P_BYTES, "",
+   "bytes the pool may keep reserved when it is synchronized (cudaMemPoolAttrReleaseThreshold); unset = keep all"},
+  {NULL, 0, NULL, NULL},
+};
+
+static int async_create(void **a, struct device *d, const struct params *p, char *err) {
+  if (!dev_has_pool(d) || !d->ops->pool_config) {
+    snprintf(err, FB_ERRLEN, "async: needs a GPU (cudaMallocAsync); device '%s' has no stream-ordered pool", d->ops->name);
+    return -1;
+  }
+  uint64_t threshold = params_has(p, "release_threshold") ? param_bytes(p, "release_threshold") : UINT64_MAX;
+  if (d->ops->pool_config(d, threshold, d->cap)) {
+    snprintf(err, FB_ERRLEN, "async: %.480s", d->err);
+    return -1;
+  }
+  struct async_alloc *s = calloc(1, sizeof *s);
+  if (!s) { snprintf(err, FB_ERRLEN, "async: out of host memory"); return -1; }
+  s->dev = d;
+  *a = s;
+  return 0;
+}
+
+static int async_alloc_block(void *a, uint64_t size, uint64_t stream, struct block *out) {
+  struct async_alloc *s = a;
+  uint64_t addr;
+  int rc = dev_pool_alloc(s->dev, size, stream, &addr);
+  if (rc) return rc;
+  out->addr = addr;
+  out->size = size;
+  out->stream = stream;
+  out->handle = NULL;
+  return 0;
+}
+
+static void async_free(void *a, struct block *b) {
+  struct async_alloc *s = a;
+  dev_pool_free(s->dev, b->addr, b->stream);
+}
+
+static void async_empty_cache(void *a) {
+  struct async_alloc *s = a;
+  dev_pool_trim(s->dev, 0);
+}
+
+/* the pool's free space is the driver's business: neither figure is known */
+static void async_query(void *a, uint64_t *largest_free, uint64_t *free_inside) {
+  (void)a;
+  *largest_free = 0;
+  *free_inside = 0;
+}
+
+/* what the strategy holds is what its pool has reserved, as the pool reports it */
+static void async_stats(void *a, struct alloc_stats *st) {
+  struct async_alloc *s = a;
+  st->cache_flushes = 0;
+  st->held = s->dev->pool_reserved;
+}
+
+/* everything goes back to the device: the live blocks were freed by the harness */
+static void async_destroy(void *a) {
+  struct async_alloc *s = a;
+  if (!s) return;
+  dev_pool_trim(s->dev, 0);
+  free(s);
+}
+
+const struct allocator_ops async_allocator = {
+  .name = "async",
+  .help = "cudaMallocAsync/cudaFreeAsync on a cudaMemPool per device (cap = the pool's maxSize); CUDA only",
+  .anchor = "cudaMallocAsync / cudaMemPool",
+  .params = async_params,
+  .flags = ALLOC_NEEDS_POOL,
+  .alignment = 256,
+  .create = async_create,
+  .alloc = async_alloc_block,
+  .free = async_free,
+  .empty_cache = async_empty_cache,
+  .query = async_query,
+  .stats = async_stats,
+  .destroy = async_destroy,
+};
