@@ -5,10 +5,14 @@
 
 extern const struct allocator_ops raw_allocator;
 extern const struct allocator_ops async_allocator;
+extern const struct allocator_ops bfc_allocator;
+extern const struct allocator_ops pool_allocator;
 
 const struct allocator_ops *const allocator_table[] = {
   &raw_allocator,
   &async_allocator,
+  &bfc_allocator,
+  &pool_allocator,
   NULL,
 };
 
