@@ -1,0 +1,304 @@
+/* caching.c - PyTorch's CUDA caching allocator (DeviceCachingAllocator in
+ * c10/cuda/CUDACachingAllocator.cpp), decision for decision: cudaMalloc'd segments,
+ * small and large pools, best fit per stream, splitting and coalescing (the pieces in
+ * caching_policy.h), and malloc's failure path in PyTorch's order:
+ *
+ *   get_free_block -> [garbage_collect_cached_blocks, when a cap and a threshold are set]
+ *   -> alloc_block -> release_available_cached_blocks + alloc_block
+ *   -> release_cached_blocks + alloc_block (a retry: one cache flush) -> OOM
+ *
+ * The cap (d->cap) plays set_per_process_memory_fraction's allowed maximum; the device
+ * layer refuses a cudaMalloc that would pass it, as alloc_block does. */
+#include <stdio.h>
+#include <stdlib.h>
+#include "allocator.h"
+#include "caching_policy.h"
+
+/* one cudaMalloc */
+struct cseg {
+  struct ordnode node;      /* in caching.segs, by address */
+  uint64_t addr, size, stream;
+  struct cblock *head;      /* its first block */
+};
+
+struct caching {
+  struct device *dev;
+  struct caching_config cfg;
+  struct cpool small, large;
+  struct cblock_store store;
+  struct ordset segs;
+  uint64_t held;            /* total_allocated_memory: bytes in segments now */
+  uint64_t cache_flushes;   /* num_alloc_retries */
+};
+
+static int seg_cmp(const struct ordnode *a, const struct ordnode *b) {
+  uint64_t x = ORD_ENTRY(a, struct cseg, node)->addr, y = ORD_ENTRY(b, struct cseg, node)->addr;
+  return x < y ? -1 : x > y;
+}
+
+static int caching_create(void **a, struct device *d, const struct params *p, char *err) {
+  struct caching *c = calloc(1, sizeof *c);
+  if (!c) { snprintf(err, FB_ERRLEN, "caching: out of host memory"); return -1; }
+  if (caching_config_parse(p, &c->cfg, err)) { free(c); return -1; }
+  c->dev = d;
+  cpool_init(&c->small, 1);
+  cpool_init(&c->large, 0);
+  cblock_store_init(&c->store);
+  ordset_init(&c->segs, seg_cmp);
+  *a = c;
+  return 0;
+}
+
+static int gc_enabled(const struct caching *c) { return c->dev->cap && c->cfg.gc_threshold > 0; }
+
+/* release_block: cudaFree an unsplit free block (a whole segment). */
+static void release_block(struct caching *c, struct cblock *b) {
+  struct cseg *s = b->seg;
+  cpool_erase(b->pool, b);
+  dev_free(c->dev, s->addr, s->size);
+  c->held -= s->size;
+  ordset_erase(&c->segs, &s->node);
+  free(s);
+  cblock_put(&c->store, b);
+}
+
+/* alloc_block: one cudaMalloc of alloc_size; the new segment's single block in *out. */
+static int alloc_block(struct caching *c, struct cpool *pool, uint64_t stream, uint64_t alloc_size, struct cblock **out) {
+  uint64_t addr;
+  int rc = dev_malloc(c->dev, alloc_size, &addr);
+  if (rc) return rc;
+  struct cseg *s = malloc(sizeof *s);
+  if (!s) {
+    dev_free(c->dev, addr, alloc_size);
+    snprintf(c->dev->err, FB_ERRLEN, "caching: out of host memory");
+    return -1;
+  }
+  s->addr = addr;
+  s->size = alloc_size;
+  s->stream = stream;
+  struct cblock *b = cblock_take(&c->store);
+  b->addr = addr;
+  b->size = alloc_size;
+  b->stream = stream;
+  b->pool = pool;
+  b->seg = s;
+  s->head = b;
+  ordset_insert(&c->segs, &s->node);
+  c->held += alloc_size;
+  *out = b;
+  return 0;
+}
+
+/* garbage_collect_cached_blocks: free unsplit large blocks at least as old (in the
+ * pool's get_free_block calls) as the average, pass after pass, until reserved is back
+ * under threshold * cap or nothing more can go. */
+static void garbage_collect(struct caching *c) {
+  uint64_t gc_threshold = (uint64_t)(c->cfg.gc_threshold * (double)c->dev->cap);
+  if (c->held <= gc_threshold) return;
+  uint64_t target = c->held - gc_threshold, reclaimed = 0;
+  struct cpool *pool = &c->large;
+  uint64_t total_age = 0;
+  int64_t freeable = 0;
+  for (struct cblock *b = cpool_first(pool); b; b = cpool_next(b))
+    if (!cblock_is_split(b)) { total_age += pool->get_free_calls - b->gc_base; freeable++; }
+  if (freeable == 0) return;
+  int freed = 1;
+  while (reclaimed < target && freed && freeable > 0) {
+    double age_threshold = (double)total_age / (double)freeable;
+    freed = 0;
+    struct cblock *b = cpool_first(pool);
+    while (b) {
+      struct cblock *next = cpool_next(b);
+      uint64_t age = pool->get_free_calls - b->gc_base;
+      if (!cblock_is_split(b) && (double)age >= age_threshold) {
+        freed = 1;
+        reclaimed += b->size;
+        total_age -= age;
+        freeable--;
+        release_block(c, b);
+      }
+      b = next;
+    }
+  }
+}
+
+/* release_available_cached_blocks: with max_split_size set, free the smallest oversize
+ * block of this stream that is at least max(size, max_split_size), or else oversize
+ * blocks from the largest down until that much has gone. 1 if it freed enough. */
+static int release_available(struct caching *c, struct cpool *pool, uint64_t stream, uint64_t size) {
+  uint64_t mss = c->cfg.max_split_size;
+  if (mss == CACHING_UNLIMITED) return 0;
+  uint64_t want = size < mss ? mss : size;
+  struct cblock *b = cpool_lower_bound(pool, stream, want);
+  if (b && b->stream == stream) {
+    release_block(c, b);
+    return 1;
+  }
+  b = b ? cpool_prev(b) : cpool_last(pool);    /* the largest block below the key */
+  uint64_t released = 0;
+  while (b && released < want && b->size >= mss && b->stream == stream) {
+    struct cblock *prev = cpool_prev(b);
+    released += b->size;
+    release_block(c, b);
+    b = prev;
+  }
+  return released >= want;
+}
+
+/* release_cached_blocks: free every unsplit free block, large pool then small. */
+static void release_cached(struct caching *c) {
+  struct cpool *pools[2] = {&c->large, &c->small};
+  for (int i = 0; i < 2; i++) {
+    struct cblock *b = cpool_first(pools[i]);
+    while (b) {
+      struct cblock *next = cpool_next(b);
+      if (!cblock_is_split(b)) release_block(c, b);
+      b = next;
+    }
+  }
+}
+
+static int caching_alloc(void *a, uint64_t orig_size, uint64_t stream, struct block *out) {
+  struct caching *c = a;
+  if (cblock_store_reserve(&c->store, 2)) {   /* a new segment's block + a split's front */
+    snprintf(c->dev->err, FB_ERRLEN, "caching: out of host memory");
+    return -1;
+  }
+  uint64_t size = caching_round_size(&c->cfg, orig_size);
+  struct cpool *pool = caching_is_small(size) ? &c->small : &c->large;
+  int gc = gc_enabled(c);
+  if (gc) pool->get_free_calls++;
+  struct cblock *b = caching_take_best_fit(&c->cfg, pool, stream, size);
+  if (!b) {
+    uint64_t alloc_size = caching_allocation_size(size);
+    if (gc) garbage_collect(c);
+    int rc = alloc_block(c, pool, stream, alloc_size, &b);
+    if (rc == FB_OOM && release_available(c, pool, stream, size))
+      rc = alloc_block(c, pool, stream, alloc_size, &b);
+    if (rc == FB_OOM) {
+      release_cached(c);
+      c->cache_flushes++;
+      rc = alloc_block(c, pool, stream, alloc_size, &b);
+    }
+    if (rc) return rc;
+  }
+  if (caching_should_split(&c->cfg, pool->is_small, 0, b->size, size))
+    b = cblock_split_front(&c->store, b, size, &b->seg->head);
+  b->allocated = 1;
+  b->requested = orig_size;
+  out->addr = b->addr;
+  out->size = b->size;
+  out->stream = b->stream;
+  out->handle = b;
+  return 0;
+}
+
+/* free_block: coalesce with free neighbours, back into the pool. */
+static void caching_free(void *a, struct block *blk) {
+  struct caching *c = a;
+  struct cblock *b = blk->handle;
+  b->allocated = 0;
+  cblock_coalesce(&c->store, b, &b->seg->head);
+  cpool_insert(b->pool, b);
+}
+
+static void caching_empty_cache(void *a) { release_cached(a); }
+
+static void caching_query(void *a, uint64_t *largest_free, uint64_t *free_inside) {
+  struct caching *c = a;
+  uint64_t l = cpool_largest(&c->large), s = cpool_largest(&c->small);
+  *largest_free = l > s ? l : s;
+  *free_inside = c->large.free_bytes + c->small.free_bytes;
+}
+
+static void caching_stats(void *a, struct alloc_stats *st) {
+  struct caching *c = a;
+  st->cache_flushes = c->cache_flushes;
+  st->held = c->held;
+}
+
+#define FAIL(...) do { snprintf(err, FB_ERRLEN, "caching: " __VA_ARGS__); return -1; } while (0)
+
+/* Every segment's block chain is contiguous and covers it; free blocks sit in the right
+ * pool's set, no two free blocks are neighbours; counts and byte totals agree. */
+static int caching_check(void *a, char *err) {
+  struct caching *c = a;
+  uint64_t held = 0, free_in_chains[2] = {0, 0};
+  size_t free_blocks[2] = {0, 0};
+  for (struct ordnode *n = ordset_first(&c->segs); n; n = ordset_next(n)) {
+    struct cseg *s = ORD_ENTRY(n, struct cseg, node);
+    held += s->size;
+    struct cblock *b = s->head;
+    if (!b || b->prev || b->addr != s->addr)
+      FAIL("segment %#llx: its first block is not at its start", (unsigned long long)s->addr);
+    uint64_t pos = s->addr;
+    struct cpool *pool = b->pool;
+    for (; b; b = b->next) {
+      if (b->seg != s || b->addr != pos || b->size == 0 || b->pool != pool || b->stream != s->stream)
+        FAIL("segment %#llx: block at %#llx breaks the chain (expected %#llx)", (unsigned long long)s->addr,
+             (unsigned long long)b->addr, (unsigned long long)pos);
+      if (b->next && b->next->prev != b)
+        FAIL("segment %#llx: broken prev link at %#llx", (unsigned long long)s->addr, (unsigned long long)b->next->addr);
+      if (b->allocated == b->in_pool)
+        FAIL("block %#llx: allocated=%d but in_pool=%d", (unsigned long long)b->addr, b->allocated, b->in_pool);
+      if (!b->allocated) {
+        if (b->next && !b->next->allocated)
+          FAIL("segment %#llx: free neighbours at %#llx were not coalesced", (unsigned long long)s->addr, (unsigned long long)b->addr);
+        free_blocks[pool->is_small]++;
+        free_in_chains[pool->is_small] += b->size;
+      }
+      if (b->size % CACHING_MIN_BLOCK)
+        FAIL("block %#llx: size %llu is not a multiple of 512", (unsigned long long)b->addr, (unsigned long long)b->size);
+      pos += b->size;
+    }
+    if (pos != s->addr + s->size)
+      FAIL("segment %#llx: blocks cover %llu of %llu bytes", (unsigned long long)s->addr,
+           (unsigned long long)(pos - s->addr), (unsigned long long)s->size);
+    if ((pool == &c->small) != (s->size == CACHING_SMALL_BUFFER))
+      FAIL("segment %#llx of %llu bytes is in the wrong pool", (unsigned long long)s->addr, (unsigned long long)s->size);
+  }
+  struct cpool *pools[2] = {&c->large, &c->small};
+  for (int i = 0; i < 2; i++) {
+    struct cpool *p = pools[i];
+    if (p->free.count != free_blocks[p->is_small] || p->free_bytes != free_in_chains[p->is_small])
+      FAIL("%s pool holds %zu free blocks (%llu bytes) but segments have %zu (%llu bytes)",
+           p->is_small ? "small" : "large", p->free.count, (unsigned long long)p->free_bytes,
+           free_blocks[p->is_small], (unsigned long long)free_in_chains[p->is_small]);
+    for (struct cblock *b = cpool_first(p); b; b = cpool_next(b))
+      if (b->pool != p || !b->in_pool)
+        FAIL("free block %#llx is in the wrong pool's set", (unsigned long long)b->addr);
+  }
+  if (held != c->held)
+    FAIL("segments hold %llu bytes but the count says %llu", (unsigned long long)held, (unsigned long long)c->held);
+  return 0;
+}
+
+static void caching_destroy(void *a) {
+  struct caching *c = a;
+  struct ordnode *n;
+  while ((n = ordset_first(&c->segs))) {
+    struct cseg *s = ORD_ENTRY(n, struct cseg, node);
+    dev_free(c->dev, s->addr, s->size);
+    ordset_erase(&c->segs, n);
+    free(s);
+  }
+  cblock_store_destroy(&c->store);
+  free(c);
+}
+
+const struct allocator_ops caching_allocator = {
+  .name = "caching",
+  .help = "PyTorch's CUDA caching allocator: 2 MiB / 20 MiB / own segments, best fit per stream, "
+          "split, coalesce, release-and-retry",
+  .anchor = "pytorch c10/cuda/CUDACachingAllocator.cpp",
+  .params = caching_param_spec,
+  .alignment = CACHING_MIN_BLOCK,
+  .create = caching_create,
+  .alloc = caching_alloc,
+  .free = caching_free,
+  .empty_cache = caching_empty_cache,
+  .query = caching_query,
+  .stats = caching_stats,
+  .destroy = caching_destroy,
+  .check = caching_check,
+};

@@ -1,0 +1,154 @@
+/* caching_policy.h - the reusable parts of PyTorch's CUDACachingAllocator policy
+ * (c10/cuda/CUDACachingAllocator.cpp, c10/core/AllocatorConfig.cpp), shared by the
+ * `caching` strategy (caching.c) and meant for `expandable` (expandable_segments:True):
+ *
+ *   - the knobs (max_split_size_mb, max_non_split_rounding_mb, roundup_power2_divisions,
+ *     garbage_collection_threshold): their param_spec table and parsing (caching_config.c);
+ *   - request rounding (round_size), segment sizing (get_allocation_size), pool choice,
+ *     the split rule (should_split) and the oversize rules of get_free_block;
+ *   - Block structs with prev/next neighbours inside a segment, kept on a free list for
+ *     reuse (no heap allocation per event), and the per-pool best-fit set of free blocks
+ *     ordered by (stream, size, address) with O(log n) lookups (caching_pool.c);
+ *   - split-off-the-front and coalesce-with-free-neighbours, as alloc_found_block and
+ *     free_block/try_merge_blocks do them.
+ *
+ * What a strategy owns itself: where segments come from (cudaMalloc vs mapped pages),
+ * its segment records (struct cseg is opaque here), and its failure path. */
+#ifndef FB_CACHING_POLICY_H
+#define FB_CACHING_POLICY_H
+#include <stdint.h>
+#include "ordset.h"
+#include "params.h"
+
+/* PyTorch's constants */
+#define CACHING_MIN_BLOCK       512ull          /* kMinBlockSize: every size rounds to a multiple */
+#define CACHING_SMALL_SIZE      (1ull << 20)    /* kSmallSize: largest "small" request (1 MiB) */
+#define CACHING_SMALL_BUFFER    (2ull << 20)    /* kSmallBuffer: small-pool segment (2 MiB) */
+#define CACHING_LARGE_BUFFER    (20ull << 20)   /* kLargeBuffer: segment for 1..10 MiB (20 MiB) */
+#define CACHING_MIN_LARGE_ALLOC (10ull << 20)   /* kMinLargeAlloc: from here, a segment of its own */
+#define CACHING_ROUND_LARGE     (2ull << 20)    /* kRoundLarge: own segments round to 2 MiB */
+#define CACHING_MIB             (1ull << 20)
+#define CACHING_ROUNDUP_INTERVALS 16            /* 1 MiB .. 64 GiB, one per power of two */
+#define CACHING_UNLIMITED       UINT64_MAX      /* max_split_size when not set */
+
+struct caching_config {
+  uint64_t max_split_size;          /* bytes; CACHING_UNLIMITED = none (PyTorch's SIZE_MAX) */
+  uint64_t max_non_split_rounding;  /* bytes; default kLargeBuffer */
+  uint64_t roundup_divisions[CACHING_ROUNDUP_INTERVALS];  /* 0 or 1 = plain 512 B rounding */
+  double gc_threshold;              /* 0 = off; else 0 < t < 1 (fraction of the cap) */
+};
+
+/* The knobs with PyTorch's defaults (NULL-key terminated), for allocator_ops.params. */
+extern const struct param_spec caching_param_spec[];
+
+/* Fill cfg from checked params (defaults where not given). 0, or -1 with err naming the key. */
+int caching_config_parse(const struct params *p, struct caching_config *cfg, char *err);
+/* PyTorch's roundup_power2_divisions syntax: one power of two ("4"), or per interval
+ * "[256:1,512:2,>:8]" with keys in MiB (powers of two) and values 0 or powers of two. */
+int caching_parse_roundup(const char *text, uint64_t div[CACHING_ROUNDUP_INTERVALS], char *err);
+
+/* round_size: < 512 -> 512; else the power-of-2 division where one applies, else up to 512. */
+uint64_t caching_round_size(const struct caching_config *cfg, uint64_t size);
+
+/* get_allocation_size: small -> 2 MiB; < 10 MiB -> 20 MiB; else rounded up to 2 MiB. */
+static inline uint64_t caching_allocation_size(uint64_t rounded) {
+  if (rounded <= CACHING_SMALL_SIZE) return CACHING_SMALL_BUFFER;
+  if (rounded < CACHING_MIN_LARGE_ALLOC) return CACHING_LARGE_BUFFER;
+  return (rounded + CACHING_ROUND_LARGE - 1) / CACHING_ROUND_LARGE * CACHING_ROUND_LARGE;
+}
+
+/* get_pool: rounded <= 1 MiB is small. */
+static inline int caching_is_small(uint64_t rounded) { return rounded <= CACHING_SMALL_SIZE; }
+
+/* get_free_block's oversize rules: may a request of `rounded` bytes take a cached block
+ * of `block_size`? A request under max_split_size never takes a block >= max_split_size;
+ * one at or above it never takes a block >= request + max_non_split_rounding. */
+static inline int caching_oversize_ok(const struct caching_config *c, uint64_t rounded, uint64_t block_size) {
+  if (rounded < c->max_split_size && block_size >= c->max_split_size) return 0;
+  if (rounded >= c->max_split_size && block_size >= rounded + c->max_non_split_rounding) return 0;
+  return 1;
+}
+
+/* should_split: small pool (or expandable segments): remainder >= 512; large pool:
+ * remainder > 1 MiB and the request below max_split_size. */
+static inline int caching_should_split(const struct caching_config *c, int small_pool, int expandable,
+                                       uint64_t block_size, uint64_t rounded) {
+  uint64_t remaining = block_size - rounded;
+  if (small_pool || expandable) return remaining >= CACHING_MIN_BLOCK;
+  return rounded < c->max_split_size && remaining > CACHING_SMALL_SIZE;
+}
+
+/* ---- blocks, pools ---------------------------------------------------------------- */
+
+struct cseg;              /* a strategy's segment record (opaque here) */
+struct cpool;
+
+struct cblock {
+  struct ordnode node;      /* in pool->free while free (in_pool) */
+  uint64_t addr, size;      /* size after rounding / the segment piece */
+  uint64_t stream;
+  uint64_t requested;       /* what the request asked for (allocated blocks) */
+  uint64_t gc_base;         /* pool->get_free_calls when it entered the pool */
+  struct cblock *prev, *next;  /* address neighbours in the same segment */
+  struct cpool *pool;
+  struct cseg *seg;
+  uint8_t allocated;
+  uint8_t in_pool;
+  uint8_t mapped;           /* 1 unless an expandable segment's unmapped range */
+};
+
+static inline int cblock_is_split(const struct cblock *b) { return b->prev || b->next; }
+
+/* One of PyTorch's BlockPools: the free blocks of every stream, by (stream, size, addr). */
+struct cpool {
+  struct ordset free;
+  uint64_t free_bytes;      /* sum of sizes in `free` */
+  uint64_t get_free_calls;  /* get_free_blocks_call_count: the GC age clock */
+  int is_small;
+};
+
+/* Freed Block structs are kept for reuse; new ones come from 256-block slabs. */
+struct cblock_slab;
+struct cblock_store {
+  struct cblock *free_list;   /* linked through ->next */
+  struct cblock_slab *slabs;
+};
+
+void cblock_store_init(struct cblock_store *s);
+void cblock_store_destroy(struct cblock_store *s);   /* frees every slab */
+/* Make sure n blocks can be taken without failing (0, or -1 on host OOM). */
+int cblock_store_reserve(struct cblock_store *s, int n);
+/* A zeroed block; only after a successful reserve covering it. */
+struct cblock *cblock_take(struct cblock_store *s);
+void cblock_put(struct cblock_store *s, struct cblock *b);
+
+void cpool_init(struct cpool *p, int is_small);
+/* insert_into_blocks: stamps gc_base with the pool's clock */
+void cpool_insert(struct cpool *p, struct cblock *b);
+void cpool_erase(struct cpool *p, struct cblock *b);
+/* the first free block with key >= (stream, size, 0), of any stream; NULL at the end */
+struct cblock *cpool_lower_bound(const struct cpool *p, uint64_t stream, uint64_t size);
+struct cblock *cpool_first(const struct cpool *p);
+struct cblock *cpool_last(const struct cpool *p);
+struct cblock *cpool_next(const struct cblock *b);
+struct cblock *cpool_prev(const struct cblock *b);
+/* largest free block size in the pool (any stream), 0 if none; O(streams log n) */
+uint64_t cpool_largest(const struct cpool *p);
+
+/* get_free_block without the expandable twist: the best fit of this stream, if the
+ * oversize rules allow it, taken out of the pool; NULL otherwise. The caller ticks the
+ * GC clock (pool->get_free_calls) first when GC is on. */
+struct cblock *caching_take_best_fit(const struct caching_config *c, struct cpool *p, uint64_t stream, uint64_t rounded);
+
+/* alloc_found_block's split: b (not in a pool) keeps [addr+size, end) and goes back into
+ * its pool as the remainder; a new block (from the store: reserve one first) takes
+ * [addr, addr+size) and is returned. seg_head, when not NULL, is updated when the front
+ * block becomes the segment's first block. */
+struct cblock *cblock_split_front(struct cblock_store *s, struct cblock *b, uint64_t size, struct cblock **seg_head);
+
+/* free_block's coalescing: merge b (free, not yet in a pool) with its free neighbours
+ * (same segment, same mapped state), taking them out of the pool; returns the number of
+ * neighbours merged. seg_head as above. */
+int cblock_coalesce(struct cblock_store *s, struct cblock *b, struct cblock **seg_head);
+
+#endif
