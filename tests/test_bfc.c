@@ -3,57 +3,13 @@
  * built so that changing the rule it names makes it fail. */
 #include <stdlib.h>
 #include "test.h"
-#include "allocator.h"
+#include "alloc_rig.h"
 #include "../allocators/bfc.h"
 
-#define KiB 1024ull
-#define MiB (1024ull * 1024)
-
-struct rig {
-  struct device d;
-  const struct allocator_ops *ops;
-  void *a;
-  char err[FB_ERRLEN];
-};
-
-/* a sim device (optionally capped) and a bfc built from "k=v,..." */
-static int rig_open(struct rig *r, uint64_t cap, const char *spec) {
-  memset(r, 0, sizeof *r);
-  if (device_open(&r->d, &(struct device_config){.kind = "sim"}, r->err)) return -1;
-  r->d.track_ranges = 1;
-  device_set_cap(&r->d, cap);
-  char full[256], name[32];
-  snprintf(full, sizeof full, "bfc%s%s", spec[0] ? ":" : "", spec);
-  struct params p;
-  if (params_parse_spec(full, name, sizeof name, &p, r->err)) return -1;
-  p.percent_base = r->d.total;
-  r->ops = allocator_find("bfc");
-  if (!r->ops || params_check(&p, r->ops->params, "bfc", r->err)) return -1;
-  return r->ops->create(&r->a, &r->d, &p, r->err);
-}
-
-/* destroy; everything must be back with the device */
-static int rig_close(struct rig *r) {
-  int ok = r->ops->check(r->a, r->err) == 0;
-  r->ops->destroy(r->a);
-  ok = ok && r->d.reserved == 0 && dev_ranges_held(&r->d) == 0;
-  device_close(&r->d);
-  return ok;
-}
-
-static int alloc(struct rig *r, uint64_t size, struct block *b) {
-  memset(b, 0, sizeof *b);
-  return r->ops->alloc(r->a, size, 0, b);
-}
-
-/* Allocate and report the size of the region it made the device hand out (0 = none). */
-static uint64_t alloc_region(struct rig *r, uint64_t size, struct block *b) {
-  uint64_t before = r->d.reserved, calls = r->d.c.device_allocs;
-  if (alloc(r, size, b)) return ~0ull;
-  if (r->d.c.device_allocs == calls) return 0;
-  if (r->d.c.device_allocs != calls + 1) return ~1ull;
-  return r->d.reserved - before;
-}
+/* a capped sim device and a bfc built from "k=v,..." */
+static int rig_open(struct rig *r, uint64_t cap, const char *spec) { return rig_open_on(r, "bfc", 0, cap, spec); }
+static int alloc(struct rig *r, uint64_t size, struct block *b) { return rig_alloc_on(r, size, 0, b); }
+static uint64_t alloc_region(struct rig *r, uint64_t size, struct block *b) { return rig_grew_on(r, size, 0, b); }
 
 TEST(bfc_bin_index_is_floor_log2_of_256_units_capped_at_20) {
   CHECK_EQ(bfc_bin_index(1), 0);
