@@ -2,6 +2,7 @@
  * is one row, replayed on one device; rows go to the CSV as they finish, so an error in
  * a later row loses nothing already measured. */
 #include "cli.h"
+#include "multi.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,15 +98,13 @@ int cmd_run(struct cli_opts *o) {
     fprintf(stderr, "fragbench run: nothing to replay: give --workload NAME or --trace FILE (see fragbench list)\n");
     return 2;
   }
-  if (o->devices) {
-    fprintf(stderr, "fragbench run: --devices is not available in this build yet\n");
-    return 2;
-  }
   static const char *default_alloc[] = {"raw"};
   const char **allocs = o->nallocators ? o->allocators : default_alloc;
   int nalloc = o->nallocators ? o->nallocators : 1;
   struct device_config cfg;
   if (cli_pick_device(o, &cfg)) return 1;
+  if (mpi_world() > 1) return cmd_run_mpi(o, &cfg);
+  if (o->devices) return cmd_run_multi(o, &cfg);
   struct source src[CLI_MAX * 4];
   int nsrc;
   if (cli_sources(o, src, CLI_MAX * 4, &nsrc)) return 2;

@@ -401,11 +401,14 @@ int replay_run(const struct run_spec *s, struct run_result *r) {
   if (device_open(&x->dev, &s->device, x->err)) { set_status(r, 1, "error: %s", x->err); goto out; }
   dev_open = 1;
   x->is_cuda = !strcmp(x->dev.ops->name, "cuda");
-  snprintf(r->device, sizeof r->device, "%s", x->is_cuda ? "cuda" : "sim");
   if (x->is_cuda) snprintf(r->device, sizeof r->device, "cuda:%d", x->dev.index);
+  else if (s->world > 1) snprintf(r->device, sizeof r->device, "sim:%d", x->dev.index);
+  else snprintf(r->device, sizeof r->device, "sim");
   snprintf(r->device_name, sizeof r->device_name, "%s", x->dev.name);
   x->dev.track_ranges = s->validate;
   device_set_cap(&x->dev, s->cap_bytes);
+  x->dev.fail_rate = s->fail_rate;   /* set once; the seed picks the failures */
+  if (s->fail_rate > 0) x->dev.fail_rng = (x->dev.fail_rng ^ (s->seed * 0x2545F4914F6CDD1Dull)) | 1;
 
   if (open_workload(s, &x->w, x->dev.total, x->err)) { set_status(r, 2, "error: %s", x->err); goto out; }
   wl_open = 1;
