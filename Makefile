@@ -30,7 +30,7 @@ ifeq ($(TSAN),1)
   LDFLAGS += -fsanitize=thread
 endif
 ifeq ($(MPI),1)
-  BUILD  := $(BUILD)-mpi
+  BUILD  := $(BUILD)/mpi
   CC     := $(if $(wildcard $(MPI_HOME)/bin/mpicc),$(MPI_HOME)/bin/mpicc,mpicc)
   CFLAGS += -DFB_HAVE_MPI
 endif

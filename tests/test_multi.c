@@ -66,7 +66,9 @@ TEST(multi_sim4_rows_and_imbalance) {
   while (line && *line) {
     char *f = line;
     for (int i = 0; i < 21; i++) f = strchr(f, ',') + 1;   /* peak_reserved is field 22 */
-    if (strstr(line, ",all,")) {
+    char *dev = line;
+    for (int i = 0; i < 6; i++) dev = strchr(dev, ',') + 1;   /* device is field 7 */
+    if (!strncmp(dev, "all,", 4)) {
       char *g = line;
       for (int i = 0; i < 41; i++) g = strchr(g, ',') + 1;
       imb = atof(g);
