@@ -51,6 +51,8 @@ struct command { const char *name; int (*fn)(struct cli_opts *); };
 static const struct command commands[] = {
   {"run", cmd_run},
   {"list", cmd_list},
+  {"mincap", cmd_mincap},
+  {"stress", cmd_stress},
   {NULL, NULL},
 };
 

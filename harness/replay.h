@@ -31,6 +31,7 @@ struct run_spec {
   const char *timeline_label;   /* written in the timeline's first columns */
   int quiet;                    /* no warnings on stderr */
   int progress;                 /* progress line on stderr (terminal, long runs) */
+  double fail_rate;             /* fault injection: each device allocation fails with this probability (0 = none) */
 };
 
 struct run_result {

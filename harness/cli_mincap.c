@@ -1,0 +1,62 @@
+/* cli_mincap.c - `fragbench mincap`: for every source (workload or device trace) x
+ * allocator, the smallest cap that completes (mincap.c), one CSV row each: the surviving
+ * run's metrics with cap_bytes = mincap_bytes and mincap_x = mincap_bytes / peak_requested. */
+#include "cli.h"
+#include <string.h>
+#include <unistd.h>
+#include "mincap.h"
+
+int cmd_mincap(struct cli_opts *o) {
+  if (!o->nworkloads && !o->ntraces) {
+    fprintf(stderr, "fragbench mincap: nothing to replay: give --workload NAME or --trace FILE (see fragbench list)\n");
+    return 2;
+  }
+  if (o->ncaps) {
+    fprintf(stderr, "fragbench mincap: --cap, --cap-bytes and --cap-x are for `run`; mincap finds the cap itself\n");
+    return 2;
+  }
+  if (o->on_oom == ON_OOM_SKIP) {
+    fprintf(stderr, "fragbench mincap: --on-oom skip does not apply: a cap completes only without an OOM\n");
+    return 2;
+  }
+  if (o->timeline || o->devices) {
+    fprintf(stderr, "fragbench mincap: %s is not available for mincap\n", o->timeline ? "--timeline" : "--devices");
+    return 2;
+  }
+  static const char *default_alloc[] = {"raw"};
+  const char **allocs = o->nallocators ? o->allocators : default_alloc;
+  int nalloc = o->nallocators ? o->nallocators : 1;
+  struct device_config cfg;
+  if (cli_pick_device(o, &cfg)) return 1;
+  struct source src[CLI_MAX * 4];
+  int nsrc;
+  if (cli_sources(o, src, CLI_MAX * 4, &nsrc)) return 2;
+
+  struct output out;
+  if (output_open(&out, o->out)) return 2;
+  out.quiet = o->quiet;
+  int progress = !o->quiet && isatty(2);
+  int worst = 0;
+  for (int si = 0; si < nsrc && worst < 2; si++) {
+    struct run_spec s;
+    cli_spec(o, &cfg, &src[si], &s);
+    for (int ai = 0; ai < nalloc; ai++) {
+      s.allocator = allocs[ai];
+      struct run_result r;
+      int cls = mincap_find(&s, o->precision, progress, &r, NULL);
+      if (cls == 2 && !r.allocator[0] && !r.workload[0]) {
+        fprintf(stderr, "fragbench: %s\n", r.status + 7);
+        worst = 2;
+        break;
+      }
+      output_row(&out, &r);
+      if (cls) fprintf(stderr, "fragbench: %s x %s: %s\n", r.workload, r.allocator[0] ? r.allocator : allocs[ai], r.status);
+      else if (!strncmp(r.status, "ok: ", 4) && !o->quiet)
+        fprintf(stderr, "fragbench: %s x %s: %s\n", r.workload, r.allocator, r.status);
+      if (cls > worst) worst = cls;
+      if (cls == 2) break;
+    }
+  }
+  output_close(&out);
+  return worst;
+}

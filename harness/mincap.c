@@ -1,0 +1,164 @@
+/* mincap.c - the smallest cap that completes; see mincap.h.
+ *
+ * The search, for one source x allocator:
+ *   1. an uncapped run: its peak reserved R is a cap known to complete (a run capped at
+ *      R makes the same device calls with the same outcomes), its peak requested P the
+ *      lower bound. A run that does not fit the device uncapped ends the search (oom).
+ *   2. cap = P: the floor; if it completes, the mincap is P exactly.
+ *   3. cap = R, or the device's usable memory where R does not complete (strategies that
+ *      read the cap, e.g. bfc's memory_limit, may behave differently under one).
+ *   4. bisection until (hi - lo) <= precision * hi, lo failing and hi completing.
+ *   5. the survivor's own peak reserved, when below hi, is tried as the cap: on sim the
+ *      run repeats exactly, which makes the answer exact rather than within precision.
+ *   6. hi * (1 + step) for each step must complete too; else the row is flagged. */
+#include "mincap.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const double mincap_steps[MINCAP_NSTEPS] = {0.01, 0.02, 0.05};
+
+static int completes(const struct run_result *r) {
+  return r->exit_class == 0 && r->completed && !strcmp(r->status, "ok");
+}
+
+static void probe(const struct run_spec *base, uint64_t cap, int progress, struct mincap_report *rep,
+                  struct run_result *r) {
+  struct run_spec s = *base;
+  s.cap_bytes = cap;
+  s.cap_x = 0;
+  s.on_oom = ON_OOM_STOP;
+  s.timeline = NULL;
+  s.progress = 0;
+  run_result_init(r);
+  replay_run(&s, r);
+  rep->runs++;
+  if (progress) {
+    char b[32];
+    fprintf(stderr, "mincap: %s x %s: probe %d: cap %s: %s\n", r->workload[0] ? r->workload : "?",
+            r->allocator[0] ? r->allocator : base->allocator, rep->runs, cap ? fmt_bytes(cap, b, sizeof b) : "none",
+            completes(r) ? "completes" : r->status);
+  }
+}
+
+/* the device's usable memory (what an uncapped run could take at most) */
+static uint64_t device_usable(const struct run_spec *base) {
+  struct device d;
+  char err[FB_ERRLEN];
+  if (device_open(&d, &base->device, err)) return 0;
+  uint64_t u = d.usable ? d.usable : d.total;
+  device_close(&d);
+  return u;
+}
+
+/* Search state: the best (completing) run so far and a scratch run, swapped on success. */
+struct search {
+  const struct run_spec *base;
+  int progress;
+  struct mincap_report *rep;
+  struct run_result runs[2];
+  int best;                 /* index of the run at cap = rep->hi; -1 none yet */
+};
+
+/* Probe cap; on completion it becomes the best. 1 completes, 0 fails, -1 error (in scratch). */
+static int try_cap(struct search *S, uint64_t cap, struct run_result **scratch_out) {
+  int k = S->best == 0 ? 1 : 0;
+  probe(S->base, cap, S->progress, S->rep, &S->runs[k]);
+  *scratch_out = &S->runs[k];
+  if (S->runs[k].exit_class) return -1;
+  if (!completes(&S->runs[k])) return 0;
+  S->best = k;
+  S->rep->hi = cap;
+  return 1;
+}
+
+static int finish_with(struct run_result *out, const struct run_result *r) {
+  *out = *r;
+  return out->exit_class;
+}
+
+int mincap_find(const struct run_spec *base, double precision, int progress,
+                struct run_result *out, struct mincap_report *rep_out) {
+  struct mincap_report rep_local;
+  struct mincap_report *rep = rep_out ? rep_out : &rep_local;
+  memset(rep, 0, sizeof *rep);
+  if (!(precision > 0 && precision < 1)) precision = MINCAP_PRECISION_DEFAULT;
+  struct search *S = calloc(1, sizeof *S);
+  if (!S) {
+    run_result_init(out);
+    snprintf(out->status, sizeof out->status, "error: out of host memory");
+    out->exit_class = 1;
+    return 1;
+  }
+  S->base = base;
+  S->progress = progress;
+  S->rep = rep;
+  S->best = -1;
+  struct run_result *scratch;
+  int rc;
+
+  /* 1. uncapped */
+  probe(base, 0, progress, rep, &S->runs[0]);
+  struct run_result *r0 = &S->runs[0];
+  if (r0->exit_class || !completes(r0)) { rc = finish_with(out, r0); goto done; }   /* error, skipped, or oom on the whole device */
+  uint64_t P = r0->peak_requested, R = r0->peak_reserved;
+  rep->peak_requested = P;
+  if (!P) { rc = finish_with(out, r0); goto done; }   /* nothing allocated: no cap applies */
+
+  /* 2. the floor */
+  rc = try_cap(S, P, &scratch);
+  if (rc < 0) { rc = finish_with(out, scratch); goto done; }
+  uint64_t lo = rc ? 0 : P;
+  if (!rc) {
+    /* 3. a completing cap to bisect from */
+    rc = R > P ? try_cap(S, R, &scratch) : 0;
+    if (rc < 0) { rc = finish_with(out, scratch); goto done; }
+    if (!rc) {
+      uint64_t U = device_usable(base);
+      rc = U > P && U != R ? try_cap(S, U, &scratch) : 0;
+      if (rc < 0) { rc = finish_with(out, scratch); goto done; }
+      if (!rc) { rc = finish_with(out, scratch); goto done; }   /* nothing capped completes: the failing run, no mincap */
+    }
+    /* 4. bisection */
+    while ((double)(rep->hi - lo) > precision * (double)rep->hi && rep->hi - lo > 1) {
+      uint64_t mid = lo + (rep->hi - lo) / 2;
+      rc = try_cap(S, mid, &scratch);
+      if (rc < 0) { rc = finish_with(out, scratch); goto done; }
+      if (!rc) lo = mid;
+    }
+    /* 5. the survivor's own peak as the cap */
+    uint64_t pr = S->runs[S->best].peak_reserved;
+    if (pr > lo && pr < rep->hi) {
+      rc = try_cap(S, pr, &scratch);
+      if (rc < 0) { rc = finish_with(out, scratch); goto done; }
+    }
+  }
+  rep->lo = lo;
+
+  /* 6. monotonic above? */
+  for (int i = 0; i < MINCAP_NSTEPS; i++) {
+    uint64_t cap = (uint64_t)ceil((double)rep->hi * (1.0 + mincap_steps[i]));
+    struct run_result *chk = &S->runs[S->best == 0 ? 1 : 0];
+    probe(base, cap, progress, rep, chk);
+    if (chk->exit_class) { rc = finish_with(out, chk); goto done; }
+    if (!completes(chk)) {
+      rep->fails_above = cap;
+      break;
+    }
+  }
+  *out = S->runs[S->best];
+  out->mincap_bytes = rep->hi;
+  out->mincap_x = (double)rep->hi / (double)P;
+  out->cap_bytes = rep->hi;
+  out->cap_x = 0;
+  if (rep->fails_above) {
+    double pct = 100.0 * ((double)rep->fails_above / (double)rep->hi - 1.0);
+    snprintf(out->status, sizeof out->status, "ok: non-monotonic (fails at %llu bytes = +%.0f%%)",
+             (unsigned long long)rep->fails_above, pct);
+  }
+  rc = out->exit_class;
+done:
+  free(S);
+  return rc;
+}

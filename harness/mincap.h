@@ -1,0 +1,36 @@
+/* mincap.h - the smallest cap that completes: for one workload (or trace) x one
+ * allocator, bisect the device cap between the workload's peak requested bytes (no
+ * strategy can do with less) and a cap known to complete, to a relative precision; then
+ * re-run a few steps above the found cap, because completion need not be monotonic in
+ * the cap (a larger cap can keep a cached block that later pins a segment), and flag the
+ * row when they disagree. Every probe is one replay_run(); on sim the answer is exact
+ * and deterministic. */
+#ifndef FB_MINCAP_H
+#define FB_MINCAP_H
+#include <stdint.h>
+#include "replay.h"
+
+#define MINCAP_PRECISION_DEFAULT 0.005
+
+/* the steps above the found cap that must complete too: +1%, +2%, +5% */
+#define MINCAP_NSTEPS 3
+extern const double mincap_steps[MINCAP_NSTEPS];
+
+struct mincap_report {
+  int runs;                  /* replays made */
+  uint64_t peak_requested;   /* the lower bound */
+  uint64_t lo;               /* largest cap seen failing (0: peak_requested itself completed) */
+  uint64_t hi;               /* the mincap (0: none found) */
+  uint64_t fails_above;      /* a cap above the mincap that failed; 0 = monotonic at the steps */
+};
+
+/* Runs the search for base (its cap_bytes, cap_x, on_oom and timeline are ignored: every
+ * probe stops at the first OOM). `out` is the surviving run (the run at cap = mincap)
+ * with mincap_bytes and mincap_x filled, or, when nothing completes, skipped or fails,
+ * that run as it is (mincap_bytes = 0). A non-monotonic result keeps the found cap and
+ * reads `ok: non-monotonic (fails at N bytes = +S%)`. progress: one line on stderr per
+ * probe. Returns out->exit_class (0, 1 or 2). rep may be NULL. */
+int mincap_find(const struct run_spec *base, double precision, int progress,
+                struct run_result *out, struct mincap_report *rep);
+
+#endif
