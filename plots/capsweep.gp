@@ -1,0 +1,60 @@
+# capsweep.gp - one workload under a range of caps (x = cap / peak requested): the top
+# panel says, per strategy, which caps completed (filled dot) and which ran out of
+# memory (cross); the bottom panel gives peak reserved at each cap, with the cap itself
+# dashed. Run by plots/plots.sh:
+#   gnuplot -e "fmt='png'; out='O.png'; dat='D/capsweep-W.dat'; meta='D/capsweep-W.meta.gp'; dev='D/device.meta.gp'; gpdir='plots'" plots/capsweep.gp
+# The meta file sets n, names[], colors[], unit, div, ymin, ymax, xmin, xmax, preq,
+# workload; the data file holds one block per strategy: cap_x, peak_reserved (bytes),
+# completed (1/0).
+load meta
+load dev
+maxlen = 12
+do for [i=1:n] { maxlen = (strlen(names[i]) > maxlen) ? strlen(names[i]) : maxlen }
+lside = maxlen * 7.5 + 30         # pixels for the strategy names on the left (tics)
+rside = maxlen * 7.5 + 80        # and on the right (keys, with their samples)
+w = 640 + lside + rside
+strip = 24 * n + 30
+lines = 420
+h = 80 + strip + 50 + lines + 70
+load gpdir."/style.gp"
+set datafile separator "\t"
+lm = lside / w
+rm = 1.0 - rside / w
+pad = (xmax - xmin) * 0.03 + 0.01
+set xrange [xmin - pad : xmax + pad]
+set multiplot title sprintf("Cap sweep on %s (device: %s)", workload, device_name)
+set lmargin at screen lm
+set rmargin at screen rm
+
+# top: completed or not
+set tmargin at screen 1.0 - 75.0 / h
+set bmargin at screen 1.0 - (75.0 + strip) / h
+set title "completed at this cap?" offset 0, -0.5
+set yrange [n + 0.6 : 0.4]
+set ytics 1 scale 0
+do for [i=1:n] { set ytics add (names[i] i) }
+set format x ""
+set grid xtics noytics lc rgb "#e0e0e0"
+set key at screen rm + 12.0 / w, screen 1.0 - 85.0 / h left top vertical Left reverse samplen 1 width 1
+plot for [i=1:n] dat index (i - 1) using 1:($3 == 1 ? i : NaN) with points pt 7 ps 1.1 lc colors[i] notitle, \
+     for [i=1:n] dat index (i - 1) using 1:($3 == 0 ? i : NaN) with points pt 2 ps 1.1 lw 2 lc colors[i] notitle, \
+     NaN with points pt 7 ps 1.1 lc rgb "#404040" title "completed", \
+     NaN with points pt 2 ps 1.1 lw 2 lc rgb "#404040" title "out of memory"
+
+# bottom: peak reserved against the cap
+set tmargin at screen 1.0 - (75.0 + strip + 50) / h
+set bmargin at screen 70.0 / h
+unset title
+ylo = ymin / div * 0.9
+yhi = ymax / div * 1.05
+set yrange [(ylo < yhi ? ylo : 0) : (yhi > 0 ? yhi : 1)]
+set ytics autofreq
+set format x "%.2gx"
+set format y "%g"
+set xlabel "cap / peak requested"
+set ylabel sprintf("peak reserved (%s)", unit)
+set grid xtics ytics lc rgb "#e0e0e0"
+set key at screen rm + 12.0 / w, screen 1.0 - (75.0 + strip + 50) / h left top vertical Left reverse samplen 2 width 1
+plot x * preq / div with lines dt 2 lw 1.2 lc rgb "#606060" title "the cap", \
+     for [i=1:n] dat index (i - 1) using 1:($2 / div) with linespoints pt 7 ps 0.6 lc colors[i] title names[i]
+unset multiplot
