@@ -7,9 +7,11 @@
 #include "workload.h"
 
 extern const struct workload_ops script_workload;
+extern const struct workload_ops random_workload;
 
 const struct workload_ops *const workload_table[] = {
   &script_workload,
+  &random_workload,
   NULL,
 };
 
