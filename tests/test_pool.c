@@ -88,6 +88,14 @@ TEST(pool_initial_percent_is_of_the_device_total_aligned_down_to_256) {
   CHECK_EQ(rig_grew_on(&r, 1ull << 30, 0, &b), 0);
   CHECK_EQ(rig_grew_on(&r, 1ull << 30, 5, &b), 0);       /* another stream takes from the initial block */
   CHECK(rig_close(&r));
+  /* the initial block is the default stream's: its own frees coalesce back into it */
+  CHECK_MSG(rig_open(&r, 0, "initial=4MiB") == 0, "%s", r.err);
+  CHECK(rig_alloc_on(&r, 1 * MiB, 0, &b) == 0);
+  r.ops->free(r.a, &b);
+  uint64_t largest, free_inside;
+  r.ops->query(r.a, &largest, &free_inside);
+  CHECK_EQ(largest, 4 * MiB);
+  CHECK(rig_close(&r));
   CHECK_MSG(rig_open_on(&r, "pool", 1000000007, 0, "initial=50%") == 0, "%s", r.err);
   CHECK_EQ(r.d.reserved, 500000000);                     /* 500000003 aligned down to 256 */
   CHECK(rig_close(&r));
@@ -117,6 +125,44 @@ TEST(pool_takes_from_another_streams_list_before_growing) {
   CHECK(rig_close(&r));
 }
 
+TEST(pool_takes_another_lists_best_fit_as_it_stands_before_merging_lists) {
+  struct rig r;
+  struct block a, b, g, c, h, got;
+  CHECK_MSG(rig_open(&r, 0, "initial=8MiB") == 0, "%s", r.err);   /* one upstream block U, stream 0's */
+  CHECK(rig_alloc_on(&r, 1 * MiB, 1, &a) == 0);          /* U+0, taken by stream 1 */
+  CHECK(rig_alloc_on(&r, 1 * MiB, 0, &b) == 0);          /* U+1M */
+  CHECK(rig_alloc_on(&r, 1 * MiB, 0, &g) == 0);          /* U+2M */
+  CHECK(rig_alloc_on(&r, 2 * MiB, 0, &c) == 0);          /* U+3M */
+  CHECK(rig_alloc_on(&r, 3 * MiB, 0, &h) == 0);          /* U+5M, the rest */
+  CHECK_EQ(b.addr, a.addr + 1 * MiB);
+  r.ops->free(r.a, &a);                                  /* stream 1: [a] */
+  r.ops->free(r.a, &b);                                  /* stream 0: [b][c] */
+  r.ops->free(r.a, &c);
+  /* 2 MiB on stream 1: stream 0's list has c as it stands, so c is taken; merging the
+   * lists first would have joined a and b into a lower 2 MiB block */
+  CHECK(rig_alloc_on(&r, 2 * MiB, 1, &got) == 0);
+  CHECK_EQ(got.addr, c.addr);
+  CHECK_EQ(r.d.c.device_allocs, 1);
+  CHECK(rig_close(&r));
+}
+
+TEST(pool_remainder_of_a_block_taken_from_another_stream_stays_in_that_list) {
+  struct rig r;
+  struct block e, f, t, y;
+  CHECK_MSG(rig_open(&r, 0, "initial=8MiB") == 0, "%s", r.err);
+  CHECK(rig_alloc_on(&r, 1 * MiB, 0, &e) == 0);          /* U+0 */
+  CHECK(rig_alloc_on(&r, 2 * MiB, 0, &f) == 0);          /* U+1M */
+  CHECK(rig_alloc_on(&r, 5 * MiB, 0, &t) == 0);          /* U+3M */
+  r.ops->free(r.a, &f);                                  /* stream 0: [f 2 MiB] */
+  CHECK(rig_alloc_on(&r, 1 * MiB, 2, &y) == 0);          /* stream 2 takes f's first half */
+  CHECK_EQ(y.addr, f.addr);
+  r.ops->free(r.a, &t);                                  /* stream 0: the 1 MiB remainder joins t */
+  uint64_t largest, free_inside;
+  r.ops->query(r.a, &largest, &free_inside);
+  CHECK_EQ(largest, 6 * MiB);
+  CHECK(rig_close(&r));
+}
+
 TEST(pool_merges_other_streams_lists_when_no_single_block_fits) {
   struct rig r;
   struct block a, b, c, d;
@@ -143,12 +189,19 @@ TEST(pool_never_coalesces_blocks_of_different_upstream_allocations) {
   CHECK_EQ(rig_grew_on(&r, 2 * MiB, 0, &p), 2 * MiB);
   CHECK_EQ(rig_grew_on(&r, 2 * MiB, 0, &q), 2 * MiB);
   CHECK_EQ(q.addr + 2 * MiB, p.addr);                    /* contiguous in address */
+  uint64_t largest, free_inside;
+  for (int order = 0; order < 2; order++) {              /* p (a head) inserted after q, then before it */
+    r.ops->free(r.a, order ? &q : &p);
+    r.ops->free(r.a, order ? &p : &q);
+    r.ops->query(r.a, &largest, &free_inside);
+    CHECK_EQ(largest, 2 * MiB);
+    CHECK_EQ(free_inside, 4 * MiB);
+    CHECK_EQ(rig_grew_on(&r, 2 * MiB, 0, &q), 0);        /* equal sizes: the lower address first */
+    CHECK_EQ(rig_grew_on(&r, 2 * MiB, 0, &p), 0);
+    CHECK_EQ(q.addr + 2 * MiB, p.addr);
+  }
   r.ops->free(r.a, &p);
   r.ops->free(r.a, &q);
-  uint64_t largest, free_inside;
-  r.ops->query(r.a, &largest, &free_inside);
-  CHECK_EQ(largest, 2 * MiB);
-  CHECK_EQ(free_inside, 4 * MiB);
   CHECK_EQ(rig_grew_on(&r, 4 * MiB, 0, &big), 4 * MiB);  /* p's head stops the merge: grow */
   r.ops->free(r.a, &big);
   CHECK(rig_close(&r));
