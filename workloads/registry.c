@@ -7,10 +7,12 @@
 #include "workload.h"
 
 extern const struct workload_ops script_workload;
+extern const struct workload_ops train_loop_workload;
 extern const struct workload_ops random_workload;
 
 const struct workload_ops *const workload_table[] = {
   &script_workload,
+  &train_loop_workload,
   &random_workload,
   NULL,
 };

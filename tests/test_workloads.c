@@ -1,0 +1,294 @@
+/* test_workloads.c - the synthetic generators: each one's event-stream contract
+ * (deterministic, rewindable, frees match live allocations, ids unique among live
+ * blocks, ITER events, everything freed by the end, unknown keys rejected), and the
+ * figures their mechanisms promise: train_loop's peak against the real gpt_train
+ * snapshot, leaky_losses' slope, varlen's varying sizes, ddp_buckets' rank imbalance.
+ * Live requested bytes are computed here from the events, independently of the harness. */
+#include <math.h>
+#include <stdlib.h>
+#include "test.h"
+#include "workload.h"
+
+/* ---- a live-block map: id -> size (open addressing, backward-shift deletion) ---- */
+struct live_map { uint64_t *key, *val; unsigned char *used; size_t cap, n; };
+
+static size_t slot_of(const struct live_map *m, uint64_t id) {
+  uint64_t h = id * 0x9e3779b97f4a7c15ull;
+  return (size_t)(h >> 20) & (m->cap - 1);
+}
+
+static int map_grow(struct live_map *m) {
+  struct live_map old = *m;
+  m->cap = old.cap ? old.cap * 2 : 1024;
+  m->key = calloc(m->cap, sizeof *m->key);
+  m->val = calloc(m->cap, sizeof *m->val);
+  m->used = calloc(m->cap, 1);
+  m->n = 0;
+  if (!m->key || !m->val || !m->used) return -1;
+  for (size_t i = 0; i < old.cap; i++)
+    if (old.used[i]) {
+      size_t s = slot_of(m, old.key[i]);
+      while (m->used[s]) s = (s + 1) & (m->cap - 1);
+      m->used[s] = 1, m->key[s] = old.key[i], m->val[s] = old.val[i], m->n++;
+    }
+  free(old.key), free(old.val), free(old.used);
+  return 0;
+}
+
+static int map_find(const struct live_map *m, uint64_t id, size_t *at) {
+  if (!m->cap) return 0;
+  for (size_t s = slot_of(m, id); m->used[s]; s = (s + 1) & (m->cap - 1))
+    if (m->key[s] == id) {
+      *at = s;
+      return 1;
+    }
+  return 0;
+}
+
+static int map_put(struct live_map *m, uint64_t id, uint64_t size) {
+  if ((m->n + 1) * 2 > m->cap && map_grow(m)) return -1;
+  size_t s = slot_of(m, id);
+  while (m->used[s]) s = (s + 1) & (m->cap - 1);
+  m->used[s] = 1, m->key[s] = id, m->val[s] = size, m->n++;
+  return 0;
+}
+
+static void map_erase(struct live_map *m, size_t s) {
+  m->used[s] = 0;
+  m->n--;
+  for (size_t j = (s + 1) & (m->cap - 1); m->used[j]; j = (j + 1) & (m->cap - 1)) {
+    size_t want = slot_of(m, m->key[j]);
+    /* move j back to the hole if its home is not in (s, j] cyclically */
+    if ((j > s && (want <= s || want > j)) || (j < s && want <= s && want > j)) {
+      m->key[s] = m->key[j], m->val[s] = m->val[j], m->used[s] = 1, m->used[j] = 0;
+      s = j;
+    }
+  }
+}
+
+static void map_free(struct live_map *m) {
+  free(m->key), free(m->val), free(m->used);
+  memset(m, 0, sizeof *m);
+}
+
+/* ---- one pass over a workload's events, checked ---- */
+#define MAX_ITERS 4096
+struct stream {
+  uint64_t hash, events, allocs, frees, iters, empty_caches;
+  uint64_t live, peak;
+  uint64_t iter_live[MAX_ITERS];      /* live requested bytes at each ITER */
+  uint64_t iter_alloc[MAX_ITERS];     /* bytes allocated during each iteration */
+  uint64_t iter_peak[MAX_ITERS];      /* peak live during each iteration */
+  double slope;                       /* least squares over ITER k >= 2 (the harness's definition) */
+  char fail[FB_ERRLEN];
+};
+
+static void hash_mix(uint64_t *h, uint64_t v) {
+  for (int i = 0; i < 8; i++) {
+    *h ^= (v >> (8 * i)) & 0xff;
+    *h *= 0x100000001b3ull;
+  }
+}
+
+static double slope_of(const uint64_t *y, uint64_t n) {
+  double sx = 0, sy = 0, sxx = 0, sxy = 0, k = 0;
+  for (uint64_t i = 2; i < n; i++, k++) {
+    sx += (double)i, sy += (double)y[i], sxx += (double)i * (double)i, sxy += (double)i * (double)y[i];
+  }
+  if (k < 2) return NAN;
+  return (k * sxy - sx * sy) / (k * sxx - sx * sx);
+}
+
+/* reads the open workload to its end; 0 ok, -1 with s->fail set */
+static int drain(struct workload *w, struct stream *s) {
+  memset(s, 0, sizeof *s);
+  s->hash = 0xcbf29ce484222325ull;
+  struct live_map live = {0};
+  struct event ev;
+  char err[FB_ERRLEN];
+  uint64_t iter_start_alloc = 0, total_alloc = 0;
+  int rc;
+  while ((rc = workload_next(w, &ev, err)) == 1) {
+    s->events++;
+    hash_mix(&s->hash, ev.op), hash_mix(&s->hash, ev.id), hash_mix(&s->hash, ev.size), hash_mix(&s->hash, ev.stream);
+    size_t at;
+    switch (ev.op) {
+    case OP_ALLOC:
+      if (!ev.size) { snprintf(s->fail, sizeof s->fail, "event %llu: alloc of 0 bytes", (unsigned long long)s->events); goto bad; }
+      if (map_find(&live, ev.id, &at)) { snprintf(s->fail, sizeof s->fail, "event %llu: id %llu allocated while live", (unsigned long long)s->events, (unsigned long long)ev.id); goto bad; }
+      if (map_put(&live, ev.id, ev.size)) { snprintf(s->fail, sizeof s->fail, "out of memory"); goto bad; }
+      s->allocs++;
+      s->live += ev.size;
+      total_alloc += ev.size;
+      if (s->live > s->peak) s->peak = s->live;
+      if (s->iters < MAX_ITERS && s->live > s->iter_peak[s->iters]) s->iter_peak[s->iters] = s->live;
+      break;
+    case OP_FREE:
+      if (!map_find(&live, ev.id, &at)) { snprintf(s->fail, sizeof s->fail, "event %llu: free of id %llu, not live", (unsigned long long)s->events, (unsigned long long)ev.id); goto bad; }
+      s->live -= live.val[at];
+      map_erase(&live, at);
+      s->frees++;
+      break;
+    case OP_ITER:
+      if (s->iters < MAX_ITERS) {
+        s->iter_live[s->iters] = s->live;
+        s->iter_alloc[s->iters] = total_alloc - iter_start_alloc;
+      }
+      iter_start_alloc = total_alloc;
+      s->iters++;
+      break;
+    case OP_EMPTY_CACHE:
+      s->empty_caches++;
+      break;
+    }
+  }
+  if (rc < 0) { snprintf(s->fail, sizeof s->fail, "next() failed: %.400s", err); goto bad; }
+  if (live.n) { snprintf(s->fail, sizeof s->fail, "%zu blocks (%llu bytes) still live at the end", live.n, (unsigned long long)s->live); goto bad; }
+  s->slope = slope_of(s->iter_live, s->iters < MAX_ITERS ? s->iters : MAX_ITERS);
+  map_free(&live);
+  return 0;
+bad:
+  map_free(&live);
+  return -1;
+}
+
+static int open_spec(struct workload *w, const char *spec, int rank, int world, uint64_t seed, char *err) {
+  char name[64];
+  const char *colon = strchr(spec, ':');
+  size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
+  snprintf(name, sizeof name, "%.*s", (int)n, spec);
+  const struct workload_ops *ops = workload_find(name);
+  if (!ops) {
+    snprintf(err, FB_ERRLEN, "no workload '%s' registered", name);
+    return -1;
+  }
+  struct workload_ctx ctx = {.rank = rank, .world = world, .seed = seed, .trace_device = -1};
+  return workload_open(w, ops, spec, &ctx, 85017493504ull, err);
+}
+
+/* opens spec and drains it into s (heap: struct stream is large); NULL with err set */
+static struct stream *run_spec(const char *spec, int rank, int world, uint64_t seed, char *err) {
+  struct workload w;
+  if (open_spec(&w, spec, rank, world, seed, err)) return NULL;
+  struct stream *s = malloc(sizeof *s);
+  if (drain(&w, s)) {
+    snprintf(err, FB_ERRLEN, "%.100s: %.400s", spec, s->fail);
+    free(s);
+    s = NULL;
+  }
+  workload_close(&w);
+  return s;
+}
+
+/* ---- the contract every generator keeps ---- */
+static void check_contract(const char *spec, int random) {
+  char err[FB_ERRLEN];
+  struct workload w;
+  CHECK_MSG(!open_spec(&w, spec, 0, 1, 1, err), "%s: open: %s", spec, err);
+  struct stream *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+  int ok1 = !drain(&w, a);
+  if (!ok1) test_fail(__FILE__, __LINE__, "%s: %s", spec, a->fail);
+  int rw = workload_rewind(&w, err);
+  int ok2 = !rw && !drain(&w, b);
+  if (!ok2) test_fail(__FILE__, __LINE__, "%s after rewind: %s", spec, rw ? err : b->fail);
+  workload_close(&w);
+  if (ok1 && ok2) {
+    if (a->hash != b->hash || a->events != b->events)
+      test_fail(__FILE__, __LINE__, "%s: rewind gave a different stream (%llu vs %llu events)", spec,
+                (unsigned long long)a->events, (unsigned long long)b->events);
+    if (a->iters < 3) test_fail(__FILE__, __LINE__, "%s: only %llu ITER events", spec, (unsigned long long)a->iters);
+    if (a->allocs != a->frees) test_fail(__FILE__, __LINE__, "%s: %llu allocs, %llu frees", spec, (unsigned long long)a->allocs, (unsigned long long)a->frees);
+    /* a fresh open with the same seed: the same stream; another seed: another one if random */
+    struct stream *c = run_spec(spec, 0, 1, 1, err), *d = run_spec(spec, 0, 1, 2, err);
+    if (!c || !d) test_fail(__FILE__, __LINE__, "%s: %s", spec, err);
+    else {
+      if (c->hash != a->hash) test_fail(__FILE__, __LINE__, "%s: same seed, different stream", spec);
+      if (random && d->hash == a->hash) test_fail(__FILE__, __LINE__, "%s: seeds 1 and 2 gave the same stream", spec);
+      if (!random && d->hash != a->hash) test_fail(__FILE__, __LINE__, "%s: not random, yet the seed changed the stream", spec);
+    }
+    free(c), free(d);
+  }
+  free(a), free(b);
+  /* unknown keys are rejected, naming the key and listing the known ones */
+  char bad[256];
+  snprintf(bad, sizeof bad, "%s%sbogus_key=1", spec, strchr(spec, ':') ? "," : ":");
+  CHECK_MSG(open_spec(&w, bad, 0, 1, 1, err) != 0, "%s: unknown key accepted", bad);
+  CHECK_CONTAINS(err, "unknown parameter 'bogus_key'");
+  CHECK_CONTAINS(err, "iters");
+}
+
+#define CONTRACT_TEST(gen, spec, random) \
+  TEST(workload_##gen##_contract) { check_contract(spec, random); }
+
+CONTRACT_TEST(train_loop, "train_loop", 0)
+CONTRACT_TEST(train_loop_math_keep_grads, "train_loop:attention=math,set_to_none=0,layers=2,seq=256,iters=5", 0)
+
+/* ---- train_loop against the real gpt_train snapshot ---- */
+
+/* tests/data/gpt_train.pickle.gz: peak of live requested bytes (sum of alloc sizes,
+ * frees at free_completed), computed with python3 from the pickle */
+#define GPT_TRAIN_TRACE_PEAK_REQUESTED 9786720264ull
+
+TEST(workload_train_loop_peak_matches_gpt_train_trace) {
+  char err[FB_ERRLEN];
+  struct stream *s = run_spec("train_loop:vocab=32000,hidden=1024,layers=8,heads=16,ffn=4096,batch=16,seq=512,"
+                              "dtype_bytes=4,optimizer=adamw,iters=12", 0, 1, 1, err);
+  CHECK_MSG(s, "%s", err);
+  double ratio = (double)s->peak / (double)GPT_TRAIN_TRACE_PEAK_REQUESTED;
+  printf("    train_loop peak_requested %llu vs gpt_train trace %llu: %+.2f%%\n", (unsigned long long)s->peak,
+         (unsigned long long)GPT_TRAIN_TRACE_PEAK_REQUESTED, (ratio - 1) * 100);
+  uint64_t iters = s->iters;
+  free(s);
+  CHECK_EQ(iters, 12);
+  CHECK_MSG(fabs(ratio - 1) <= 0.10, "peak %.4fx the trace's", ratio);
+}
+
+TEST(workload_train_loop_has_no_leak) {
+  char err[FB_ERRLEN];
+  struct stream *s = run_spec("train_loop:layers=2,iters=8", 0, 1, 1, err);
+  CHECK_MSG(s, "%s", err);
+  double slope = s->slope;
+  uint64_t first = s->iter_live[2], last = s->iter_live[7];
+  free(s);
+  CHECK_MSG(fabs(slope) < 0.5, "slope %.3f bytes/iter", slope);
+  CHECK_EQ(first, last);
+}
+
+/* AdamW's states come at the first step, set_to_none=0 keeps gradients: what is live at
+ * the step boundary is parameters + grads + 2 states + the script's batch/logits/loss */
+TEST(workload_train_loop_steady_state_is_params_grads_states) {
+  char err[FB_ERRLEN];
+  const uint64_t L = 2, H = 256, FF = 1024, V = 1000, B = 4, S = 64;
+  uint64_t per_block = 3 * H * H + 3 * H + H * H + H + FF * H + FF + H * FF + H + 4 * H;
+  uint64_t params = (2 * V * H + L * per_block) * 4;
+  uint64_t script = B * S * 8 * 2 + B * S * V * 4 + 4;   /* inputs, targets, logits, loss */
+  char spec[256];
+  snprintf(spec, sizeof spec, "train_loop:layers=%llu,hidden=%llu,heads=4,ffn=%llu,vocab=%llu,batch=%llu,seq=%llu,iters=4",
+           (unsigned long long)L, (unsigned long long)H, (unsigned long long)FF, (unsigned long long)V,
+           (unsigned long long)B, (unsigned long long)S);
+  struct stream *adam = run_spec(spec, 0, 1, 1, err);
+  CHECK_MSG(adam, "%s", err);
+  uint64_t at_iter = adam->iter_live[1];
+  free(adam);
+  CHECK_EQ(at_iter, 4 * params + script);
+  char sgd[300];
+  snprintf(sgd, sizeof sgd, "%s,optimizer=sgd", spec);
+  struct stream *s = run_spec(sgd, 0, 1, 1, err);
+  CHECK_MSG(s, "%s", err);
+  at_iter = s->iter_live[1];
+  free(s);
+  CHECK_EQ(at_iter, 2 * params + script);
+}
+
+/* the math attention path materializes batch*heads*seq*seq scores: the peak grows by
+ * at least one layer's saved softmax over the SDPA path */
+TEST(workload_train_loop_math_attention_saves_scores) {
+  char err[FB_ERRLEN];
+  struct stream *a = run_spec("train_loop:layers=2,seq=512,batch=4,iters=3", 0, 1, 1, err);
+  struct stream *b = run_spec("train_loop:layers=2,seq=512,batch=4,iters=3,attention=math", 0, 1, 1, err);
+  CHECK_MSG(a && b, "%s", err);
+  uint64_t pa = a->peak, pb = b->peak;
+  free(a), free(b);
+  uint64_t probs = 4ull * 16 * 512 * 512 * 4;
+  CHECK_MSG(pb >= pa + 2 * probs - 2 * (4ull * 16 * 512 * 4), "sdpa %llu, math %llu", (unsigned long long)pa, (unsigned long long)pb);
+}

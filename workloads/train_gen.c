@@ -1,0 +1,90 @@
+/* train_gen.c - the shared generator skeleton: parameters, iterations, teardown. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "train_gen.h"
+
+int param_choice(const struct params *p, const char *key, const char *choices, const char *owner, char *err) {
+  const char *v = param_str(p, key), *c = choices;
+  size_t n = strlen(v);
+  for (int i = 0; *c; i++) {
+    const char *bar = strchr(c, '|');
+    size_t len = bar ? (size_t)(bar - c) : strlen(c);
+    if (len == n && !strncmp(c, v, n)) return i;
+    c += len + (bar ? 1 : 0);
+  }
+  snprintf(err, FB_ERRLEN, "%s: parameter '%s=%s': expected one of %s", owner, key, v, choices);
+  return -1;
+}
+
+static int has_key(const struct params *p, const char *key) {
+  for (const struct param_spec *s = p->spec; s && s->key; s++)
+    if (!strcmp(s->key, key)) return 1;
+  return 0;
+}
+
+static int train_gen_fill(struct synth *s, char *err) {
+  (void)err;
+  struct train_gen *g = (struct train_gen *)s;
+  if (!g->started) {
+    model_alloc_params(&g->m);
+    g->started = 1;
+  } else if (g->iter < g->iters) {
+    g->iteration(g);
+    evq_mark(&s->q, OP_ITER);
+    g->iter++;
+  } else {
+    if (g->finish) g->finish(g);
+    model_teardown(&g->m);
+    s->done = 1;
+  }
+  return 0;
+}
+
+static void default_iteration(struct train_gen *g) { model_train_step(&g->m); }
+
+static void train_gen_reset(struct synth *s) {
+  struct train_gen *g = (struct train_gen *)s;
+  g->iter = 0;
+  g->started = 0;
+  model_reset(&g->m);
+  if (g->restart) g->restart(g);
+}
+
+static void train_gen_destroy(struct synth *s) {
+  struct train_gen *g = (struct train_gen *)s;
+  if (g->cleanup) g->cleanup(g);
+  model_destroy(&g->m);
+}
+
+int train_gen_open(void **st, size_t size, const struct params *p, const struct workload_ctx *ctx,
+                   enum model_kind kind, struct model_opts o, const char *owner, char *err) {
+  struct model_shape sh;
+  if (model_shape_read(p, kind, &sh, owner, err)) return -1;
+  if (has_key(p, "set_to_none")) o.set_to_none = param_bool(p, "set_to_none");
+  if (has_key(p, "attention")) {
+    int a = param_choice(p, "attention", "sdpa|math", owner, err);
+    if (a < 0) return -1;
+    o.attn_math = a == 1;
+  }
+  struct train_gen *g = calloc(1, size);
+  if (!g) {
+    snprintf(err, FB_ERRLEN, "%s: out of host memory", owner);
+    return -1;
+  }
+  g->s.q.next_id = 1;
+  g->s.fill = train_gen_fill;
+  g->s.reset = train_gen_reset;
+  g->s.destroy = train_gen_destroy;
+  g->iteration = default_iteration;
+  g->rank = ctx ? ctx->rank : 0;
+  g->world = ctx && ctx->world > 0 ? ctx->world : 1;
+  g->seed = ctx ? ctx->seed : 0;
+  g->iters = sh.iters;
+  if (model_init(&g->m, &sh, &o, &g->s.q, owner, err)) {
+    free(g);
+    return -1;
+  }
+  *st = g;
+  return 0;
+}

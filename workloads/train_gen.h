@@ -1,0 +1,38 @@
+/* train_gen.h - the skeleton most generators share: open (read the model shape and step
+ * options, build the model), then chunks of events: the parameters, one chunk per
+ * iteration ending in OP_ITER, and a teardown that frees everything. A generator
+ * embeds `struct train_gen` first and overrides what its mechanism changes. */
+#ifndef FB_TRAIN_GEN_H
+#define FB_TRAIN_GEN_H
+#include "train_model.h"
+#include "workload.h"
+
+/* step options shared by generators that accept them */
+#define TRAIN_STEP_PARAMS                                                                          \
+  {"set_to_none", P_BOOL, "1", "zero_grad(set_to_none=True): gradients freed every step and re-created by backward"}, \
+  {"attention", P_STR, "sdpa", "sdpa (memory-efficient kernel: output + logsumexp) | math (batch*heads*seq*seq scores and softmax)"}
+
+struct train_gen {
+  struct synth s;
+  struct model m;
+  int rank, world;
+  uint64_t seed;
+  uint64_t iters, iter;   /* iterations to run, done */
+  int started;
+  /* overridable: one iteration's events (default model_train_step); extra teardown before
+   * the model's; generator-specific reset on rewind; generator-specific host memory */
+  void (*iteration)(struct train_gen *g);
+  void (*finish)(struct train_gen *g);
+  void (*restart)(struct train_gen *g);
+  void (*cleanup)(struct train_gen *g);
+};
+
+/* Allocates a zeroed state of `size` bytes (>= sizeof(struct train_gen)) into *st, reads
+ * the shape and TRAIN_STEP_PARAMS present in p's spec (o gives the rest of the options),
+ * and builds the model. */
+int train_gen_open(void **st, size_t size, const struct params *p, const struct workload_ctx *ctx,
+                   enum model_kind kind, struct model_opts o, const char *owner, char *err);
+/* one value among choices ("a|b|c"): its index, or -1 with err naming the key */
+int param_choice(const struct params *p, const char *key, const char *choices, const char *owner, char *err);
+
+#endif
