@@ -20,7 +20,7 @@ set style fill solid 0.85 border rgb "#303030"
 set boxwidth 1
 set title ptitle."\ndevice: ".device_name
 set ylabel ylab
-set key below center horizontal Left reverse samplen 1.5 width 1
+set key below center horizontal Left reverse samplen 2.5 width 1
 set xtics scale 0
 if (label_chars * 8 > (w - 180) * 0.8) { set xtics rotate by 25 right }
 # log when the bars span more than 20x, else linear from 0

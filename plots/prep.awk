@@ -77,6 +77,7 @@ kind == "runs" {
   if ((k in RUN_RANK) && RUN_RANK[k] >= r) next
   RUN_RANK[k] = r
   RUN_OVH[k] = v("overhead")
+  RUN_PREQ[k] = v("peak_requested"); RUN_PRES[k] = v("peak_reserved")
   RUN_NS[k] = v("ns_per_op"); RUN_P50[k] = v("p50_ns"); RUN_P99[k] = v("p99_ns")
   next
 }
@@ -183,12 +184,17 @@ function stats(a, n,    i, lo, hi) {
   return sprintf("%g\t%g\t%g", median(a, n), lo, hi)
 }
 
-function write_timeline(w,    dat, meta, j, i, s, k, list, n, ymax, xmax, x) {
+function write_timeline(w,    dat, meta, j, i, s, k, list, n, ymax, xmax, x, pq, pr) {
   dat = D "/timeline-" safe(w) ".dat"; meta = D "/timeline-" safe(w) ".meta.gp"
   n = 0; ymax = 0; xmax = 0
   for (j = 1; j <= NS; j++) if ((w SUBSEP SNAME[j]) in TL_N) list[++n] = SNAME[j]
   for (j = 1; j <= n; j++) {
     k = w SUBSEP list[j]
+    # the whole run's peaks (runs.csv): samples at ITER events can miss them
+    pq = ((k in RUN_PREQ) && RUN_PREQ[k] != "") ? RUN_PREQ[k] + 0 : -1
+    pr = ((k in RUN_PRES) && RUN_PRES[k] != "") ? RUN_PRES[k] + 0 : -1
+    PEAKS = PEAKS sprintf("peakreq[%d] = %.0f\npeakres[%d] = %.0f\n", j, pq, j, pr)
+    if (pr > ymax) ymax = pr
     printf "# %s\n", list[j] > dat
     for (i = 1; i <= TL_N[k]; i++) {
       printf "%s\t%s\t%s\t%s\n", TL_E[k, i], TL_Q[k, i], TL_A[k, i], TL_R[k, i] > dat
@@ -200,7 +206,10 @@ function write_timeline(w,    dat, meta, j, i, s, k, list, n, ymax, xmax, x) {
   }
   close(dat)
   meta_strategies(meta, list, n)
-  printf "unit = %s\ndiv = %.0f\nymax = %g\nxmax = %g\nworkload = %s\n", gq(unit_for(ymax)), unit_div(unit_for(ymax)), ymax, xmax, gq(w) > meta
+  x = n > 0 ? n : 1
+  printf "array peakreq[%d]\narray peakres[%d]\n%s", x, x, PEAKS > meta
+  PEAKS = ""
+  printf "unit = %s\ndiv = %.1f\nymax = %g\nxmax = %g\nworkload = %s\n", gq(unit_for(ymax)), unit_div(unit_for(ymax)), ymax, xmax, gq(w) > meta
   close(meta)
   print "timeline timeline-" safe(w)
 }
@@ -233,7 +242,7 @@ function write_capsweep(w,    dat, meta, j, i, s, k, list, n, ymin, ymax, xmin, 
   meta_strategies(meta, list, n)
   if (x * xmin < ymin) ymin = x * xmin
   printf "ymin = %.0f\n", ymin > meta
-  printf "unit = %s\ndiv = %.0f\nymax = %g\nxmin = %g\nxmax = %g\npreq = %.0f\nworkload = %s\n", gq(unit_for(ymax)), unit_div(unit_for(ymax)), ymax, xmin, xmax, x, gq(w) > meta
+  printf "unit = %s\ndiv = %.1f\nymax = %g\nxmin = %g\nxmax = %g\npreq = %.0f\nworkload = %s\n", gq(unit_for(ymax)), unit_div(unit_for(ymax)), ymax, xmin, xmax, x, gq(w) > meta
   close(meta)
   print "capsweep capsweep-" safe(w)
 }
