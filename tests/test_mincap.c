@@ -1,0 +1,334 @@
+/* test_mincap.c - `mincap` (the smallest cap that completes) against hand-computed
+ * values on script workloads, its non-monotonic flag, its CLI row; and caps on every
+ * registered strategy: an OOM is a result (first_oom_event, oom_count, completed),
+ * --on-oom skip goes on, and each strategy recovers under a cap as its anchor does. */
+#include <math.h>
+#include <stdlib.h>
+#include "test.h"
+#include "mincap.h"
+#include "replay.h"
+
+#define MiB (1ull << 20)
+
+static void base_spec(struct run_spec *s, const char *workload, const char *allocator) {
+  memset(s, 0, sizeof *s);
+  s->workload = workload;
+  s->trace_device = -1;
+  s->world = 1;
+  s->seed = 1;
+  s->allocator = allocator;
+  s->device.kind = "sim";
+  s->validate = 1;
+  s->quiet = 1;
+}
+
+static int registered(const char *name) { return allocator_find(name) != NULL; }
+
+/* a1=3MiB/a2=3MiB/f1/a3=5MiB/f2/f3
+ *   live requested: 3, 6, 3, 8, 5, 0 MiB -> peak_requested = 8 MiB.
+ *   raw: one cudaMalloc of the requested size each, so reserved = live requested:
+ *        mincap = 8 MiB = 8388608 bytes, mincap_x = 1.
+ *   caching: 3 MiB and 5 MiB are > 1 MiB (large pool) and < 10 MiB, so the first request
+ *        takes one 20 MiB segment and splits it (remainder 17 MiB > 1 MiB); a2 splits the
+ *        17 MiB block, a3 the 14 MiB one. Under any cap below 20 MiB the first segment
+ *        cannot be had and there is nothing to release: mincap = 20 MiB = 20971520 bytes,
+ *        mincap_x = 20 / 8 = 2.5. */
+#define SCRIPT_SMALL "script:events=a1=3MiB/a2=3MiB/f1/a3=5MiB/f2/f3"
+
+TEST(mincap_raw_is_peak_requested_by_hand) {
+  struct run_spec s;
+  base_spec(&s, SCRIPT_SMALL, "raw");
+  struct run_result r;
+  struct mincap_report rep;
+  CHECK_EQ(mincap_find(&s, 0.005, 0, &r, &rep), 0);
+  CHECK_STR(r.status, "ok");
+  CHECK_EQ(r.peak_requested, 8 * MiB);
+  CHECK_EQ(r.mincap_bytes, 8388608);
+  CHECK_EQ(r.cap_bytes, 8388608);
+  CHECK(fabs(r.mincap_x - 1.0) < 1e-12);
+  CHECK_EQ(r.completed, 1);
+  CHECK_EQ(rep.lo, 0);                 /* peak_requested itself completed: no bisection */
+}
+
+TEST(mincap_caching_is_one_large_segment_by_hand) {
+  if (!registered("caching")) SKIP("caching not registered");
+  struct run_spec s;
+  base_spec(&s, SCRIPT_SMALL, "caching");
+  struct run_result r;
+  struct mincap_report rep;
+  CHECK_EQ(mincap_find(&s, 0.005, 0, &r, &rep), 0);
+  CHECK_STR(r.status, "ok");
+  CHECK_EQ(r.mincap_bytes, 20971520);
+  CHECK_EQ(r.cap_bytes, 20971520);
+  CHECK_EQ(r.peak_reserved, 20 * MiB);
+  CHECK(fabs(r.mincap_x - 2.5) < 1e-12);
+  CHECK(rep.lo >= 8 * MiB && rep.lo < 20 * MiB);   /* a failing cap was seen below it */
+}
+
+/* a1=1MiB/a2=12MiB/f2/a3=14MiB/f3/f1
+ *   live requested: 1, 13, 1, 15, 1, 0 MiB -> peak_requested = 15 MiB.
+ *   caching: a1 (<= 1 MiB) takes a 2 MiB small-pool segment; a2 (>= 10 MiB) a 12 MiB
+ *   segment; freed, it is cached; a3 (14 MiB) does not fit in it, so uncapped a 14 MiB
+ *   segment is added: 2 + 12 + 14 = 28 MiB reserved. Under a cap c below 28 MiB, a3
+ *   fails, the unsplit cached 12 MiB segment is released (one cache flush) and the retry
+ *   needs 2 + 14 = 16 MiB. So mincap = 16 MiB = 16777216 bytes, strictly between
+ *   peak_requested and the uncapped peak: bisection, then the survivor's own peak. */
+#define SCRIPT_FLUSH "script:events=a1=1MiB/a2=12MiB/f2/a3=14MiB/f3/f1"
+
+TEST(mincap_caching_with_a_flush_by_hand) {
+  if (!registered("caching")) SKIP("caching not registered");
+  struct run_spec s;
+  base_spec(&s, SCRIPT_FLUSH, "caching");
+  struct run_result r;
+  struct mincap_report rep;
+  CHECK_EQ(mincap_find(&s, 0.005, 0, &r, &rep), 0);
+  CHECK_STR(r.status, "ok");
+  CHECK_EQ(r.peak_requested, 15 * MiB);
+  CHECK_EQ(r.mincap_bytes, 16777216);
+  CHECK_EQ(r.cache_flushes, 1);
+  CHECK(fabs(r.mincap_x - 16.0 / 15.0) < 1e-12);
+  CHECK(rep.lo >= 15 * MiB && rep.lo < 16 * MiB);
+  CHECK(rep.runs > 4);                /* uncapped, floor, R, bisection steps, checks above */
+  /* raw on the same: 15 MiB, the floor */
+  base_spec(&s, SCRIPT_FLUSH, "raw");
+  CHECK_EQ(mincap_find(&s, 0.005, 0, &r, NULL), 0);
+  CHECK_EQ(r.mincap_bytes, 15 * MiB);
+}
+
+/* a1=30MiB/f1/a2=32MiB/a3=10MiB/f2/a4=50MiB/f3/f4   (all >= 10 MiB: exact-size segments)
+ *   peak_requested = a3 + a4 = 60 MiB.
+ *   caching, cap >= 62 MiB: a2 gets its own segment next to the cached 30 MiB one (62 MiB),
+ *     a3 then splits the cached 30 MiB segment (pinning it), f2 frees the 32 MiB one; a4
+ *     needs 62 + 50, the flush releases only the 32 MiB segment: 30 + 50 = 80 MiB. So every
+ *     cap in [62, 80) MiB fails.
+ *   caching, cap in [60, 62) MiB: a2 flushes the cached 30 MiB segment (32 MiB), a3 takes a
+ *     fresh 10 MiB segment (42), a4 flushes the 32 MiB one: 10 + 50 = 60 MiB. Completes.
+ *   So mincap = 60 MiB, but 60 MiB * 1.05 = 63 MiB fails: the row is flagged. */
+#define SCRIPT_NONMONO "script:events=a1=30MiB/f1/a2=32MiB/a3=10MiB/f2/a4=50MiB/f3/f4"
+
+TEST(mincap_flags_non_monotonic_caps) {
+  if (!registered("caching")) SKIP("caching not registered");
+  struct run_spec s;
+  base_spec(&s, SCRIPT_NONMONO, "caching");
+  struct run_result r;
+  struct mincap_report rep;
+  CHECK_EQ(mincap_find(&s, 0.005, 0, &r, &rep), 0);
+  CHECK_EQ(r.mincap_bytes, 60 * MiB);
+  CHECK_EQ(rep.fails_above, (uint64_t)ceil(60.0 * MiB * 1.05));
+  CHECK_CONTAINS(r.status, "ok: non-monotonic (fails at 66060288 bytes = +5%)");
+  CHECK_EQ(r.completed, 1);
+  CHECK_EQ(r.cache_flushes, 2);
+  /* raw completes at every cap from 60 MiB up: not flagged */
+  base_spec(&s, SCRIPT_NONMONO, "raw");
+  CHECK_EQ(mincap_find(&s, 0.005, 0, &r, &rep), 0);
+  CHECK_STR(r.status, "ok");
+  CHECK_EQ(rep.fails_above, 0);
+  CHECK_EQ(r.mincap_bytes, 60 * MiB);
+}
+
+/* every strategy: the surviving row is a completed run at cap = mincap, between the
+ * floor and the uncapped peak, with the validator on in every probe; deterministic */
+#define SCRIPT_MIXED "script:events=a1=700KiB/a2=3MiB@1/a3=12MiB/f2/a4=5000000/a5=300/f1/a6=25MiB/f4/a7=9MiB@1/f3/f5/f6/f7,repeat=3"
+
+TEST(mincap_every_strategy_row_is_consistent) {
+  for (int i = 0; allocator_table[i]; i++) {
+    const struct allocator_ops *a = allocator_table[i];
+    struct run_spec s;
+    base_spec(&s, SCRIPT_MIXED, a->name);
+    struct run_result r, r2;
+    struct mincap_report rep;
+    int cls = mincap_find(&s, 0.005, 0, &r, &rep);
+    CHECK_MSG(cls == 0, "%s: exit class %d: %s", a->name, cls, r.status);
+    if (!strncmp(r.status, "skipped", 7)) {
+      CHECK_MSG(a->flags & ALLOC_NEEDS_POOL, "%s skipped: %s", a->name, r.status);
+      CHECK_EQ(r.mincap_bytes, 0);
+      continue;
+    }
+    CHECK_MSG(!strncmp(r.status, "ok", 2), "%s: %s", a->name, r.status);
+    CHECK_EQ(r.completed, 1);
+    CHECK_EQ(r.cap_bytes, r.mincap_bytes);
+    CHECK_MSG(r.mincap_bytes >= r.peak_requested, "%s: mincap %llu below peak_requested %llu", a->name,
+              (unsigned long long)r.mincap_bytes, (unsigned long long)r.peak_requested);
+    CHECK(r.peak_reserved <= r.mincap_bytes);
+    CHECK(fabs(r.mincap_x - (double)r.mincap_bytes / (double)r.peak_requested) < 1e-9);
+    if (rep.lo) {   /* the largest failing cap seen is within precision below */
+      CHECK((double)(r.mincap_bytes - rep.lo) <= 0.005 * (double)r.mincap_bytes + 1);
+      struct run_spec sl = s;
+      sl.cap_bytes = rep.lo;
+      run_result_init(&r2);
+      replay_run(&sl, &r2);
+      CHECK_MSG(!r2.completed || strcmp(r2.status, "ok"), "%s: cap %llu below the mincap completes", a->name,
+                (unsigned long long)rep.lo);
+    }
+    CHECK_EQ(mincap_find(&s, 0.005, 0, &r2, NULL), 0);   /* deterministic on sim */
+    CHECK_EQ(r2.mincap_bytes, r.mincap_bytes);
+    CHECK_EQ(r2.peak_reserved, r.peak_reserved);
+    CHECK_STR(r2.status, r.status);
+  }
+}
+
+/* the CSV column by header name, from a file written by the CLI (row 1 = first data row) */
+static int csv_cell(const char *text, int row, const char *col, char *out, size_t len) {
+  const char *hdr = strchr(text, '\n');
+  if (!hdr) return -1;
+  hdr++;
+  int idx = -1, k = 0;
+  const char *p = hdr;
+  while (*p && *p != '\n') {
+    const char *e = p;
+    while (*e && *e != ',' && *e != '\n') e++;
+    if ((size_t)(e - p) == strlen(col) && !strncmp(p, col, (size_t)(e - p))) idx = k;
+    k++;
+    p = *e == ',' ? e + 1 : e;
+  }
+  if (idx < 0) return -1;
+  const char *line = strchr(hdr, '\n');
+  for (int i = 1; i < row && line; i++) line = strchr(line + 1, '\n');
+  if (!line) return -1;
+  line++;
+  /* fields may be quoted */
+  for (k = 0; *line && *line != '\n'; k++) {
+    char buf[1024];
+    size_t n = 0;
+    if (*line == '"') {
+      line++;
+      while (*line && !(*line == '"' && line[1] != '"')) { if (*line == '"') line++; if (n < sizeof buf - 1) buf[n++] = *line; line++; }
+      if (*line == '"') line++;
+    } else {
+      while (*line && *line != ',' && *line != '\n') { if (n < sizeof buf - 1) buf[n++] = *line; line++; }
+    }
+    buf[n] = 0;
+    if (k == idx) { snprintf(out, len, "%s", buf); return 0; }
+    if (*line == ',') line++;
+  }
+  return -1;
+}
+
+TEST(mincap_cli_writes_the_surviving_row) {
+  char out[512], err[512], cell[256];
+  snprintf(out, sizeof out, "%s/mincap.csv", test_tmpdir());
+  snprintf(err, sizeof err, "%s/mincap.err", test_tmpdir());
+  int rc = test_cli(NULL, err, "mincap", "--workload", SCRIPT_SMALL, "--allocator", "raw", "--allocator", "async",
+                    "--device", "sim", "--validate", "--out", out, NULL);
+  char *e = test_read_file(err);
+  CHECK_MSG(rc == 0, "exit %d: %s", rc, e ? e : "");
+  free(e);
+  char *csv = test_read_file(out);
+  CHECK(csv != NULL);
+  CHECK(csv_cell(csv, 1, "allocator", cell, sizeof cell) == 0);
+  CHECK_STR(cell, "raw");
+  CHECK(csv_cell(csv, 1, "mincap_bytes", cell, sizeof cell) == 0);
+  CHECK_STR(cell, "8388608");
+  CHECK(csv_cell(csv, 1, "cap_bytes", cell, sizeof cell) == 0);
+  CHECK_STR(cell, "8388608");
+  CHECK(csv_cell(csv, 1, "mincap_x", cell, sizeof cell) == 0);
+  CHECK_STR(cell, "1.0000");
+  CHECK(csv_cell(csv, 1, "status", cell, sizeof cell) == 0);
+  CHECK_STR(cell, "ok");
+  CHECK(csv_cell(csv, 1, "completed", cell, sizeof cell) == 0);
+  CHECK_STR(cell, "1");
+  if (registered("async")) {   /* needs a GPU: stays skipped on sim */
+    CHECK(csv_cell(csv, 2, "status", cell, sizeof cell) == 0);
+    CHECK_STR(cell, "skipped: needs a GPU");
+    CHECK(csv_cell(csv, 2, "mincap_bytes", cell, sizeof cell) == 0);
+    CHECK_STR(cell, "");
+  }
+  free(csv);
+  CHECK_EQ(test_cli(NULL, NULL, "mincap", "--workload", SCRIPT_SMALL, "--cap-x", "1.5", "--device", "sim", NULL), 2);
+  CHECK_EQ(test_cli(NULL, NULL, "mincap", "--workload", SCRIPT_SMALL, "--on-oom", "skip", "--device", "sim", NULL), 2);
+  CHECK_EQ(test_cli(NULL, NULL, "mincap", "--device", "sim", NULL), 2);
+}
+
+/* ---- caps on every strategy ---- */
+
+/* a1=4MiB/a2=8MiB/a3=64MiB/f1/f2/f3/a4=1MiB/f4 under a 32 MiB cap: a3 (event 2) can
+ * never fit, whatever the strategy; everything else fits in any of them. */
+#define SCRIPT_TOO_BIG "script:events=a1=4MiB/a2=8MiB/a3=64MiB/f1/f2/f3/a4=1MiB/f4"
+
+TEST(caps_oom_stops_the_row_and_records_where) {
+  for (int i = 0; allocator_table[i]; i++) {
+    const struct allocator_ops *a = allocator_table[i];
+    if (a->flags & ALLOC_NEEDS_POOL) continue;
+    struct run_spec s;
+    base_spec(&s, SCRIPT_TOO_BIG, a->name);
+    s.cap_bytes = 32 * MiB;
+    struct run_result r;
+    run_result_init(&r);
+    int cls = replay_run(&s, &r);
+    CHECK_MSG(cls == 0, "%s: %s", a->name, r.status);
+    CHECK_MSG(!strcmp(r.status, "oom"), "%s: status %s", a->name, r.status);
+    CHECK_EQ(r.completed, 0);
+    CHECK_EQ(r.oom_count, 1);
+    CHECK_MSG(r.first_oom_event == 2, "%s: first_oom_event %lld", a->name, (long long)r.first_oom_event);
+    CHECK_EQ(r.events, 2);
+    CHECK(r.peak_reserved <= 32 * MiB);
+  }
+}
+
+TEST(caps_oom_skip_goes_on) {
+  for (int i = 0; allocator_table[i]; i++) {
+    const struct allocator_ops *a = allocator_table[i];
+    if (a->flags & ALLOC_NEEDS_POOL) continue;
+    struct run_spec s;
+    base_spec(&s, SCRIPT_TOO_BIG, a->name);
+    s.cap_bytes = 32 * MiB;
+    s.on_oom = ON_OOM_SKIP;
+    struct run_result r;
+    run_result_init(&r);
+    int cls = replay_run(&s, &r);
+    CHECK_MSG(cls == 0, "%s: %s", a->name, r.status);
+    CHECK_MSG(!strcmp(r.status, "oom"), "%s: status %s", a->name, r.status);
+    CHECK_EQ(r.completed, 1);
+    CHECK_EQ(r.oom_count, 1);
+    CHECK_EQ(r.first_oom_event, 2);
+    CHECK_EQ(r.events, 8);
+    CHECK_EQ(r.allocs, 4);
+    CHECK_EQ(r.frees, 3);             /* the free of the skipped request is not a call */
+    CHECK_EQ(r.skipped_events, 0);
+    CHECK_EQ(r.peak_requested, 12 * MiB);
+    CHECK(r.peak_reserved <= 32 * MiB);
+  }
+}
+
+/* a1=12MiB/f1/a2=14MiB/f2 under a 14 MiB cap: a2 fits only if the 12 MiB the strategy
+ * cached for a1 goes back to the device first. How each anchor recovers:
+ *   raw      nothing cached: completes, no flush
+ *   caching  release unsplit free segments and retry: completes, one flush
+ *   bfc      garbage_collection=1 (TF's GPU default): frees wholly free regions and
+ *            extends again: completes
+ *   pool     RMM's pool never returns memory before destruction: OOM
+ * other strategies: an OOM or a completion, both consistent (validator on). */
+#define SCRIPT_RECOVER "script:events=a1=12MiB/f1/a2=14MiB/f2"
+
+TEST(caps_each_strategy_recovers_as_its_anchor) {
+  static const struct { const char *name; int completes; int flushes; } expect[] = {
+    {"raw", 1, 0}, {"caching", 1, 1}, {"bfc", 1, -1}, {"pool", 0, -1},
+  };
+  int checked = 0;
+  for (int i = 0; allocator_table[i]; i++) {
+    const struct allocator_ops *a = allocator_table[i];
+    if (a->flags & ALLOC_NEEDS_POOL) continue;
+    struct run_spec s;
+    base_spec(&s, SCRIPT_RECOVER, a->name);
+    s.cap_bytes = 14 * MiB;
+    struct run_result r;
+    run_result_init(&r);
+    int cls = replay_run(&s, &r);
+    CHECK_MSG(cls == 0, "%s: %s", a->name, r.status);
+    CHECK_MSG(!strcmp(r.status, "ok") || !strcmp(r.status, "oom"), "%s: %s", a->name, r.status);
+    CHECK_EQ(r.completed, !strcmp(r.status, "ok"));
+    CHECK_EQ(r.first_oom_event >= 0, r.oom_count > 0);
+    CHECK(r.peak_reserved <= 14 * MiB);
+    for (size_t k = 0; k < sizeof expect / sizeof expect[0]; k++) {
+      if (strcmp(expect[k].name, a->name)) continue;
+      CHECK_MSG(r.completed == expect[k].completes, "%s under a 14 MiB cap: completed %d, expected %d (%s)", a->name,
+                r.completed, expect[k].completes, r.status);
+      if (expect[k].flushes >= 0)
+        CHECK_MSG(r.cache_flushes == (uint64_t)expect[k].flushes, "%s: cache_flushes %llu, expected %d", a->name,
+                  (unsigned long long)r.cache_flushes, expect[k].flushes);
+      if (!expect[k].completes) CHECK_EQ(r.first_oom_event, 2);
+      checked++;
+    }
+  }
+  CHECK(checked >= 1);
+}
