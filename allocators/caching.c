@@ -67,7 +67,8 @@ static int alloc_block(struct caching *c, struct cpool *pool, uint64_t stream, u
   uint64_t addr;
   int rc = dev_malloc(c->dev, alloc_size, &addr);
   if (rc) return rc;
-  struct cseg *s = malloc(sizeof *s);
+  struct cstream *cs = cpool_stream(pool, stream, 1);
+  struct cseg *s = cs ? malloc(sizeof *s) : NULL;
   if (!s) {
     dev_free(c->dev, addr, alloc_size);
     snprintf(c->dev->err, FB_ERRLEN, "caching: out of host memory");
@@ -81,6 +82,7 @@ static int alloc_block(struct caching *c, struct cpool *pool, uint64_t stream, u
   b->size = alloc_size;
   b->stream = stream;
   b->pool = pool;
+  b->cs = cs;
   b->seg = s;
   s->head = b;
   ordset_insert(&c->segs, &s->node);
@@ -130,14 +132,14 @@ static int release_available(struct caching *c, struct cpool *pool, uint64_t str
   if (mss == CACHING_UNLIMITED) return 0;
   uint64_t want = size < mss ? mss : size;
   struct cblock *b = cpool_lower_bound(pool, stream, want);
-  if (b && b->stream == stream) {
+  if (b) {
     release_block(c, b);
     return 1;
   }
-  b = b ? cpool_prev(b) : cpool_last(pool);    /* the largest block below the key */
+  b = cpool_stream_last(pool, stream);         /* no single block: from the largest down */
   uint64_t released = 0;
-  while (b && released < want && b->size >= mss && b->stream == stream) {
-    struct cblock *prev = cpool_prev(b);
+  while (b && released < want && b->size >= mss) {
+    struct cblock *prev = cpool_prev_in_stream(b);
     released += b->size;
     release_block(c, b);
     b = prev;
@@ -260,13 +262,22 @@ static int caching_check(void *a, char *err) {
   struct cpool *pools[2] = {&c->large, &c->small};
   for (int i = 0; i < 2; i++) {
     struct cpool *p = pools[i];
-    if (p->free.count != free_blocks[p->is_small] || p->free_bytes != free_in_chains[p->is_small])
+    if (p->count != free_blocks[p->is_small] || p->free_bytes != free_in_chains[p->is_small])
       FAIL("%s pool holds %zu free blocks (%llu bytes) but segments have %zu (%llu bytes)",
-           p->is_small ? "small" : "large", p->free.count, (unsigned long long)p->free_bytes,
+           p->is_small ? "small" : "large", p->count, (unsigned long long)p->free_bytes,
            free_blocks[p->is_small], (unsigned long long)free_in_chains[p->is_small]);
-    for (struct cblock *b = cpool_first(p); b; b = cpool_next(b))
-      if (b->pool != p || !b->in_pool)
+    size_t seen = 0;
+    struct cblock *prev = NULL;
+    for (struct cblock *b = cpool_first(p); b; prev = b, b = cpool_next(b), seen++) {
+      if (b->pool != p || !b->in_pool || !b->cs || cpool_stream(p, b->stream, 0) != b->cs)
         FAIL("free block %#llx is in the wrong pool's set", (unsigned long long)b->addr);
+      if (prev && (prev->stream > b->stream || (prev->stream == b->stream && (prev->size > b->size ||
+                   (prev->size == b->size && prev->addr >= b->addr)))))
+        FAIL("free blocks %#llx, %#llx out of (stream, size, address) order",
+             (unsigned long long)prev->addr, (unsigned long long)b->addr);
+    }
+    if (seen != p->count)
+      FAIL("%s pool: %zu free blocks reachable of %zu", p->is_small ? "small" : "large", seen, p->count);
   }
   if (held != c->held)
     FAIL("segments hold %llu bytes but the count says %llu", (unsigned long long)held, (unsigned long long)c->held);
@@ -282,6 +293,8 @@ static void caching_destroy(void *a) {
     ordset_erase(&c->segs, n);
     free(s);
   }
+  cpool_destroy(&c->small);
+  cpool_destroy(&c->large);
   cblock_store_destroy(&c->store);
   free(c);
 }

@@ -82,15 +82,17 @@ static inline int caching_should_split(const struct caching_config *c, int small
 
 struct cseg;              /* a strategy's segment record (opaque here) */
 struct cpool;
+struct cstream;           /* one stream's free blocks in one pool (caching_pool.c) */
 
 struct cblock {
-  struct ordnode node;      /* in pool->free while free (in_pool) */
+  struct ordnode node;      /* in its size bin's set while free (in_pool) */
   uint64_t addr, size;      /* size after rounding / the segment piece */
   uint64_t stream;
   uint64_t requested;       /* what the request asked for (allocated blocks) */
   uint64_t gc_base;         /* pool->get_free_calls when it entered the pool */
   struct cblock *prev, *next;  /* address neighbours in the same segment */
   struct cpool *pool;
+  struct cstream *cs;       /* its stream's record in pool: cpool_stream(pool, stream, 1) */
   struct cseg *seg;
   uint8_t allocated;
   uint8_t in_pool;
@@ -99,10 +101,17 @@ struct cblock {
 
 static inline int cblock_is_split(const struct cblock *b) { return b->prev || b->next; }
 
-/* One of PyTorch's BlockPools: the free blocks of every stream, by (stream, size, addr). */
+/* One of PyTorch's BlockPools: the free blocks of every stream, in the order of
+ * BlockComparatorSize, (stream, size, address). Inside a stream the blocks are spread
+ * over size bins (32 per power of two, a bitmap of the non-empty ones), each bin an
+ * ordset by (size, address): a best fit looks at one small set and then at most the
+ * first block of the next non-empty bin, so lookups stay O(log n) in the worst case and
+ * touch a handful of nodes in practice. */
 struct cpool {
-  struct ordset free;
-  uint64_t free_bytes;      /* sum of sizes in `free` */
+  struct ordset streams;    /* struct cstream by stream id */
+  struct cstream *last;     /* the last one looked up */
+  size_t count;             /* free blocks */
+  uint64_t free_bytes;      /* their total size */
   uint64_t get_free_calls;  /* get_free_blocks_call_count: the GC age clock */
   int is_small;
 };
@@ -123,16 +132,23 @@ struct cblock *cblock_take(struct cblock_store *s);
 void cblock_put(struct cblock_store *s, struct cblock *b);
 
 void cpool_init(struct cpool *p, int is_small);
+void cpool_destroy(struct cpool *p);                 /* frees the stream records */
+/* This stream's record; create = 1 makes it (NULL only on host OOM), else NULL if none.
+ * Give every block its record (b->cs) before it first enters the pool. */
+struct cstream *cpool_stream(struct cpool *p, uint64_t stream, int create);
 /* insert_into_blocks: stamps gc_base with the pool's clock */
 void cpool_insert(struct cpool *p, struct cblock *b);
 void cpool_erase(struct cpool *p, struct cblock *b);
-/* the first free block with key >= (stream, size, 0), of any stream; NULL at the end */
-struct cblock *cpool_lower_bound(const struct cpool *p, uint64_t stream, uint64_t size);
+/* lower_bound of (stream, size, 0) when it falls in this stream: the smallest free block
+ * of the stream with at least size bytes (lowest address among equals); else NULL */
+struct cblock *cpool_lower_bound(struct cpool *p, uint64_t stream, uint64_t size);
+/* within one stream: its largest free block, and the one before b */
+struct cblock *cpool_stream_last(struct cpool *p, uint64_t stream);
+struct cblock *cpool_prev_in_stream(const struct cblock *b);
+/* all free blocks in (stream, size, address) order */
 struct cblock *cpool_first(const struct cpool *p);
-struct cblock *cpool_last(const struct cpool *p);
 struct cblock *cpool_next(const struct cblock *b);
-struct cblock *cpool_prev(const struct cblock *b);
-/* largest free block size in the pool (any stream), 0 if none; O(streams log n) */
+/* largest free block size in the pool (any stream), 0 if none */
 uint64_t cpool_largest(const struct cpool *p);
 
 /* get_free_block without the expandable twist: the best fit of this stream, if the

@@ -1,6 +1,7 @@
 /* caching_pool.c - PyTorch's BlockPool and Block mechanics (see caching_policy.h): the
  * free-block set ordered by (stream, size, address), best fit with the oversize rules,
- * splitting a block's front off, coalescing free neighbours, and the Block free list. */
+ * splitting a block's front off, coalescing free neighbours, and the Block free list.
+ * The set is kept per stream in size bins of small ordsets (see struct cpool). */
 #include <stdlib.h>
 #include <string.h>
 #include "caching_policy.h"
@@ -57,61 +58,198 @@ void cblock_put(struct cblock_store *s, struct cblock *b) {
   s->free_list = b;
 }
 
-/* BlockComparatorSize: (stream, size, address) */
+/* ---- size bins ---------------------------------------------------------------------
+ * Sizes are multiples of 512: u = size / 512. u < 32 has a bin each; above, 32 bins per
+ * power of two (the five bits under the leading one). Bins cover contiguous, increasing
+ * size ranges, so bin order then (size, address) inside a bin is (size, address). */
+#define BIN_SUB_BITS 5
+#define BIN_SUB (1u << BIN_SUB_BITS)
+#define NBINS (BIN_SUB + (55 - BIN_SUB_BITS) * BIN_SUB)
+#define NWORDS ((NBINS + 63) / 64)
+
+struct cstream {
+  struct ordnode node;      /* in pool->streams */
+  uint64_t stream;
+  struct cpool *pool;
+  size_t count;
+  uint64_t nonempty[NWORDS];
+  struct ordset bins[NBINS];
+};
+
+static unsigned bin_of(uint64_t size) {
+  uint64_t u = size >> 9;
+  if (u < BIN_SUB) return (unsigned)u;
+  unsigned fl = 63u - (unsigned)__builtin_clzll(u);
+  unsigned sl = (unsigned)(u >> (fl - BIN_SUB_BITS)) & (BIN_SUB - 1);
+  unsigned bin = BIN_SUB + (fl - BIN_SUB_BITS) * BIN_SUB + sl;
+  return bin < NBINS ? bin : NBINS - 1;
+}
+
+/* first non-empty bin >= i, or NBINS */
+static unsigned bin_next(const struct cstream *cs, unsigned i) {
+  if (i >= NBINS) return NBINS;
+  unsigned w = i >> 6;
+  uint64_t m = cs->nonempty[w] & (~0ull << (i & 63));
+  while (!m) {
+    if (++w == NWORDS) return NBINS;
+    m = cs->nonempty[w];
+  }
+  return w * 64 + (unsigned)__builtin_ctzll(m);
+}
+
+/* last non-empty bin <= i, or NBINS */
+static unsigned bin_prev(const struct cstream *cs, unsigned i) {
+  unsigned w = i >> 6;
+  uint64_t m = cs->nonempty[w] & (~0ull >> (63 - (i & 63)));
+  while (!m) {
+    if (w == 0) return NBINS;
+    m = cs->nonempty[--w];
+  }
+  return w * 64 + 63u - (unsigned)__builtin_clzll(m);
+}
+
+/* (size, address) inside a bin; the stream is the bin's */
 static int block_cmp(const struct ordnode *x, const struct ordnode *y) {
   const struct cblock *a = ORD_ENTRY(x, struct cblock, node), *b = ORD_ENTRY(y, struct cblock, node);
-  if (a->stream != b->stream) return a->stream < b->stream ? -1 : 1;
   if (a->size != b->size) return a->size < b->size ? -1 : 1;
   if (a->addr != b->addr) return a->addr < b->addr ? -1 : 1;
   return 0;
 }
 
+static int stream_cmp(const struct ordnode *x, const struct ordnode *y) {
+  uint64_t a = ORD_ENTRY(x, struct cstream, node)->stream, b = ORD_ENTRY(y, struct cstream, node)->stream;
+  return a < b ? -1 : a > b;
+}
+
+static struct cblock *entry(struct ordnode *n) { return n ? ORD_ENTRY(n, struct cblock, node) : NULL; }
+static struct cstream *stream_entry(struct ordnode *n) { return n ? ORD_ENTRY(n, struct cstream, node) : NULL; }
+
 void cpool_init(struct cpool *p, int is_small) {
-  ordset_init(&p->free, block_cmp);
+  ordset_init(&p->streams, stream_cmp);
+  p->last = NULL;
+  p->count = 0;
   p->free_bytes = 0;
   p->get_free_calls = 0;
   p->is_small = is_small;
 }
 
+void cpool_destroy(struct cpool *p) {
+  struct ordnode *n;
+  while ((n = ordset_first(&p->streams))) {
+    ordset_erase(&p->streams, n);
+    free(stream_entry(n));
+  }
+  p->last = NULL;
+}
+
+struct cstream *cpool_stream(struct cpool *p, uint64_t stream, int create) {
+  if (p->last && p->last->stream == stream) return p->last;
+  struct cstream key = {.stream = stream};
+  struct cstream *cs = stream_entry(ordset_lower_bound(&p->streams, &key.node));
+  if (!cs || cs->stream != stream) {
+    if (!create) return NULL;
+    cs = malloc(sizeof *cs);
+    if (!cs) return NULL;
+    memset(cs->nonempty, 0, sizeof cs->nonempty);
+    for (unsigned i = 0; i < NBINS; i++) ordset_init(&cs->bins[i], block_cmp);
+    cs->stream = stream;
+    cs->pool = p;
+    cs->count = 0;
+    ordset_insert(&p->streams, &cs->node);
+  }
+  p->last = cs;
+  return cs;
+}
+
 void cpool_insert(struct cpool *p, struct cblock *b) {
+  struct cstream *cs = b->cs;
+  unsigned i = bin_of(b->size);
   b->gc_base = p->get_free_calls;
   b->in_pool = 1;
+  ordset_insert(&cs->bins[i], &b->node);
+  cs->nonempty[i >> 6] |= 1ull << (i & 63);
+  cs->count++;
+  p->count++;
   p->free_bytes += b->size;
-  ordset_insert(&p->free, &b->node);
 }
 
 void cpool_erase(struct cpool *p, struct cblock *b) {
-  ordset_erase(&p->free, &b->node);
+  struct cstream *cs = b->cs;
+  unsigned i = bin_of(b->size);
+  ordset_erase(&cs->bins[i], &b->node);
+  if (!cs->bins[i].count) cs->nonempty[i >> 6] &= ~(1ull << (i & 63));
   b->in_pool = 0;
+  cs->count--;
+  p->count--;
   p->free_bytes -= b->size;
 }
 
-static struct cblock *entry(struct ordnode *n) { return n ? ORD_ENTRY(n, struct cblock, node) : NULL; }
+static struct cblock *bin_first(const struct cstream *cs, unsigned i) { return entry(ordset_first(&cs->bins[i])); }
+static struct cblock *bin_last(const struct cstream *cs, unsigned i) { return entry(ordset_last(&cs->bins[i])); }
 
-struct cblock *cpool_lower_bound(const struct cpool *p, uint64_t stream, uint64_t size) {
-  struct cblock key = {.stream = stream, .size = size, .addr = 0};
-  return entry(ordset_lower_bound(&p->free, &key.node));
+struct cblock *cpool_lower_bound(struct cpool *p, uint64_t stream, uint64_t size) {
+  struct cstream *cs = cpool_stream(p, stream, 0);
+  if (!cs || !cs->count) return NULL;
+  unsigned i = bin_of(size);
+  if (cs->nonempty[i >> 6] & (1ull << (i & 63))) {
+    struct cblock key = {.size = size, .addr = 0};
+    struct cblock *b = entry(ordset_lower_bound(&cs->bins[i], &key.node));
+    if (b) return b;
+  }
+  i = bin_next(cs, i + 1);
+  return i < NBINS ? bin_first(cs, i) : NULL;
 }
 
-struct cblock *cpool_first(const struct cpool *p) { return entry(ordset_first(&p->free)); }
-struct cblock *cpool_last(const struct cpool *p) { return entry(ordset_last(&p->free)); }
-struct cblock *cpool_next(const struct cblock *b) { return entry(ordset_next(&b->node)); }
-struct cblock *cpool_prev(const struct cblock *b) { return entry(ordset_prev(&b->node)); }
+struct cblock *cpool_stream_last(struct cpool *p, uint64_t stream) {
+  struct cstream *cs = cpool_stream(p, stream, 0);
+  if (!cs || !cs->count) return NULL;
+  return bin_last(cs, bin_prev(cs, NBINS - 1));
+}
+
+struct cblock *cpool_prev_in_stream(const struct cblock *b) {
+  struct cblock *prev = entry(ordset_prev(&b->node));
+  if (prev) return prev;
+  unsigned i = bin_of(b->size);
+  if (i == 0) return NULL;
+  i = bin_prev(b->cs, i - 1);
+  return i < NBINS ? bin_last(b->cs, i) : NULL;
+}
+
+/* the first block of cs or of a later stream */
+static struct cblock *first_from(const struct cstream *cs) {
+  for (; cs; cs = stream_entry(ordset_next(&cs->node))) {
+    unsigned i = bin_next(cs, 0);
+    if (i < NBINS) return bin_first(cs, i);
+  }
+  return NULL;
+}
+
+struct cblock *cpool_first(const struct cpool *p) { return first_from(stream_entry(ordset_first(&p->streams))); }
+
+struct cblock *cpool_next(const struct cblock *b) {
+  struct cblock *next = entry(ordset_next(&b->node));
+  if (next) return next;
+  unsigned i = bin_next(b->cs, bin_of(b->size) + 1);
+  if (i < NBINS) return bin_first(b->cs, i);
+  return first_from(stream_entry(ordset_next(&b->cs->node)));
+}
 
 uint64_t cpool_largest(const struct cpool *p) {
   uint64_t largest = 0;
-  struct cblock *b = cpool_last(p);
-  while (b) {                              /* the last block of each stream, from the top */
-    if (b->size > largest) largest = b->size;
-    struct cblock key = {.stream = b->stream, .size = 0, .addr = 0};
-    b = entry(ordset_floor(&p->free, &key.node));
+  for (struct ordnode *n = ordset_first(&p->streams); n; n = ordset_next(n)) {
+    struct cstream *cs = stream_entry(n);
+    unsigned i = bin_prev(cs, NBINS - 1);
+    if (i < NBINS) {
+      uint64_t s = bin_last(cs, i)->size;
+      if (s > largest) largest = s;
+    }
   }
   return largest;
 }
 
 struct cblock *caching_take_best_fit(const struct caching_config *c, struct cpool *p, uint64_t stream, uint64_t rounded) {
   struct cblock *b = cpool_lower_bound(p, stream, rounded);
-  if (!b || b->stream != stream) return NULL;
+  if (!b) return NULL;
   if (!caching_oversize_ok(c, rounded, b->size)) return NULL;
   cpool_erase(p, b);
   return b;
@@ -123,6 +261,7 @@ struct cblock *cblock_split_front(struct cblock_store *s, struct cblock *b, uint
   front->size = size;
   front->stream = b->stream;
   front->pool = b->pool;
+  front->cs = b->cs;
   front->seg = b->seg;
   front->mapped = b->mapped;
   front->prev = b->prev;
