@@ -51,8 +51,8 @@ a1=512/a2=3MiB/a3=5MiB/a4=700KiB/f2/a5=1500KiB/i/f1/f3/a6=30MiB/a7=9MiB/f4/f5/i/
 a1=4MiB@1/a2=4MiB@2/a3=6MiB@1/f1/a4=3MiB@2/a5=8KiB@1/f2/i/f3/a6=12MiB@2/f4/f5/f6/a7=1MiB@1/f7/i/e,repeat=10
 a1=6MiB/a2=6MiB/a3=6MiB/a4=6MiB/f2/f4/a5=7MiB/a6=11MiB/a7=2MiB/f1/f3/i/a8=40MiB/f5/f6/f7/a9=25MiB/i/e/f8/f9/i,repeat=8
 "
-# synthetic generators (defaults), where this build has them
-GENERATORS="train_loop varlen leaky_losses checkpointing amp model_switch grad_accumulation eval_accumulate"
+# synthetic generators (NAME[:params]; defaults unless given), where this build has them
+GENERATORS="train_loop varlen leaky_losses checkpointing amp model_switch grad_accumulation eval_accumulate random:events=60000,live=400,streams=2,iter_every=2000"
 # the shared real traces (tests/data/README.md)
 TRACES="tests/data/gpt_train_short_frames.pickle tests/data/leaky_losses.pickle.gz tests/data/leaky_losses.rmm.csv tests/data/resnet_varsize.pickle.gz tests/data/gpt_train.pickle.gz"
 # ----------------------------------------------------------------------------------------
@@ -100,11 +100,11 @@ for s in $SCRIPTS; do
   [ $has_mincap = 1 ] && run_one mincap --workload "script:events=$s"
 done
 for g in $GENERATORS; do
-  if printf '%s\n' "$workloads" | grep -qx "$g"; then
+  if printf '%s\n' "$workloads" | grep -qx "${g%%:*}"; then
     run_one run --workload "$g"
     run_one run --workload "$g" --cap-x "$CAPS"
   else
-    notes="$notes $g"
+    notes="$notes ${g%%:*}"
   fi
 done
 for t in $TRACES; do

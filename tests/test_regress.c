@@ -1,5 +1,5 @@
 /* test_regress.c - the regression check under test: tests/test_regress_detects.sh
- * changes one constant of the caching strategy (kLargeBuffer, 20 -> 24 MiB) in a copy of
+ * changes one constant of the caching strategy (kLargeBuffer, 20 -> 16 MiB) in a copy of
  * the tree and expects `tests/regress.sh` (make regress) to fail on a memory figure, after
  * checking that the unchanged copy passes. Skipped until a baseline is committed. */
 #include <stdlib.h>

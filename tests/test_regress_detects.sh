@@ -3,7 +3,8 @@
 # regress`) catches a changed caching rule. In a copy of the tree: the unchanged build
 # passes regress against the committed baseline; then PyTorch's kLargeBuffer (the 20 MiB
 # segment for 1..10 MiB requests, CACHING_LARGE_BUFFER in allocators/caching*) becomes
-# 24 MiB, and regress must fail on a memory figure of a caching row. Only the caching
+# 16 MiB (not larger: the max_non_split_rounding_mb default of 20 must stay >= it), and
+# regress must fail on a memory figure of a caching row. Only the caching
 # rows are run and compared (--allocator caching), to stay well under a minute.
 # Exit 0 = caught, 1 = not caught or could not run, 77 = nothing to test (no baseline).
 # Run by tests/test_regress.c (make test); FB_KEEP_TMP=1 keeps the copy.
@@ -42,19 +43,19 @@ if [ $rc -ne 0 ]; then
   exit 1
 fi
 
-# the change: kLargeBuffer 20 MiB -> 24 MiB
+# the change: kLargeBuffer 20 MiB -> 16 MiB
 files=$(grep -l 'CACHING_LARGE_BUFFER[[:space:]]*(20ull << 20)' allocators/caching* || true)
 [ -n "$files" ] || { echo "FAIL: '#define CACHING_LARGE_BUFFER (20ull << 20)' not found in allocators/caching*: update this test"; exit 1; }
 for f in $files; do
-  sed -i 's/\(CACHING_LARGE_BUFFER[[:space:]]*\)(20ull << 20)/\1(24ull << 20)/' "$f"
+  sed -i 's/\(CACHING_LARGE_BUFFER[[:space:]]*\)(20ull << 20)/\1(16ull << 20)/' "$f"
 done
-grep -q 'CACHING_LARGE_BUFFER[[:space:]]*(24ull << 20)' $files || { echo "FAIL: the edit did not apply"; exit 1; }
+grep -q 'CACHING_LARGE_BUFFER[[:space:]]*(16ull << 20)' $files || { echo "FAIL: the edit did not apply"; exit 1; }
 build changed
 
 rc=0
 sh tests/regress.sh build/fragbench --allocator caching > "$tmp/after.log" 2>&1 || rc=$?
 if [ $rc -ne 1 ]; then
-  echo "FAIL: regress exited $rc with kLargeBuffer = 24 MiB; expected 1 (a memory regression):"
+  echo "FAIL: regress exited $rc with kLargeBuffer = 16 MiB; expected 1 (a memory regression):"
   tail -n 30 "$tmp/after.log"
   exit 1
 fi
@@ -63,5 +64,5 @@ if ! grep -q ' caching .*peak_reserved ' "$tmp/after.log"; then
   tail -n 30 "$tmp/after.log"
   exit 1
 fi
-echo "ok: regress caught kLargeBuffer 20 -> 24 MiB:"
+echo "ok: regress caught kLargeBuffer 20 -> 16 MiB:"
 grep -E '^row |peak_reserved|^regress: FAIL' "$tmp/after.log" | head -n 8
