@@ -15,6 +15,7 @@ static const char usage[] =
 "                   [--fail-rate P] [--validate]\n"
 "  fragbench export (--workload W | --trace FILE) --out FILE   write the native trace CSV\n"
 "  fragbench list                            workloads, trace formats, allocators, parameters\n"
+"  fragbench perf [--out FILE.csv]           the suite's own speed on sim (make perf)\n"
 "\n"
 "selection (each may repeat):\n"
 "  --workload NAME[:k=v,...]   a synthetic generator (see `fragbench list`)\n"
@@ -51,6 +52,7 @@ struct command { const char *name; int (*fn)(struct cli_opts *); };
 static const struct command commands[] = {
   {"run", cmd_run},
   {"list", cmd_list},
+  {"perf", cmd_perf},
   {"mincap", cmd_mincap},
   {"stress", cmd_stress},
   {NULL, NULL},

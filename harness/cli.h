@@ -59,5 +59,6 @@ int cmd_list(struct cli_opts *o);
 int cmd_export(struct cli_opts *o);
 int cmd_mincap(struct cli_opts *o);
 int cmd_stress(struct cli_opts *o);
+int cmd_perf(struct cli_opts *o);
 
 #endif

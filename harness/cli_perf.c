@@ -1,0 +1,181 @@
+/* cli_perf.c - `fragbench perf` (make perf): how fast the suite itself is, on sim.
+ *  - the replay engine's events/s with raw on a no-op device (no cost model, no checks)
+ *  - per strategy: ns per alloc/free call (mean, p50, p99) replaying each bundled trace
+ *    and a 10 M-event synthetic stream
+ *  - per-event cost at 1 M and 10 M events (does cost grow with length?)
+ *  - pickle reading speed (MB/s of uncompressed pickle)
+ *  - host memory per live block, and the peak RSS
+ * A table on stdout; the rows in the run CSV format to --out (make perf: results/perf-<stamp>.csv). */
+#include "cli.h"
+#include <glob.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+#include "timing.h"
+
+static uint64_t events_env(const char *name, uint64_t def) {
+  const char *v = getenv(name);
+  uint64_t x;
+  return v && !parse_u64(v, &x) && x ? x : def;
+}
+
+static int run_one(const char *workload, const char *trace, const char *alloc, int noop, struct run_result *r) {
+  struct run_spec s = {.workload = workload, .trace = trace, .trace_device = -1, .world = 1, .seed = 1,
+                       .allocator = alloc, .device = {.kind = "sim", .noop = noop}, .quiet = 1};
+  run_result_init(r);
+  return replay_run(&s, r);
+}
+
+static double engine_rate(const struct run_result *r) {
+  double ns = r->ns_per_op * (double)(r->allocs + r->frees);
+  return ns > 0 ? (double)r->events / ns * 1e9 : NAN;
+}
+
+/* Peak RSS of a child that replays `live` blocks held at once (KiB). */
+static long rss_with_live(const char *alloc, uint64_t live) {
+  int fd[2];
+  if (pipe(fd)) return -1;
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fd[0]);
+    char wl[128];
+    snprintf(wl, sizeof wl, "random:events=%llu,live=%llu,min=512,max=4096", (unsigned long long)(live * 2),
+             (unsigned long long)live);
+    struct run_result r;
+    run_one(wl, NULL, alloc, 1, &r);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    long kb = ru.ru_maxrss;
+    if (write(fd[1], &kb, sizeof kb) != sizeof kb) _exit(1);
+    _exit(0);
+  }
+  close(fd[1]);
+  long kb = -1;
+  if (read(fd[0], &kb, sizeof kb) != sizeof kb) kb = -1;
+  close(fd[0]);
+  waitpid(pid, NULL, 0);
+  return kb;
+}
+
+/* Uncompressed pickle parsing speed: decompress a bundled snapshot to a temp file, then
+ * time reading every event of it. */
+static double pickle_mb_per_s(const char *gz, uint64_t *bytes_out) {
+  char tmp[] = "/tmp/fragbench-perf-XXXXXX";
+  int fd = mkstemp(tmp);
+  if (fd < 0) return NAN;
+  gzFile in = gzopen(gz, "rb");
+  FILE *out = fdopen(fd, "wb");
+  char buf[1 << 16];
+  int n;
+  uint64_t bytes = 0;
+  while (in && (n = gzread(in, buf, sizeof buf)) > 0) { fwrite(buf, 1, (size_t)n, out); bytes += (uint64_t)n; }
+  if (in) gzclose(in);
+  fclose(out);
+  double best = NAN;
+  for (int rep = 0; rep < 3; rep++) {
+    char err[FB_ERRLEN];
+    const struct workload_ops *ops = trace_detect(tmp, err);
+    struct workload w;
+    struct workload_ctx ctx = {.world = 1, .path = tmp, .trace_device = -1};
+    uint64_t t0 = now_ns();
+    if (!ops || workload_open(&w, ops, NULL, &ctx, SIM_TOTAL_DEFAULT, err)) break;
+    struct event ev;
+    while (workload_next(&w, &ev, err) == 1) {}
+    workload_close(&w);
+    double mbs = (double)bytes / 1e6 / ((double)(now_ns() - t0) / 1e9);
+    if (isnan(best) || mbs > best) best = mbs;
+  }
+  unlink(tmp);
+  *bytes_out = bytes;
+  return best;
+}
+
+static void row(struct output *out, struct run_result *r, const char *label) {
+  if (label) snprintf(r->workload, sizeof r->workload, "%s", label);
+  output_row(out, r);
+  if (strncmp(r->status, "ok", 2)) {
+    printf("  %-34.34s %-11s %s\n", r->workload, r->allocator, r->status);
+    return;
+  }
+  printf("  %-34.34s %-11s %12llu %9.1f %7llu %7llu\n", r->workload, r->allocator, (unsigned long long)r->events,
+         r->ns_per_op, (unsigned long long)r->p50_ns, (unsigned long long)r->p99_ns);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+int cmd_perf(struct cli_opts *o) {
+  uint64_t big = events_env("PERF_EVENTS", 10000000);
+  struct output out;
+  if (output_open(&out, o->out ? o->out : "/dev/null")) return 2;
+  out.quiet = 1;
+  char wl[160];
+  struct run_result r;
+
+  printf("replay engine (raw on a no-op sim device):\n");
+  printf("  %-34s %-11s %12s %9s %7s %7s\n", "input", "allocator", "events", "ns/op", "p50", "p99");
+  snprintf(wl, sizeof wl, "random:events=%llu,live=1000", (unsigned long long)big);
+  run_one(wl, NULL, "raw", 1, &r);
+  double rate = engine_rate(&r);
+  row(&out, &r, "engine:random-noop");
+  printf("  engine: %.1f M events/s (target >= 20)\n\n", rate / 1e6);
+
+  printf("strategies (sim, modeled driver time excluded):\n");
+  printf("  %-34s %-11s %12s %9s %7s %7s\n", "input", "allocator", "events", "ns/op", "p50", "p99");
+  glob_t g;
+  memset(&g, 0, sizeof g);
+  glob("tests/data/*.pickle.gz", 0, NULL, &g);
+  glob("tests/data/*.pickle", GLOB_APPEND, NULL, &g);
+  const char *allocs[CLI_MAX];
+  int na = 0;
+  if (o->nallocators) for (int i = 0; i < o->nallocators; i++) allocs[na++] = o->allocators[i];
+  else for (int i = 0; allocator_table[i] && na < CLI_MAX; i++)
+    if (!(allocator_table[i]->flags & ALLOC_NEEDS_POOL)) allocs[na++] = allocator_table[i]->name;
+  for (int a = 0; a < na; a++) {
+    double med[64];
+    int nm = 0;
+    for (size_t t = 0; t < g.gl_pathc; t++) {
+      run_one(NULL, g.gl_pathv[t], allocs[a], 0, &r);
+      row(&out, &r, NULL);
+      if (!strncmp(r.status, "ok", 2) && !isnan(r.ns_per_op) && nm < 64) med[nm++] = r.ns_per_op;
+    }
+    run_one(wl, NULL, allocs[a], 0, &r);
+    row(&out, &r, NULL);
+    if (!strncmp(r.status, "ok", 2) && !isnan(r.ns_per_op) && nm < 64) med[nm++] = r.ns_per_op;
+    qsort(med, (size_t)nm, sizeof med[0], cmp_double);
+    if (nm) printf("  %-34s %-11s median ns/op across inputs: %.1f\n", "", allocs[a], med[nm / 2]);
+  }
+  globfree(&g);
+
+  printf("\nper-event cost growth (caching, random stream):\n");
+  double per[2];
+  uint64_t sizes[2] = {big / 10, big};
+  for (int i = 0; i < 2; i++) {
+    snprintf(wl, sizeof wl, "random:events=%llu,live=1000", (unsigned long long)sizes[i]);
+    run_one(wl, NULL, "caching", 0, &r);
+    per[i] = r.ns_per_op;
+    row(&out, &r, NULL);
+  }
+  printf("  %llu events: %.1f ns/op, %llu events: %.1f ns/op: %+.1f%% (target within 10%%)\n\n",
+         (unsigned long long)sizes[0], per[0], (unsigned long long)sizes[1], per[1], (per[1] / per[0] - 1) * 100);
+
+  uint64_t bytes = 0;
+  double mbs = pickle_mb_per_s("tests/data/gpt_train.pickle.gz", &bytes);
+  printf("pickle reading: %.1f MB/s over %.1f MB of uncompressed pickle (target >= 50)\n", mbs, (double)bytes / 1e6);
+
+  long base = rss_with_live("caching", 1000), big_rss = rss_with_live("caching", 1000000);
+  if (base > 0 && big_rss > 0)
+    printf("host memory: %.1f bytes per live block (caching, 1 M live; target <= 64 + constant)\n",
+           (double)(big_rss - base) * 1024.0 / 999000.0);
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  printf("peak host RSS of this run: %.1f MiB\n", (double)ru.ru_maxrss / 1024.0);
+  output_close(&out);
+  return 0;
+}

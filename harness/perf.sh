@@ -1,0 +1,9 @@
+#!/bin/sh
+# perf.sh - `make perf`: the suite's own speed on sim (see harness/cli_perf.c), into
+# results/perf-<UTC stamp>.csv. PERF_EVENTS (default 10000000) sets the long stream.
+set -eu
+BIN=${1:-build/fragbench}
+mkdir -p results
+out=results/perf-$(date -u +%Y%m%dT%H%M%SZ).csv
+"$BIN" perf --out "$out"
+echo "perf: rows in $out"
