@@ -1,0 +1,60 @@
+/* pickle_vocab.c - the strings of a PyTorch snapshot whose text the reader needs (dict
+ * keys, action names, allocator_settings keys, small decimal numbers), as tokens. The
+ * memo keeps only these, so it stays a few dozen entries however long the trace. */
+#include <string.h>
+#include "pickle.h"
+
+static const char *const vocab[TK_COUNT] = {
+  [TK_OTHER] = "", [TK_NUM] = "",
+  [TK_SEGMENTS] = "segments", [TK_DEVICE_TRACES] = "device_traces",
+  [TK_ALLOCATOR_SETTINGS] = "allocator_settings", [TK_EXTERNAL_ANNOTATIONS] = "external_annotations",
+  [TK_ACTION] = "action", [TK_ADDR] = "addr", [TK_SIZE] = "size", [TK_STREAM] = "stream",
+  [TK_TIME_US] = "time_us", [TK_COMPILE_CONTEXT] = "compile_context",
+  [TK_USER_METADATA] = "user_metadata", [TK_FRAMES] = "frames", [TK_DEVICE_FREE] = "device_free",
+  [TK_DEVICE] = "device", [TK_TOTAL_SIZE] = "total_size",
+  [TK_ALLOC] = "alloc", [TK_FREE_REQUESTED] = "free_requested", [TK_FREE_COMPLETED] = "free_completed",
+  [TK_SEGMENT_ALLOC] = "segment_alloc", [TK_SEGMENT_FREE] = "segment_free",
+  [TK_SEGMENT_MAP] = "segment_map", [TK_SEGMENT_UNMAP] = "segment_unmap", [TK_OOM] = "oom",
+  [TK_SNAPSHOT] = "snapshot", [TK_USER_DEFINED] = "user_defined",
+  [TK_MAX_SPLIT_SIZE] = "max_split_size", [TK_GC_THRESHOLD] = "garbage_collection_threshold",
+  [TK_EXPANDABLE_SEGMENTS] = "expandable_segments",
+  [TK_ROUNDUP_POWER2_DIVISIONS] = "roundup_power2_divisions",
+};
+
+enum pk_tok pk_vocab_token(const uint8_t *s, size_t n, int64_t *num) {
+  if (n == 0 || n > 32) return TK_OTHER;
+  if (s[0] >= '0' && s[0] <= '9') {
+    if (n > 9 || (s[0] == '0' && n > 1)) return TK_OTHER;
+    int64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (s[i] < '0' || s[i] > '9') return TK_OTHER;
+      v = v * 10 + (s[i] - '0');
+    }
+    *num = v;
+    return TK_NUM;
+  }
+  for (int t = TK_SEGMENTS; t < TK_COUNT; t++)
+    if (vocab[t][0] == s[0] && strlen(vocab[t]) == n && !memcmp(vocab[t], s, n)) return (enum pk_tok)t;
+  return TK_OTHER;
+}
+
+const char *pk_vocab_text(enum pk_tok t) { return t < TK_COUNT ? vocab[t] : ""; }
+
+const char *pk_type_name(enum pk_type t) {
+  switch (t) {
+  case PK_MARK: return "MARK";
+  case PK_NONE: return "None";
+  case PK_BOOL: return "bool";
+  case PK_INT: return "int";
+  case PK_BIGINT: return "int beyond 64 bits";
+  case PK_FLOAT: return "float";
+  case PK_STR: return "str";
+  case PK_BYTES: return "bytes";
+  case PK_DICT: return "dict";
+  case PK_LIST: return "list";
+  case PK_TUPLE: return "tuple";
+  case PK_SET: return "set";
+  case PK_REF: return "memo reference to an earlier object";
+  }
+  return "?";
+}

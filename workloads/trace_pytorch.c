@@ -1,0 +1,361 @@
+/* trace_pytorch.c - the `pytorch_snapshot` trace reader: torch.cuda.memory._dump_snapshot
+ * pickles (plain or gzip'd), replayed as DESIGN.md "Recorded traces" says:
+ *   alloc (addr, size, stream)   -> OP_ALLOC, id = addr
+ *   free_completed (addr)        -> OP_FREE (when the memory is reusable; free_requested is earlier)
+ *   segment_alloc/free/map/unmap -> no event; their running sum's peak is trace_peak_reserved
+ *   a run of segment_free/unmap  -> OP_EMPTY_CACHE, unless a segment_alloc, segment_map or
+ *                                   oom follows before the next alloc (then it was the
+ *                                   allocator's own release inside an allocation)
+ *   oom (device_free, size)      -> usable memory = device_free + reserved then; and the
+ *                                   failed request is replayed (OP_ALLOC of a synthetic id,
+ *                                   then OP_FREE of it) so that a run that died OOMs too
+ *   snapshot, free_requested     -> nothing; other actions and keys are counted as ignored
+ * open() makes one pass over the whole file (constant memory) for what info() must know
+ * before the first event: allocator_settings (written after device_traces), the peak, the
+ * usable memory, which devices have events, and which segment_free runs were empty_cache()
+ * calls; then rewinds. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "pickle.h"
+
+#define OOM_ID_BASE (1ULL << 63)   /* ids of replayed failed requests: above any address */
+
+/* per-device results of the pre-scan */
+struct dev_scan {
+  uint64_t events, ignored;
+  int64_t reserved, min_reserved, max_reserved;   /* running sum of segment events */
+  uint64_t usable;                                /* first oom: device_free + reserved */
+  int saw_map;
+  /* empty_cache runs: decisions as bits, one per run */
+  uint8_t *ec;
+  uint64_t ec_cap, runs, undecided_from;
+  int in_run;
+  int64_t reserved_at_oom; uint64_t device_free_at_oom; int has_oom;
+};
+
+struct pt {
+  struct trace_src src;
+  struct pk_reader pk;
+  int device;
+  struct workload_info info;
+  uint8_t *ec;                 /* decisions of the selected device (owned) */
+  uint64_t runs;
+  /* replay state */
+  int in_run;
+  uint64_t run_no, oom_no;
+  int pending_free;            /* an OP_FREE of a replayed oom request is due */
+  uint64_t pending_id;
+  uint64_t last_offset;
+  char where[320];
+};
+
+static int valid_int(const struct pk_rec *r, uint8_t f) { return (r->has & f) && !(r->bad & f); }
+
+static const char *field_name(uint8_t f) {
+  switch (f) {
+  case F_ACTION: return "action";
+  case F_ADDR: return "addr";
+  case F_SIZE: return "size";
+  case F_STREAM: return "stream";
+  case F_DEVFREE: return "device_free";
+  }
+  return "?";
+}
+
+/* Check one event's fields for its action: 0, or -1 with err. */
+static int check_rec(const struct trace_src *src, const struct pk_rec *r, char *err) {
+  const char *who = src->name;
+  unsigned long long off = (unsigned long long)r->offset;
+  if (r->bad) {
+    uint8_t f = r->bad & (uint8_t)-r->bad;
+    snprintf(err, FB_ERRLEN, "%s: byte %llu: device_traces[%d][%llu]: '%s': expected %s, got %s", who, off, r->device,
+             (unsigned long long)r->index, field_name(f), f == F_ACTION ? "a string" : "an int", pk_type_name(r->bad_type));
+    return -1;
+  }
+  if (!(r->has & F_ACTION)) {
+    snprintf(err, FB_ERRLEN, "%s: byte %llu: device_traces[%d][%llu]: event without an 'action' key", who, off, r->device,
+             (unsigned long long)r->index);
+    return -1;
+  }
+  uint8_t need = 0;
+  switch (r->action) {
+  case TK_ALLOC: need = F_ADDR | F_SIZE; break;
+  case TK_FREE_REQUESTED: case TK_FREE_COMPLETED: need = F_ADDR; break;
+  case TK_SEGMENT_ALLOC: case TK_SEGMENT_FREE: case TK_SEGMENT_MAP: case TK_SEGMENT_UNMAP: need = F_SIZE; break;
+  case TK_OOM: need = F_DEVFREE | F_SIZE; break;
+  default: return 0;
+  }
+  for (uint8_t f = 1; f <= F_DEVFREE; f <<= 1) {
+    if ((need & f) && !valid_int(r, f)) {
+      snprintf(err, FB_ERRLEN, "%s: byte %llu: device_traces[%d][%llu]: '%s' event without '%s' (expected an int)", who,
+               off, r->device, (unsigned long long)r->index, pk_vocab_text((enum pk_tok)r->action), field_name(f));
+      return -1;
+    }
+  }
+  const char *what = NULL;
+  int64_t v = 0;
+  if ((need & F_ADDR) && r->addr < 0) { what = "addr"; v = r->addr; }
+  else if ((need & F_SIZE) && (r->size < 0 || (uint64_t)r->size > TRACE_MAX_SIZE)) { what = "size"; v = r->size; }
+  else if ((need & F_DEVFREE) && (r->device_free < 0 || (uint64_t)r->device_free > TRACE_MAX_SIZE)) { what = "device_free"; v = r->device_free; }
+  if (what) {
+    snprintf(err, FB_ERRLEN, "%s: byte %llu: device_traces[%d][%llu]: %s %lld out of range (expected 0..2^50)", who, off,
+             r->device, (unsigned long long)r->index, what, (long long)v);
+    return -1;
+  }
+  return 0;
+}
+
+static int is_release(uint8_t a) { return a == TK_SEGMENT_FREE || a == TK_SEGMENT_UNMAP; }
+
+/* make room for bit i (zero-filled) */
+static int grow_bits(uint8_t **bits, uint64_t *cap_bytes, uint64_t i) {
+  if (i / 8 < *cap_bytes) return 0;
+  uint64_t nc = *cap_bytes ? *cap_bytes * 2 : 8;
+  while (i / 8 >= nc) nc *= 2;
+  uint8_t *nb = realloc(*bits, nc);
+  if (!nb) return -1;
+  memset(nb + *cap_bytes, 0, nc - *cap_bytes);
+  *bits = nb;
+  *cap_bytes = nc;
+  return 0;
+}
+
+static int get_bit(const uint8_t *bits, uint64_t i) { return (bits[i / 8] >> (i & 7)) & 1; }
+
+/* decide the undecided runs of d: empty_cache() calls (1) or an allocation's own release (0) */
+static void decide(struct dev_scan *d, int ec) {
+  for (uint64_t i = d->undecided_from; i < d->runs; i++)
+    if (ec) d->ec[i / 8] |= (uint8_t)(1u << (i & 7));
+  d->undecided_from = d->runs;
+}
+
+static int scan_rec(struct dev_scan *d, const struct pk_rec *r) {
+  d->events++;
+  d->ignored += r->ignored_keys;
+  uint8_t a = r->action;
+  if (is_release(a)) {
+    if (!d->in_run) {
+      if (grow_bits(&d->ec, &d->ec_cap, d->runs)) return -1;
+      d->runs++;
+      d->in_run = 1;
+    }
+    d->reserved -= r->size;
+    if (d->reserved < d->min_reserved) d->min_reserved = d->reserved;
+    return 0;
+  }
+  d->in_run = 0;
+  switch (a) {
+  case TK_ALLOC: decide(d, 1); break;
+  case TK_SEGMENT_ALLOC: case TK_SEGMENT_MAP:
+    decide(d, 0);
+    d->saw_map |= a == TK_SEGMENT_MAP;
+    d->reserved += r->size;
+    if (d->reserved > d->max_reserved) d->max_reserved = d->reserved;
+    break;
+  case TK_OOM:
+    decide(d, 0);
+    if (!d->has_oom) {
+      d->has_oom = 1;
+      d->reserved_at_oom = d->reserved;
+      d->device_free_at_oom = (uint64_t)r->device_free;
+    }
+    break;
+  case TK_FREE_REQUESTED: case TK_FREE_COMPLETED: case TK_SNAPSHOT: break;
+  default: d->ignored++;       /* user_defined and actions we do not know */
+  }
+  return 0;
+}
+
+static void settings_string(const struct pk_settings *s, char *out, size_t len) {
+  size_t k = 0;
+  out[0] = 0;
+  if (s->has_max_split_size && s->max_split_size > 0 && (uint64_t)s->max_split_size < (1ULL << 62))
+    k += (size_t)snprintf(out + k, len - k, "max_split_size_mb=%llu", (unsigned long long)(s->max_split_size >> 20));
+  if (s->has_gc_threshold && s->gc_threshold > 0 && k < len)
+    k += (size_t)snprintf(out + k, len - k, "%sgarbage_collection_threshold=%g", k ? "," : "", s->gc_threshold);
+  int any = 0;
+  for (int i = 0; i < 16; i++) any |= s->has_roundup && s->roundup[i] != 0;
+  if (any && k < len) {
+    k += (size_t)snprintf(out + k, len - k, "%sroundup_power2_divisions=[", k ? "," : "");
+    for (int i = 0; i < 16 && k < len; i++)
+      k += (size_t)snprintf(out + k, len - k, "%s%llu:%lld", i ? "," : "", 1ULL << i, (long long)s->roundup[i]);
+    if (k < len) snprintf(out + k, len - k, "]");
+  }
+}
+
+/* the pre-scan: every event of every device, then what info() says */
+static int prescan(struct pt *t, int want_device, char *err) {
+  struct dev_scan *dev = calloc(PK_MAX_DEVICES, sizeof *dev);
+  if (!dev) {
+    snprintf(err, FB_ERRLEN, "%s: out of memory", t->src.name);
+    return -1;
+  }
+  int rc;
+  struct pk_rec r;
+  uint64_t mask = 0;
+  while ((rc = pk_next(&t->pk, &r, err)) > 0) {
+    if (check_rec(&t->src, &r, err)) { rc = -1; break; }
+    mask |= 1ULL << r.device;
+    if (scan_rec(&dev[r.device], &r)) {
+      snprintf(err, FB_ERRLEN, "%s: out of memory", t->src.name);
+      rc = -1;
+      break;
+    }
+  }
+  if (rc == 0) {
+    int d = want_device;
+    if (d == -1) d = mask ? __builtin_ctzll(mask) : 0;
+    if (d < 0 || d >= PK_MAX_DEVICES || (mask && !(mask & (1ULL << d)))) {
+      char list[200] = "";
+      for (int i = 0, k = 0; i < PK_MAX_DEVICES && k < (int)sizeof list - 8; i++)
+        if (mask & (1ULL << i)) k += snprintf(list + k, sizeof list - (size_t)k, "%s%d", k ? "," : "", i);
+      snprintf(err, FB_ERRLEN, "%s: device %d has no events in this snapshot (devices with events: %s)", t->src.name,
+               want_device, mask ? list : "none");
+      rc = -1;
+    } else {
+      struct dev_scan *s = &dev[d];
+      decide(s, 1);                             /* runs still open at the end: empty_cache() */
+      /* reserved before the first event: at least what the trace releases beyond what it
+       * took; for a trace recorded from mid-run, the segments list (reserved at dump time)
+       * minus the trace's net change, when that is larger */
+      int64_t start = s->min_reserved < 0 ? -s->min_reserved : 0;
+      int recorded_expandable = t->pk.settings.has_expandable ? t->pk.settings.expandable : s->saw_map;
+      if (t->pk.segs_seen && !recorded_expandable && start > 0 &&
+          (int64_t)t->pk.seg_total[d] - s->reserved > start)
+        start = (int64_t)t->pk.seg_total[d] - s->reserved;
+      t->device = d;
+      t->info.trace_peak_reserved = (uint64_t)(start + s->max_reserved);
+      if (s->has_oom) t->info.usable_bytes = s->device_free_at_oom + (uint64_t)(start + s->reserved_at_oom);
+      settings_string(&t->pk.settings, t->info.allocator_settings, sizeof t->info.allocator_settings);
+      snprintf(t->info.recorded_allocator, sizeof t->info.recorded_allocator, "%s",
+               recorded_expandable ? "expandable" : "caching");
+      t->info.device_mask = mask;
+      t->info.ignored = s->ignored + t->pk.ignored_top;
+      t->info.holds_whole_trace = 0;
+      t->ec = s->ec;
+      t->runs = s->runs;
+      s->ec = NULL;
+    }
+  }
+  for (int i = 0; i < PK_MAX_DEVICES; i++) free(dev[i].ec);
+  free(dev);
+  return rc < 0 ? -1 : 0;
+}
+
+static void pt_close(void *st) {
+  struct pt *t = st;
+  if (!t) return;
+  pk_close(&t->pk);
+  src_close(&t->src);
+  free(t->ec);
+  free(t);
+}
+
+static void reset_replay(struct pt *t) {
+  t->in_run = 0;
+  t->run_no = t->oom_no = 0;
+  t->pending_free = 0;
+}
+
+int pytorch_snapshot_open_src(void **st, struct trace_src *src, const struct workload_ctx *ctx, char *err) {
+  struct pt *t = calloc(1, sizeof *t);
+  if (!t) {
+    snprintf(err, FB_ERRLEN, "%s: out of memory", src->name);
+    src_close(src);
+    return -1;
+  }
+  t->src = *src;
+  if (pk_open(&t->pk, &t->src, err) || prescan(t, ctx->trace_device, err) || pk_rewind(&t->pk, err)) {
+    pt_close(t);
+    return -1;
+  }
+  reset_replay(t);
+  *st = t;
+  return 0;
+}
+
+static int pt_open(void **st, const struct params *p, const struct workload_ctx *ctx, char *err) {
+  (void)p;
+  struct trace_src src;
+  if (src_open_path(&src, ctx->path, err)) return -1;
+  return pytorch_snapshot_open_src(st, &src, ctx, err);
+}
+
+static int pt_next(void *st, struct event *ev, char *err) {
+  struct pt *t = st;
+  if (t->pending_free) {
+    t->pending_free = 0;
+    *ev = (struct event){.op = OP_FREE, .id = t->pending_id, .device = t->device};
+    return 1;
+  }
+  struct pk_rec r;
+  int rc;
+  while ((rc = pk_next(&t->pk, &r, err)) > 0) {
+    if (r.device != t->device) continue;
+    if (check_rec(&t->src, &r, err)) return -1;
+    t->last_offset = r.offset;
+    if (is_release(r.action)) {
+      if (t->in_run) continue;
+      t->in_run = 1;
+      uint64_t run = t->run_no++;
+      if (run < t->runs && get_bit(t->ec, run)) {
+        *ev = (struct event){.op = OP_EMPTY_CACHE, .device = t->device};
+        return 1;
+      }
+      continue;
+    }
+    t->in_run = 0;
+    switch (r.action) {
+    case TK_ALLOC:
+      *ev = (struct event){.op = OP_ALLOC, .id = (uint64_t)r.addr, .size = (uint64_t)r.size,
+                           .stream = (uint64_t)r.stream, .device = t->device};
+      return 1;
+    case TK_FREE_COMPLETED:
+      *ev = (struct event){.op = OP_FREE, .id = (uint64_t)r.addr, .device = t->device};
+      return 1;
+    case TK_OOM:
+      t->pending_id = OOM_ID_BASE | t->oom_no++;
+      t->pending_free = 1;
+      *ev = (struct event){.op = OP_ALLOC, .id = t->pending_id, .size = (uint64_t)r.size,
+                           .stream = (uint64_t)r.stream, .device = t->device};
+      return 1;
+    default:
+      continue;
+    }
+  }
+  return rc;
+}
+
+static int pt_rewind(void *st, char *err) {
+  struct pt *t = st;
+  reset_replay(t);
+  return pk_rewind(&t->pk, err);
+}
+
+static void pt_info(void *st, struct workload_info *out) { *out = ((struct pt *)st)->info; }
+
+static const char *pt_where(void *st) {
+  struct pt *t = st;
+  snprintf(t->where, sizeof t->where, "%s:byte %llu", t->src.name, (unsigned long long)t->last_offset);
+  return t->where;
+}
+
+static int pt_probe(const unsigned char *head, size_t n) {
+  return n >= 2 && head[0] == 0x80 && head[1] >= 2 && head[1] <= 5;
+}
+
+const struct workload_ops pytorch_snapshot_workload = {
+  .name = "pytorch_snapshot",
+  .help = "PyTorch memory snapshot (torch.cuda.memory._dump_snapshot; pickle, plain or gzip'd): "
+          "frees at free_completed, EMPTY_CACHE from segment_free runs, allocator_settings adopted",
+  .params = NULL,
+  .is_trace = 1,
+  .probe = pt_probe,
+  .open = pt_open,
+  .next = pt_next,
+  .rewind = pt_rewind,
+  .info = pt_info,
+  .where = pt_where,
+  .close = pt_close,
+};

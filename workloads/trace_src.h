@@ -1,0 +1,68 @@
+/* trace_src.h - the byte source every trace reader parses from: a file read through zlib
+ * (plain or gzip'd, gzopen/gzread read both) or a buffer in memory (fuzzing, tests). It
+ * keeps a window of the decompressed stream, knows the byte offset of every position
+ * (for messages), and cuts CSV lines. Memory is one fixed buffer, whatever the file size.
+ *
+ * Also declares the readers' byte-source entry points, so that fuzz targets and tests
+ * can run a reader over memory without a file. */
+#ifndef FB_TRACE_SRC_H
+#define FB_TRACE_SRC_H
+#include <stddef.h>
+#include <stdint.h>
+#include <zlib.h>
+#include "workload.h"
+
+#define TRACE_SRC_BUF (1u << 20)     /* file window; strings we keep are far shorter */
+#define TRACE_LINE_MAX 4096          /* longest CSV line accepted */
+
+struct trace_src {
+  gzFile gz;                 /* NULL: memory source */
+  const uint8_t *mem;        /* memory source: the whole input */
+  size_t mem_len;
+  uint8_t *buf;              /* file source: the window */
+  const uint8_t *start;      /* window start (buf, or mem) */
+  const uint8_t *p, *end;    /* current position and end of valid bytes */
+  uint64_t base;             /* stream offset of *start */
+  int at_eof;                /* the underlying stream has no more bytes */
+  uint64_t line_no;          /* lines handed out by src_line so far */
+  char line[TRACE_LINE_MAX];
+  char name[256];            /* the file, for messages */
+};
+
+int  src_open_path(struct trace_src *s, const char *path, char *err);
+void src_open_mem(struct trace_src *s, const void *buf, size_t n, const char *name);
+int  src_rewind(struct trace_src *s, char *err);
+void src_close(struct trace_src *s);
+
+/* Make n bytes available at s->p (n <= TRACE_SRC_BUF / 2): 1, 0 at end of stream (fewer
+ * than n left), -1 on a read error (err set). */
+int src_fill(struct trace_src *s, size_t n, char *err);
+static inline int src_need(struct trace_src *s, size_t n, char *err) {
+  return (size_t)(s->end - s->p) >= n ? 1 : src_fill(s, n, err);
+}
+static inline uint64_t src_offset(const struct trace_src *s) {
+  return s->base + (uint64_t)(s->p - s->start);
+}
+/* Skip n bytes: 1, 0 if the stream ends first, -1 on error. */
+int src_skip(struct trace_src *s, uint64_t n, char *err);
+
+/* Next line (without its \n or \r\n) copied into s->line, NUL-terminated; *len its
+ * length. 1, 0 at end of stream, -1 on error (a line too long, a read error). */
+int src_line(struct trace_src *s, size_t *len, char *err);
+
+/* CSV fields: split line in place at commas into at most max fields; returns the count
+ * (max + 1 when there are more). */
+int csv_split(char *line, char **fields, int max);
+/* Unsigned integers: decimal, or hex with 0x (hex_ok). 0, or -1 if not a number / overflow. */
+int csv_u64(const char *s, int hex_ok, uint64_t *out);
+
+/* The readers over a byte source (they take ownership of src: closed by close()). */
+int pytorch_snapshot_open_src(void **st, struct trace_src *src, const struct workload_ctx *ctx, char *err);
+int rmm_log_open_src(void **st, struct trace_src *src, const struct workload_ctx *ctx, char *err);
+int native_trace_open_src(void **st, struct trace_src *src, const struct workload_ctx *ctx, char *err);
+
+/* Largest size a trace may carry for one allocation or segment (1 PiB): anything above
+ * is a corrupt file, not a program. */
+#define TRACE_MAX_SIZE (1ULL << 50)
+
+#endif
