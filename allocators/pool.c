@@ -130,31 +130,14 @@ static int try_to_expand(struct pool *p, uint64_t try_size, uint64_t min_size, u
   return FB_OOM;
 }
 
-/* allocate_from_block + allocate_and_insert_remainder: the block's first `size` bytes
- * are handed out, the rest goes to `into`. */
-static int hand_out(struct pool *p, struct pool_freelist *into, uint64_t addr, uint64_t bsize, uint64_t size) {
-  if (bsize > size && pool_freelist_insert(into, &p->spares, addr + size, bsize - size, 0)) {
-    host_oom(p);
-    return -1;
-  }
-  return 0;
-}
-
-/* stream_ordered_memory_resource::get_block */
+/* stream_ordered_memory_resource::get_block (a taken block's remainder stays in the list
+ * it came from: allocate_and_insert_remainder) */
 static int get_block(struct pool *p, struct pool_stream *own, uint64_t size, uint64_t *out) {
-  uint64_t addr, bsize;
-  int head;
-  if (pool_freelist_take(&own->list, &p->spares, size, &addr, &bsize, &head)) {
-    *out = addr;
-    return hand_out(p, &own->list, addr, bsize, size);
-  }
+  if (pool_freelist_take(&own->list, &p->spares, size, out)) return 0;
   /* another stream's block as it stands (get_block_from_other_stream, merge_first=false) */
   for (size_t i = 0; i < p->nstreams; i++) {
     struct pool_stream *o = p->order[i];
-    if (o != own && pool_freelist_take(&o->list, &p->spares, size, &addr, &bsize, &head)) {
-      *out = addr;
-      return hand_out(p, &o->list, addr, bsize, size);
-    }
+    if (o != own && pool_freelist_take(&o->list, &p->spares, size, out)) return 0;
   }
   /* merge the other lists into ours one by one until a block fits (merge_first=true) */
   for (size_t i = 0; i < p->nstreams; i++) {
@@ -164,16 +147,18 @@ static int get_block(struct pool *p, struct pool_stream *own, uint64_t size, uin
       host_oom(p);
       return -1;
     }
-    if (pool_freelist_take(&own->list, &p->spares, size, &addr, &bsize, &head)) {
-      *out = addr;
-      return hand_out(p, &own->list, addr, bsize, size);
-    }
+    if (pool_freelist_take(&own->list, &p->spares, size, out)) return 0;
   }
-  /* expand_pool */
-  int rc = try_to_expand(p, size_to_grow(p, size), size, &addr, &bsize);
+  /* expand_pool: the new block's remainder goes to this stream's list */
+  uint64_t addr, got;
+  int rc = try_to_expand(p, size_to_grow(p, size), size, &addr, &got);
   if (rc) return rc;
   *out = addr;
-  return hand_out(p, &own->list, addr, bsize, size);
+  if (got > size && pool_freelist_insert(&own->list, &p->spares, addr + size, got - size, 0)) {
+    host_oom(p);
+    return -1;
+  }
+  return 0;
 }
 
 /* initialize_pool: the initial block goes to the default stream's list */

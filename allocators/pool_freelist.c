@@ -100,17 +100,24 @@ int pool_freelist_insert(struct pool_freelist *l, struct pool_spares *sp, uint64
   return 0;
 }
 
-int pool_freelist_take(struct pool_freelist *l, struct pool_spares *sp, uint64_t size,
-                       uint64_t *addr, uint64_t *bsize, int *is_head) {
+int pool_freelist_take(struct pool_freelist *l, struct pool_spares *sp, uint64_t size, uint64_t *addr) {
   struct pool_block key = {.addr = 0, .size = size};
   struct ordnode *n = ordset_lower_bound(&l->by_size, &key.by_size);
   if (!n) return 0;
   struct pool_block *b = ORD_ENTRY(n, struct pool_block, by_size);
   *addr = b->addr;
-  *bsize = b->size;
-  *is_head = b->is_head;
-  block_remove(l, b);
-  block_release(sp, b);
+  if (b->size == size) {
+    block_remove(l, b);
+    block_release(sp, b);
+    return 1;
+  }
+  /* the remainder keeps the block's place in address order */
+  ordset_erase(&l->by_size, &b->by_size);
+  b->addr += size;
+  b->size -= size;
+  b->is_head = 0;
+  ordset_insert(&l->by_size, &b->by_size);
+  l->free_bytes -= size;
   return 1;
 }
 

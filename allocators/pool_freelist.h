@@ -31,10 +31,11 @@ void pool_freelist_init(struct pool_freelist *l);
 /* Insert [addr, addr+size), merging with contiguous neighbours (unless the later one is a
  * head). 0, or -1 when no host memory is left for a record. */
 int pool_freelist_insert(struct pool_freelist *l, struct pool_spares *sp, uint64_t addr, uint64_t size, int is_head);
-/* Best fit: remove and return the smallest block >= size, lowest address first among
- * equal sizes (coalescing_free_list::get_block). 1 if found, 0 if none fits. */
-int pool_freelist_take(struct pool_freelist *l, struct pool_spares *sp, uint64_t size,
-                       uint64_t *addr, uint64_t *bsize, int *is_head);
+/* Best fit (coalescing_free_list::get_block: the smallest block >= size, lowest address
+ * first among equal sizes), split as pool_memory_resource::allocate_from_block does: its
+ * first `size` bytes are handed out at *addr, the rest stays in this list (it cannot
+ * merge with anything: its neighbours were already merged or are heads). 1 if found. */
+int pool_freelist_take(struct pool_freelist *l, struct pool_spares *sp, uint64_t size, uint64_t *addr);
 /* Move every block of `from` into `to`, coalescing (free_list::insert(free_list&&)). */
 int pool_freelist_merge(struct pool_freelist *to, struct pool_freelist *from, struct pool_spares *sp);
 uint64_t pool_freelist_largest(const struct pool_freelist *l);
