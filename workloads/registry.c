@@ -9,11 +9,17 @@
 extern const struct workload_ops script_workload;
 extern const struct workload_ops train_loop_workload;
 extern const struct workload_ops random_workload;
+extern const struct workload_ops pytorch_snapshot_workload;
+extern const struct workload_ops rmm_log_workload;
+extern const struct workload_ops native_trace_workload;
 
 const struct workload_ops *const workload_table[] = {
   &script_workload,
   &train_loop_workload,
   &random_workload,
+  &pytorch_snapshot_workload,
+  &rmm_log_workload,
+  &native_trace_workload,
   NULL,
 };
 
