@@ -261,7 +261,7 @@ TEST(workload_train_loop_steady_state_is_params_grads_states) {
   const uint64_t L = 2, H = 256, FF = 1024, V = 1000, B = 4, S = 64;
   uint64_t per_block = 3 * H * H + 3 * H + H * H + H + FF * H + FF + H * FF + H + 4 * H;
   uint64_t params = (2 * V * H + L * per_block) * 4;
-  uint64_t script = B * S * 8 * 2 + B * S * V * 4 + 4;   /* inputs, targets, logits, loss */
+  uint64_t script = B * S * 8 * 2;   /* the batch: int64 inputs and targets (logits and loss dropped) */
   char spec[256];
   snprintf(spec, sizeof spec, "train_loop:layers=%llu,hidden=%llu,heads=4,ffn=%llu,vocab=%llu,batch=%llu,seq=%llu,iters=4",
            (unsigned long long)L, (unsigned long long)H, (unsigned long long)FF, (unsigned long long)V,
@@ -292,3 +292,51 @@ TEST(workload_train_loop_math_attention_saves_scores) {
   uint64_t probs = 4ull * 16 * 512 * 512 * 4;
   CHECK_MSG(pb >= pa + 2 * probs - 2 * (4ull * 16 * 512 * 4), "sdpa %llu, math %llu", (unsigned long long)pa, (unsigned long long)pb);
 }
+
+/* ---- leaky_losses: the slope the harness will report equals the leak by construction ---- */
+
+/* tests/data/leaky_losses.pickle.gz, computed with python3 from the pickle: least-squares
+ * slope of live requested bytes at each SGD.step END annotation (steps >= 2), live bytes at
+ * the first step's end, and the bytes the script had preloaded on the GPU before training
+ * (two 32 MiB tensors and a 1 MiB one, live from the trace's start to its end) */
+#define LEAKY_TRACE_SLOPE 2052.0
+#define LEAKY_TRACE_LIVE_AFTER_STEP0 374656836ull
+#define LEAKY_TRACE_PRELOADED 68157440ull
+
+static void check_leak(const char *spec, double expected) {
+  char err[FB_ERRLEN];
+  struct stream *s = run_spec(spec, 0, 1, 1, err);
+  CHECK_MSG(s, "%s", err);
+  double slope = s->slope;
+  free(s);
+  CHECK_MSG(fabs(slope - expected) < 1e-6 * (expected > 1 ? expected : 1), "%s: slope %.3f, built to leak %.1f", spec, slope, expected);
+}
+
+TEST(workload_leaky_losses_slope_is_the_leak_by_construction) {
+  check_leak("leaky_losses", 4 + 256 * 8);
+  check_leak("leaky_losses:keep_outputs=0,keep_logs=3,iters=40", 4 + 3 * 4);
+  check_leak("leaky_losses:keep_loss=0,keep_outputs=0,iters=40", 0);
+  check_leak("leaky_losses:dtype_bytes=2,keep_outputs=0,iters=40", 2);
+  check_leak("leaky_losses:model=gpt,layers=2,hidden=256,heads=4,ffn=1024,vocab=1000,batch=4,seq=64,iters=12,keep_logs=2",
+             4 + 4 * 64 * 8 + 2 * 4);
+}
+
+TEST(workload_leaky_losses_matches_the_recorded_run) {
+  char err[FB_ERRLEN];
+  struct stream *s = run_spec("leaky_losses", 0, 1, 1, err);
+  CHECK_MSG(s, "%s", err);
+  double slope = s->slope;
+  uint64_t live0 = s->iter_live[0], iters = s->iters;
+  free(s);
+  printf("    leaky_losses: slope %.1f B/iter (trace %.1f); live after step 0 %llu + preloaded %llu (trace %llu)\n", slope,
+         LEAKY_TRACE_SLOPE, (unsigned long long)live0, (unsigned long long)LEAKY_TRACE_PRELOADED,
+         (unsigned long long)LEAKY_TRACE_LIVE_AFTER_STEP0);
+  CHECK_EQ(iters, 300);
+  CHECK(fabs(slope - LEAKY_TRACE_SLOPE) < 1e-6);
+  /* the recorded script still referenced the step's logits (256 x 1000 fp32) there; our
+   * step drops them before its ITER */
+  CHECK_EQ(live0 + LEAKY_TRACE_PRELOADED + 256 * 1000 * 4, LEAKY_TRACE_LIVE_AFTER_STEP0);
+}
+
+CONTRACT_TEST(leaky_losses, "leaky_losses:iters=20", 0)
+CONTRACT_TEST(leaky_losses_gpt, "leaky_losses:model=gpt,layers=2,hidden=256,heads=4,ffn=1024,batch=4,seq=64,iters=6,keep_logs=2", 0)

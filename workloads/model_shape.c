@@ -15,9 +15,20 @@ static const struct param_spec *spec_key(const struct params *p, const char *key
   return NULL;
 }
 
+/* the key to read: prefix+name when the spec has it, else name */
+static const char *key_for(const struct params *p, const char *prefix, const char *name, char *buf, size_t len) {
+  if (prefix && *prefix) {
+    snprintf(buf, len, "%s%s", prefix, name);
+    if (spec_key(p, buf)) return buf;
+  }
+  return name;
+}
+
 /* an integer key in [lo, hi]; absent from the spec: *out = 0 */
-static int read_range(const struct params *p, const char *key, int64_t lo, int64_t hi, uint64_t *out,
-                      const char *owner, char *err) {
+static int read_range(const struct params *p, const char *prefix, const char *name, int64_t lo, int64_t hi,
+                      uint64_t *out, const char *owner, char *err) {
+  char buf[40];
+  const char *key = key_for(p, prefix, name, buf, sizeof buf);
   *out = 0;
   if (!spec_key(p, key)) return 0;
   int64_t v = param_int(p, key);
@@ -51,19 +62,19 @@ int model_shape_check_step(const struct model_shape *m, uint64_t batch, uint64_t
   return 0;
 }
 
-int model_shape_read(const struct params *p, enum model_kind kind, struct model_shape *m, const char *owner,
-                     char *err) {
+int model_shape_read(const struct params *p, enum model_kind kind, const char *prefix, struct model_shape *m,
+                     const char *owner, char *err) {
   memset(m, 0, sizeof *m);
   m->kind = kind;
-  if (read_range(p, "layers", 1, 4096, &m->layers, owner, err) ||
-      read_range(p, "hidden", 1, 1 << 20, &m->hidden, owner, err) ||
-      read_range(p, "heads", 1, 1 << 16, &m->heads, owner, err) ||
-      read_range(p, "ffn", 1, 1 << 22, &m->ffn, owner, err) ||
-      read_range(p, "vocab", 1, 1 << 26, &m->vocab, owner, err) ||
-      read_range(p, "batch", 1, 1 << 20, &m->batch, owner, err) ||
-      read_range(p, "seq", 1, 1 << 22, &m->seq, owner, err) ||
-      read_range(p, "dtype_bytes", 1, 8, &m->dtype_bytes, owner, err) ||
-      read_range(p, "iters", 1, 10000000, &m->iters, owner, err))
+  if (read_range(p, prefix, "layers", 1, 4096, &m->layers, owner, err) ||
+      read_range(p, prefix, "hidden", 1, 1 << 20, &m->hidden, owner, err) ||
+      read_range(p, prefix, "heads", 1, 1 << 16, &m->heads, owner, err) ||
+      read_range(p, prefix, "ffn", 1, 1 << 22, &m->ffn, owner, err) ||
+      read_range(p, prefix, "vocab", 1, 1 << 26, &m->vocab, owner, err) ||
+      read_range(p, prefix, "batch", 1, 1 << 20, &m->batch, owner, err) ||
+      read_range(p, prefix, "seq", 1, 1 << 22, &m->seq, owner, err) ||
+      read_range(p, prefix, "dtype_bytes", 1, 8, &m->dtype_bytes, owner, err) ||
+      read_range(p, prefix, "iters", 1, 10000000, &m->iters, owner, err))
     return -1;
   if (!m->dtype_bytes) m->dtype_bytes = 4;
   if (m->dtype_bytes & (m->dtype_bytes - 1)) {

@@ -40,8 +40,10 @@ struct model_shape {
   MODEL_TRAIN_PARAMS("adamw", iters)
 
 /* Reads and checks the shape keys present in p's spec (batch/seq may be absent: varlen
- * draws them per step; they are then 0). Returns 0, or -1 with err naming owner/key. */
-int model_shape_read(const struct params *p, enum model_kind kind, struct model_shape *m,
+ * draws them per step; they are then 0). With a prefix ("b_"), a key `prefix+name` in the
+ * spec takes precedence over `name` (a second model's shape). Returns 0, or -1 with err
+ * naming owner/key. */
+int model_shape_read(const struct params *p, enum model_kind kind, const char *prefix, struct model_shape *m,
                      const char *owner, char *err);
 /* Checks a (batch, seq) step shape against the tensor-size limits of m. */
 int model_shape_check_step(const struct model_shape *m, uint64_t batch, uint64_t seq,

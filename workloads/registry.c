@@ -8,6 +8,10 @@
 
 extern const struct workload_ops script_workload;
 extern const struct workload_ops train_loop_workload;
+extern const struct workload_ops leaky_losses_workload;
+extern const struct workload_ops varlen_workload;
+extern const struct workload_ops checkpointing_workload;
+extern const struct workload_ops amp_workload;
 extern const struct workload_ops random_workload;
 extern const struct workload_ops pytorch_snapshot_workload;
 extern const struct workload_ops rmm_log_workload;
@@ -16,6 +20,10 @@ extern const struct workload_ops native_trace_workload;
 const struct workload_ops *const workload_table[] = {
   &script_workload,
   &train_loop_workload,
+  &leaky_losses_workload,
+  &varlen_workload,
+  &checkpointing_workload,
+  &amp_workload,
   &random_workload,
   &pytorch_snapshot_workload,
   &rmm_log_workload,

@@ -28,6 +28,7 @@ static int train_gen_fill(struct synth *s, char *err) {
   struct train_gen *g = (struct train_gen *)s;
   if (!g->started) {
     model_alloc_params(&g->m);
+    if (g->setup) g->setup(g);
     g->started = 1;
   } else if (g->iter < g->iters) {
     g->iteration(g);
@@ -60,7 +61,7 @@ static void train_gen_destroy(struct synth *s) {
 int train_gen_open(void **st, size_t size, const struct params *p, const struct workload_ctx *ctx,
                    enum model_kind kind, struct model_opts o, const char *owner, char *err) {
   struct model_shape sh;
-  if (model_shape_read(p, kind, &sh, owner, err)) return -1;
+  if (model_shape_read(p, kind, NULL, &sh, owner, err)) return -1;
   if (has_key(p, "set_to_none")) o.set_to_none = param_bool(p, "set_to_none");
   if (has_key(p, "attention")) {
     int a = param_choice(p, "attention", "sdpa|math", owner, err);

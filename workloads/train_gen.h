@@ -19,8 +19,10 @@ struct train_gen {
   uint64_t seed;
   uint64_t iters, iter;   /* iterations to run, done */
   int started;
-  /* overridable: one iteration's events (default model_train_step); extra teardown before
-   * the model's; generator-specific reset on rewind; generator-specific host memory */
+  /* overridable: what follows the parameters' allocation (a wrapper's constructor); one
+   * iteration's events (default model_train_step); extra teardown before the model's;
+   * generator-specific reset on rewind; generator-specific host memory */
+  void (*setup)(struct train_gen *g);
   void (*iteration)(struct train_gen *g);
   void (*finish)(struct train_gen *g);
   void (*restart)(struct train_gen *g);

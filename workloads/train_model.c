@@ -113,16 +113,18 @@ static void replace(struct model *m, uint64_t *ref, uint64_t bytes) {
 }
 
 void model_new_batch(struct model *m) {
-  release(m, &m->out.logits);
-  release(m, &m->out.loss);
   int gpt = m->sh.kind == MODEL_GPT;
   replace(m, &m->out.inputs, gpt ? m->rows * 8 : m->batch * m->sh.hidden * m->pdt);
   replace(m, &m->out.targets, m->rows * 8);
 }
 
-void model_release_outputs(struct model *m) {
+void model_drop_outputs(struct model *m) {
   release(m, &m->out.logits);
   release(m, &m->out.loss);
+}
+
+void model_release_outputs(struct model *m) {
+  model_drop_outputs(m);
   release(m, &m->out.inputs);
   release(m, &m->out.targets);
 }
@@ -337,6 +339,7 @@ void model_train_step(struct model *m) {
   model_forward(m, 1);
   model_backward(m);
   model_optimizer_step(m);
+  model_drop_outputs(m);
 }
 
 void model_teardown(struct model *m) {

@@ -111,12 +111,18 @@ uint64_t model_param_bytes(const struct model *m); /* all parameters */
 
 void model_alloc_params(struct model *m);
 void model_zero_grad(struct model *m);
-void model_new_batch(struct model *m);   /* the next batch replaces the script's references */
-void model_forward(struct model *m, int grad);      /* embedding .. loss; out.logits/out.loss set */
+void model_new_batch(struct model *m);   /* the next batch replaces the previous one */
+/* embedding .. loss; the new logits and loss replace out.logits/out.loss (the old ones,
+ * if the script still holds them, are freed only now: Python's reassignment) */
+void model_forward(struct model *m, int grad);
 void model_backward(struct model *m);
 void model_optimizer_step(struct model *m);
-void model_train_step(struct model *m);  /* zero_grad, new batch, forward, backward, step */
-void model_release_outputs(struct model *m);        /* the script drops batch, logits, loss */
+/* zero_grad, new batch, forward, backward, step, and the step's logits and loss dropped
+ * (a step function returning loss.item()): at the ITER that follows, what is live is the
+ * model, its gradients and states, and the batch */
+void model_train_step(struct model *m);
+void model_drop_outputs(struct model *m);           /* the script drops logits, loss */
+void model_release_outputs(struct model *m);        /* ... and the batch */
 void model_teardown(struct model *m);    /* everything the model holds, freed */
 
 /* used by the block file and the generators */

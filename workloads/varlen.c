@@ -1,0 +1,135 @@
+/* varlen.c - `varlen`: training where every step's batch and sequence length are drawn
+ * anew, as with unpadded variable-length data: every activation, logits and gradient
+ * temporary changes size from step to step while parameters, gradients and optimizer
+ * states stay put. This is the pattern that fragments a caching allocator: freed blocks
+ * of the last step's sizes rarely fit the next step's requests.
+ *   dist=uniform    batch uniform in [batch_min, batch_max], seq uniform over
+ *                   seq_min..seq_max in steps of seq_step
+ *   dist=bucketed   seq one of `buckets` (uniformly), batch as above
+ *   dist=lognormal  seq = exp(mu + sigma*N(0,1)) rounded up to seq_step, clamped to
+ *                   [seq_min, seq_max] (natural text lengths), batch as above
+ * Draws come from (seed, rank): each rank of a data-parallel job sees its own stream. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "rng.h"
+#include "train_gen.h"
+
+#define MAX_BUCKETS 64
+
+static const struct param_spec varlen_params[] = {
+  MODEL_ARCH_PARAMS("8", "1024", "16", "4096", "32000"),
+  MODEL_TRAIN_PARAMS("adamw", "30"),
+  TRAIN_STEP_PARAMS,
+  {"dist", P_STR, "uniform", "uniform | bucketed | lognormal: how seq is drawn each step"},
+  {"batch_min", P_INT, "4", "smallest batch"},
+  {"batch_max", P_INT, "32", "largest batch"},
+  {"seq_min", P_INT, "64", "shortest sequence"},
+  {"seq_max", P_INT, "1024", "longest sequence"},
+  {"seq_step", P_INT, "32", "sequence lengths are multiples of this (uniform, lognormal)"},
+  {"buckets", P_STR, "[128,256,512,1024]", "bucketed: the sequence lengths, e.g. [128,256,512,1024]"},
+  {"mu", P_FLOAT, "5.5", "lognormal: mean of log(seq)"},
+  {"sigma", P_FLOAT, "0.7", "lognormal: standard deviation of log(seq)"},
+  {NULL, 0, NULL, NULL},
+};
+
+enum dist { DIST_UNIFORM, DIST_BUCKETED, DIST_LOGNORMAL };
+
+struct varlen {
+  struct train_gen g;
+  enum dist dist;
+  uint64_t batch_min, batch_max, seq_min, seq_max, seq_step;
+  uint64_t bucket[MAX_BUCKETS];
+  int nbuckets;
+  double mu, sigma;
+  struct rng rng;
+};
+
+static uint64_t draw_seq(struct varlen *v) {
+  switch (v->dist) {
+  case DIST_BUCKETED: return v->bucket[rng_range(&v->rng, 0, (uint64_t)v->nbuckets - 1)];
+  case DIST_LOGNORMAL: {
+    double x = exp(v->mu + v->sigma * rng_normal(&v->rng));
+    if (x > (double)v->seq_max) return v->seq_max;
+    uint64_t s = ((uint64_t)ceil(x) + v->seq_step - 1) / v->seq_step * v->seq_step;
+    return s < v->seq_min ? v->seq_min : s > v->seq_max ? v->seq_max : s;
+  }
+  case DIST_UNIFORM: break;
+  }
+  return v->seq_min + v->seq_step * rng_range(&v->rng, 0, (v->seq_max - v->seq_min) / v->seq_step);
+}
+
+static void varlen_iteration(struct train_gen *g) {
+  struct varlen *v = (struct varlen *)g;
+  uint64_t batch = rng_range(&v->rng, v->batch_min, v->batch_max);
+  model_set_step(&g->m, batch, draw_seq(v));
+  model_train_step(&g->m);
+}
+
+static void varlen_restart(struct train_gen *g) { rng_seed(&((struct varlen *)g)->rng, g->seed, (uint64_t)g->rank, 1); }
+
+static int parse_buckets(struct varlen *v, const char *text, char *err) {
+  const char *c = text;
+  if (*c == '[') c++;
+  v->nbuckets = 0;
+  while (*c && *c != ']') {
+    char *end;
+    unsigned long long x = strtoull(c, &end, 10);
+    if (end == c || x == 0 || x > (1u << 22) || v->nbuckets == MAX_BUCKETS) break;
+    v->bucket[v->nbuckets++] = x;
+    c = *end == ',' ? end + 1 : end;
+  }
+  if (!v->nbuckets || (*c && strcmp(c, "]"))) {
+    snprintf(err, FB_ERRLEN, "varlen: parameter 'buckets=%s': expected [n,n,...] with 1..%d lengths in 1..4194304", text,
+             MAX_BUCKETS);
+    return -1;
+  }
+  return 0;
+}
+
+static int varlen_open(void **st, const struct params *p, const struct workload_ctx *ctx, char *err) {
+  int dist = param_choice(p, "dist", "uniform|bucketed|lognormal", "varlen", err);
+  if (dist < 0) return -1;
+  int64_t bmin = param_int(p, "batch_min"), bmax = param_int(p, "batch_max"), smin = param_int(p, "seq_min"),
+          smax = param_int(p, "seq_max"), step = param_int(p, "seq_step");
+  if (bmin < 1 || bmax < bmin || bmax > (1 << 20) || smin < 1 || smax < smin || smax > (1 << 22) || step < 1) {
+    snprintf(err, FB_ERRLEN, "varlen: need 1 <= batch_min <= batch_max <= 1048576, 1 <= seq_min <= seq_max <= 4194304, seq_step >= 1");
+    return -1;
+  }
+  double sigma = param_float(p, "sigma");
+  if (!(sigma >= 0) || !isfinite(param_float(p, "mu"))) {
+    snprintf(err, FB_ERRLEN, "varlen: sigma must be >= 0 and mu finite");
+    return -1;
+  }
+  if (train_gen_open(st, sizeof(struct varlen), p, ctx, MODEL_GPT, (struct model_opts){0}, "varlen", err)) return -1;
+  struct varlen *v = *st;
+  v->dist = (enum dist)dist;
+  v->batch_min = (uint64_t)bmin, v->batch_max = (uint64_t)bmax;
+  v->seq_min = (uint64_t)smin, v->seq_max = (uint64_t)smax, v->seq_step = (uint64_t)step;
+  v->mu = param_float(p, "mu"), v->sigma = sigma;
+  uint64_t longest = v->seq_max;
+  if (v->dist == DIST_BUCKETED) {
+    if (parse_buckets(v, param_str(p, "buckets"), err)) goto fail;
+    for (int i = 0; i < v->nbuckets; i++) longest = v->bucket[i] > longest ? v->bucket[i] : longest;
+  }
+  if (model_shape_check_step(&v->g.m.sh, v->batch_max, longest, "varlen", err)) goto fail;
+  v->g.iteration = varlen_iteration;
+  v->g.restart = varlen_restart;
+  varlen_restart(&v->g);
+  return 0;
+fail:
+  synth_close(v);
+  *st = NULL;
+  return -1;
+}
+
+const struct workload_ops varlen_workload = {
+  .name = "varlen",
+  .help = "GPT training with batch and sequence length drawn every step (uniform, bucketed, lognormal): fragments caches",
+  .params = varlen_params,
+  .open = varlen_open,
+  .next = synth_next,
+  .rewind = synth_rewind,
+  .close = synth_close,
+};
