@@ -1,11 +1,20 @@
 # regress_compare.awk - the comparison behind `make regress`: the rows of a new sim
 # suite run against the committed baseline, column by column as results/tolerance.csv
 # says (exact unless listed). Prints a diff table (row, column, old, new, delta), timing
-# warnings, new and missing rows, and a closing verdict; exits 1 on a memory regression
+# (the median of new/old per allocator; a warning beyond the band), new and
+# missing rows, and a closing verdict; exits 1 on a memory regression
 # or a missing row, 0 otherwise. Needs plots/fb.awk:
 #   awk -f plots/fb.awk -f tests/regress_compare.awk [-v only="caching bfc"] TOLERANCE BASELINE NEW
 # Rows are matched on workload, trace, allocator, params, device and cap; the n-th
 # repeat of one key (a mincap row after a run row) gets "#n".
+
+# the median of TR[a, c, 1..TCNT[a, c]]
+function median_ratio(a, c,    n, i, j, t, x) {
+  n = TCNT[a, c]
+  for (i = 1; i <= n; i++) x[i] = TR[a, c, i]
+  for (i = 2; i <= n; i++) { t = x[i]; for (j = i - 1; j >= 1 && x[j] > t; j--) x[j + 1] = x[j]; x[j + 1] = t }
+  return n % 2 ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2
+}
 
 function isnum(x) { return x ~ /^-?[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?$/ }
 
@@ -41,7 +50,7 @@ function add_line(kind, k, c, o, n, d) {
 }
 
 BEGIN {
-  if (only != "") { n = split(only, a, " "); for (i = 1; i <= n; i++) ONLY[a[i]] = 1 }
+  if (only != "") { n = split(only, names, " "); for (i = 1; i <= n; i++) ONLY[names[i]] = 1 }
   MAXLINES = 80
   MIN_TIMED_EVENTS = 10000   # host timing of shorter rows is noise: no warnings there
 }
@@ -88,8 +97,11 @@ END {
       if (m == "ignore") continue
       o = VAL[OLDF, k, c]; n = VAL[NEWF, k, c]
       if (m == "warn") {
-        if (VAL[NEWF, k, "events"] + 0 >= MIN_TIMED_EVENTS && isnum(o) && isnum(n) && o > 0 && n > 0 && TFAC[c] > 1 && (n / o > TFAC[c] || o / n > TFAC[c])) {
-          nwarn++; WARN[nwarn] = sprintf("%s: %s %s -> %s (x%.2f)", key_label(k), c, o, n, n / o)
+        # one row's time is noise on a shared machine: the median ratio per allocator
+        if (VAL[NEWF, k, "events"] + 0 >= MIN_TIMED_EVENTS && isnum(o) && isnum(n) && o > 0 && n > 0) {
+          a = VAL[NEWF, k, "allocator"]
+          if (!((a, c) in TCNT)) { if (!(a in TA)) { TA[a] = 1; NTA++; TALLOC[NTA] = a } ; TCOL[a, ++TNC[a]] = c }
+          TR[a, c, ++TCNT[a, c]] = n / o
         }
         continue
       }
@@ -108,6 +120,19 @@ END {
     if (!((OLDF, k) in HAS)) { nnew++; add_line("new", k, "(row)", "-", VAL[NEWF, k, "status"], "new row") }
   }
 
+  # timing: the median of new/old per allocator and column
+  for (i = 1; i <= NTA; i++) {
+    a = TALLOC[i]; line = ""
+    for (j = 1; j <= TNC[a]; j++) {
+      c = TCOL[a, j]; g = median_ratio(a, c)
+      line = line sprintf(" %s x%.2f", c, g)
+      if (TFAC[c] > 1 && (g > TFAC[c] || g < 1 / TFAC[c])) {
+        nwarn++; WARN[nwarn] = sprintf("%s: %s x%.2f against the baseline (median over %d rows; band %gx)", a, c, g, TCNT[a, c], TFAC[c])
+      }
+    }
+    TIMING = TIMING sprintf("  %-12s%s\n", a, line)
+  }
+
   # the table
   if (NL > 0) {
     w1 = length("row"); w2 = length("column"); w3 = length("old"); w4 = length("new")
@@ -121,6 +146,7 @@ END {
     if (NL > MAXLINES) printf "... and %d more lines (sh tests/regress.sh BIN --keep DIR keeps the new CSV)\n", NL - MAXLINES
   }
   for (i = 1; i <= ncolmiss; i++) printf "column %s: in the baseline, not in the new rows (columns are never renamed or removed)\n", COLMISS[i]
+  if (TIMING != "") printf "host time, new/old (median over rows of >= %d events; informational):\n%s", MIN_TIMED_EVENTS, TIMING
   if (nwarn > 0) {
     printf "timing warnings (not failures):\n"
     for (i = 1; i <= nwarn && i <= 20; i++) printf "  %s\n", WARN[i]
