@@ -124,8 +124,6 @@ static void cuda_free(struct device *d, uint64_t addr, uint64_t size) {
   d->c.modeled_ns += cuda_now_ns() - t0;
   if (cuda_rt_status(d, e, "cudaFree", "%#llx, %llu bytes", (unsigned long long)addr, (unsigned long long)size))
     cuda_defer(d);
-  else
-    cuda_of(d)->dirty = 0;   /* cudaFree synchronizes the device */
 }
 
 /* ---- virtual memory ---- */

@@ -4,8 +4,9 @@
  * unit), cudaMemPoolAttrReleaseThreshold = release_threshold. Blocks come from
  * cudaMallocFromPoolAsync and go back with cudaFreeAsync on the event's stream; reserved
  * and used are the pool's own attributes, read after every call that can change them
- * (device.c calls pool_usage). Trimming waits for the device first, so that completed
- * frees are observed and their memory can be released. */
+ * (device.c calls pool_usage; that reading is timed as driver time, so that the per-op
+ * host time stays the strategy's own). Trimming waits for the device first, so that
+ * completed frees are observed and their memory can be released. */
 #include "device_cuda.h"
 #include <stdio.h>
 #include <string.h>
@@ -45,9 +46,13 @@ static int pool_set_threshold(struct device *d, uint64_t threshold) {
   return 0;
 }
 
+/* timed as driver time: reading the pool's figures is the harness's cost, not the strategy's */
 static int pool_attr(struct device *d, enum cudaMemPoolAttr attr, const char *name, uint64_t *out) {
   uint64_t v = 0;
-  if (cuda_rt_status(d, cudaMemPoolGetAttribute(cuda_of(d)->pool, attr, &v), "cudaMemPoolGetAttribute", "%s", name))
+  uint64_t t0 = cuda_now_ns();
+  cudaError_t e = cudaMemPoolGetAttribute(cuda_of(d)->pool, attr, &v);
+  d->c.modeled_ns += cuda_now_ns() - t0;
+  if (cuda_rt_status(d, e, "cudaMemPoolGetAttribute", "%s", name))
     return -1;
   *out = v;
   return 0;

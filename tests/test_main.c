@@ -1,6 +1,9 @@
 /* test_main.c - the test runner: runs every registered test (or those whose name
  * contains argv[1]), prints one line per failure and the closing summary. GPU tests
- * run only when a GPU is visible; otherwise they are reported as skipped. */
+ * run only when a GPU is visible; otherwise they are reported as skipped, or as failed
+ * with the reason when FB_GPU_REQUIRED=1 (`make test-gpu`). CUDA must not be used in a
+ * child forked after the parent initialized it, and test_cli forks: so the GPU is probed
+ * in a child of its own, and the GPU tests run after all the others. */
 #include "test.h"
 #include <stdarg.h>
 #include <stdlib.h>
@@ -105,18 +108,59 @@ static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw
   return remove(p);
 }
 
+/* cuda_device_count() in a child process, so that this process does not initialize CUDA */
+static int probe_gpu(char *err) {
+  int fd[2];
+  fflush(stdout);
+  fflush(stderr);
+  if (pipe(fd)) return cuda_device_count(err);
+  pid_t pid = fork();
+  if (pid < 0) { close(fd[0]); close(fd[1]); return cuda_device_count(err); }
+  if (pid == 0) {
+    close(fd[0]);
+    char msg[FB_ERRLEN];
+    msg[0] = 0;
+    int n = cuda_device_count(msg);
+    if (write(fd[1], &n, sizeof n) != (ssize_t)sizeof n || write(fd[1], msg, sizeof msg) != (ssize_t)sizeof msg) _exit(1);
+    _exit(0);
+  }
+  close(fd[1]);
+  int n = -1;
+  size_t got = 0;
+  char msg[FB_ERRLEN];
+  ssize_t k = read(fd[0], &n, sizeof n);
+  if (k == (ssize_t)sizeof n)
+    while (got < sizeof msg && (k = read(fd[0], msg + got, sizeof msg - got)) > 0) got += (size_t)k;
+  close(fd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (got != sizeof msg) {
+    snprintf(err, FB_ERRLEN, "GPU probe process failed (status %d)", status);
+    return -1;
+  }
+  msg[FB_ERRLEN - 1] = 0;
+  snprintf(err, FB_ERRLEN, "%s", msg);
+  return n;
+}
+
 int main(int argc, char **argv) {
   const char *filter = argc > 1 ? argv[1] : NULL;
-  char err[FB_ERRLEN];
-  int have_gpu = cuda_device_count(err) > 0;
+  const char *req = getenv("FB_GPU_REQUIRED");
+  int gpu_required = req && strcmp(req, "") && strcmp(req, "0");
+  char err[FB_ERRLEN] = "";
+  int have_gpu = -1;   /* probed when the first GPU test is reached */
   int passed = 0, failed = 0, skipped = 0;
+  for (int pass = 0; pass < 2; pass++)   /* pass 0: the other tests; pass 1: GPU tests */
   for (int i = 0; i < ntests; i++) {
     struct test *t = &tests[i];
     if (filter && !strstr(t->name, filter)) continue;
+    if (t->gpu != pass) continue;
     cur_failed = cur_skipped = 0;
+    if (t->gpu && have_gpu < 0) have_gpu = probe_gpu(err) > 0;
     if (t->gpu && !have_gpu) {
-      skipped++;
-      printf("skip %s (no GPU: %s)\n", t->name, err);
+      if (gpu_required) { failed++; printf("FAIL %s (no GPU, and FB_GPU_REQUIRED is set: %s)\n", t->name, err); }
+      else { skipped++; printf("skip %s (no GPU: %s)\n", t->name, err); }
+      fflush(stdout);
       continue;
     }
     t->fn();
