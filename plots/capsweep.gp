@@ -41,7 +41,11 @@ plot for [i=1:n] dat index (i - 1) using 1:($3 == 1 ? i : NaN) with points pt 7 
      NaN with points pt 7 ps 1.1 lc rgb "#404040" title "completed", \
      NaN with points pt 2 ps 1.1 lw 2 lc rgb "#404040" title "out of memory"
 
-# bottom: peak reserved against the cap
+# bottom: peak reserved against the cap. Strategies often coincide (same reserved at
+# every cap): each gets its own marker shape, the earlier ones larger, so that a line
+# drawn over another still lets it show.
+ptype(i) = word("7 5 9 13 11 15 7 5 9 13 11 15", (i - 1) % 12 + 1) + 0
+psize(i) = (1.6 - 0.15 * (i - 1) > 0.5) ? 1.6 - 0.15 * (i - 1) : 0.5
 set tmargin at screen 1.0 - (75.0 + strip + 50) / h
 set bmargin at screen 70.0 / h
 unset title
@@ -56,5 +60,5 @@ set ylabel sprintf("peak reserved (%s)", unit)
 set grid xtics ytics lc rgb "#e0e0e0"
 set key at screen rm + 12.0 / w, screen 1.0 - (75.0 + strip + 50) / h left top vertical Left reverse samplen 2 width 1
 plot x * preq / div with lines dt 2 lw 1.2 lc rgb "#606060" title "the cap", \
-     for [i=1:n] dat index (i - 1) using 1:($2 / div) with linespoints pt 7 ps 0.6 lc colors[i] title names[i]
+     for [i=1:n] dat index (i - 1) using 1:($2 / div) with linespoints pt ptype(i) ps psize(i) lw 1.5 lc colors[i] title names[i]
 unset multiplot

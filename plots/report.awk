@@ -7,10 +7,13 @@
 # of each column in bold) with that workload's plots. GitHub-flavoured Markdown.
 #
 # "Best" is the lowest value among rows that completed (status ok), leaving out the
-# reference rows (REFERENCE below: the offline oracle, which sees the whole trace ahead).
+# reference rows (REFERENCE below): raw, one cudaMalloc per request (the lower bound of
+# memory on the sim device, paying the driver on every call), and the offline oracle,
+# which sees the whole trace ahead.
 
 BEGIN {
-  REFERENCE["oracle"] = 1
+  REFERENCE["raw"] = "baseline"
+  REFERENCE["oracle"] = "offline reference"
   n = split(imgs, a, " ")
   for (i = 1; i <= n; i++) IMG[a[i]] = 1
 }
@@ -28,7 +31,8 @@ function row_rank(   r) {
 # Markdown-safe cell text
 function md(s) { gsub(/\|/, "\\|", s); return s }
 function pct(a, b) { return b == 0 ? 0 : (a - b) * 100 / b }
-function fx(x) { return x == "" ? "" : sprintf("%.2fx", x) }
+# a multiple: three decimals near 1 (1.004x), two above
+function fx(x) { return x == "" ? "" : sprintf(x + 0 < 1.1 ? "%.3fx" : "%.2fx", x) }
 
 FNR == 1 { kind = kind_of(FILENAME) }
 
@@ -59,7 +63,7 @@ kind == "runs" {
   R_STATUS[k] = v("status"); R_PREQ[k] = v("peak_requested"); R_PRES[k] = v("peak_reserved")
   R_OVH[k] = v("overhead"); R_FRAG[k] = v("frag"); R_EXT[k] = v("ext_frag")
   R_NS[k] = v("ns_per_op"); R_P99[k] = v("p99_ns"); R_LEAK[k] = v("leak_bytes_per_iter")
-  R_OOM[k] = v("first_oom_event")
+  R_OOM[k] = v("first_oom_event"); R_DRV[k] = v("modeled_driver_ns")
   next
 }
 
@@ -93,6 +97,8 @@ function best(ARR, w,    j, k, b) {
   return b
 }
 function is_ref(s,    a) { a = s; sub(/:.*/, "", a); return a in REFERENCE }
+function ref_word(s,    a) { a = s; sub(/:.*/, "", a); return REFERENCE[a] }
+function is_skipped(k) { return (k in R_STATUS) && R_STATUS[k] ~ /^skipped/ }
 function eligible(k,    p) { split(k, p, SUBSEP); return (k in R_STATUS) && status_ok(R_STATUS[k]) && !is_ref(p[2]) }
 function cell(text, val, b) { return (b != "" && val != "" && val + 0 == b + 0) ? "**" text "**" : text }
 
@@ -126,7 +132,7 @@ function img(name, alt) {
 # "a 1.04x, b 1.95x" for the strategies in L[1..n] by ARR
 function listing(ARR, w, L, n,    i, t) {
   t = ""
-  for (i = 1; i <= n; i++) t = t (i > 1 ? ", " : "") md(L[i]) " " fx(ARR[w SUBSEP L[i]]) (is_ref(L[i]) ? " (offline reference)" : "")
+  for (i = 1; i <= n; i++) t = t (i > 1 ? ", " : "") md(L[i]) " " fx(ARR[w SUBSEP L[i]]) (is_ref(L[i]) ? " (" ref_word(L[i]) ")" : "")
   return t
 }
 
@@ -179,8 +185,8 @@ function summary_line(w,    L, n, i, s, b, nb, txt, k, ML, mn, j, fastest, fns, 
   print txt
 }
 
-function workload_table(w,    j, k, s, bp, bo, bf, be, bm, bn, b9, hdr, sep, line, st, any) {
-  bp = best(R_PRES, w); bo = best(R_OVH, w); bf = best(R_FRAG, w); be = best(R_EXT, w)
+function workload_table(w,    j, k, s, bp, bo, bf, be, bm, bn, b9, bd, hdr, sep, line, st, any) {
+  bp = best(R_PRES, w); bo = best(R_OVH, w); bf = best(R_FRAG, w); be = best(R_EXT, w); bd = best(R_DRV, w)
   bn = best(R_NS, w); b9 = best(R_P99, w); bm = ""
   if (HAVE_MINCAP) {
     for (j = 1; j <= NS; j++) {
@@ -192,22 +198,23 @@ function workload_table(w,    j, k, s, bp, bo, bf, be, bm, bn, b9, hdr, sep, lin
   sep = "|---|---|--:|--:|--:|--:|--:|"
   if (HAVE_MINCAP) { hdr = hdr " mincap_x |"; sep = sep "--:|" }
   if (HAVE_SWEEP) { hdr = hdr " sweep: completes from |"; sep = sep "--:|" }
-  hdr = hdr " ns/op | p99 ns |"; sep = sep "--:|--:|"
+  hdr = hdr " ns/op | p99 ns | driver time |"; sep = sep "--:|--:|--:|"
   print hdr; print sep
   for (j = 1; j <= NS; j++) {
     s = SNAME[j]; k = w SUBSEP s
     if (!(k in R_STATUS) && !(k in M_X) && !(k in C_ANY)) continue
     st = (k in R_STATUS) ? R_STATUS[k] : "-"
-    line = "| " md(s) (is_ref(s) ? " (reference)" : "") " | " md(st) (st == "oom" && R_OOM[k] != "" ? " at event " R_OOM[k] : "")
+    line = "| " md(s) (is_ref(s) ? " (" ref_word(s) ")" : "") " | " md(st) (st == "oom" && R_OOM[k] != "" ? " at event " R_OOM[k] : "")
     line = line " | " fmt_bytes(R_PREQ[k])
     line = line " | " cell(fmt_bytes(R_PRES[k]), R_PRES[k], eligible(k) ? bp : "")
     line = line " | " cell(fx(R_OVH[k]), R_OVH[k], eligible(k) ? bo : "")
     line = line " | " cell(R_FRAG[k] == "" ? "" : sprintf("%.3f", R_FRAG[k]), R_FRAG[k], eligible(k) ? bf : "")
     line = line " | " cell(R_EXT[k] == "" ? "" : sprintf("%.3f", R_EXT[k]), R_EXT[k], eligible(k) ? be : "")
-    if (HAVE_MINCAP) line = line " | " ((k in M_X) ? cell(fx(M_X[k]), M_X[k], is_ref(s) ? "" : bm) : ((k in M_STATUS) ? md(M_STATUS[k]) : "-"))
-    if (HAVE_SWEEP) line = line " | " sweep_cell(k)
+    if (HAVE_MINCAP) line = line " | " ((k in M_X) ? cell(fx(M_X[k]), M_X[k], is_ref(s) ? "" : bm) : ((k in M_STATUS) && !is_skipped(k) ? md(M_STATUS[k]) : "-"))
+    if (HAVE_SWEEP) line = line " | " (is_skipped(k) ? "-" : sweep_cell(k))
     line = line " | " cell(R_NS[k] == "" ? "" : sprintf("%.0f", R_NS[k]), R_NS[k], eligible(k) ? bn : "")
-    line = line " | " cell(R_P99[k] == "" ? "" : sprintf("%.0f", R_P99[k]), R_P99[k], eligible(k) ? b9 : "") " |"
+    line = line " | " cell(R_P99[k] == "" ? "" : sprintf("%.0f", R_P99[k]), R_P99[k], eligible(k) ? b9 : "")
+    line = line " | " cell(R_DRV[k] == "" ? "" : sprintf("%.1f ms", R_DRV[k] / 1e6), R_DRV[k], eligible(k) ? bd : "") " |"
     print line
   }
   print ""
@@ -231,7 +238,7 @@ END {
   if (bw != "") printf "\nLeast memory on the most workloads: **%s** (%d of %d).", md(bw), nb, NW
   if (fw != "") printf " Fastest on the most: **%s** (%d of %d).", md(fw), fb, NW
   print "\n"
-  print "Best in bold: the lowest value among the strategies that completed, not counting the offline reference (oracle).\n"
+  print "Best in bold: the lowest value among the strategies that completed, leaving out the references: raw (one cudaMalloc per request, the baseline: no allocator overhead, but the driver on every call) and oracle (an offline plan that sees the whole trace ahead). ns/op and p99 are host time per alloc or free call without the driver; driver time is the time in device calls over the run (modeled on sim, measured on a GPU).\n"
   if (("overhead." FMT) in IMG || ("mincap." FMT) in IMG || ("latency." FMT) in IMG) {
     print "## Plots\n"
     img("overhead." FMT, "memory overhead per workload and strategy")
