@@ -361,8 +361,8 @@ GPU_TEST(gpu_replay_async_validated) {
     const struct replay_input *in = &replay_inputs[i];
     static struct run_result sim, gpu;
     if (replay_on("sim", in, "raw", 0, &sim) == 2) continue;   /* input not readable yet */
-    CHECK_EQ(replay_on("cuda", in, "async", 0, &gpu), 0);
-    CHECK_MSG(!strcmp(gpu.status, "ok"), "async on %s: %s", input_name(in), gpu.status);
+    int rc = replay_on("cuda", in, "async", 0, &gpu);
+    CHECK_MSG(rc == 0 && !strcmp(gpu.status, "ok"), "async on %s: exit class %d: %s", input_name(in), rc, gpu.status);
     CHECK_EQ(gpu.peak_requested, sim.peak_requested);
     CHECK(gpu.peak_reserved >= gpu.peak_requested);
     CHECK_EQ(gpu.completed, 1);
@@ -372,7 +372,7 @@ GPU_TEST(gpu_replay_async_validated) {
   /* a cap below the peak: the pool's maxSize makes it an OOM row, not an error */
   const struct replay_input *in = &replay_inputs[0];
   static struct run_result gpu;
-  CHECK_EQ(replay_on("cuda", in, "async", 16 * MiB, &gpu), 0);
-  CHECK_MSG(!strcmp(gpu.status, "oom"), "async capped at 16 MiB: %s", gpu.status);
+  int rc = replay_on("cuda", in, "async", 16 * MiB, &gpu);
+  CHECK_MSG(rc == 0 && !strcmp(gpu.status, "oom"), "async capped at 16 MiB: exit class %d: %s", rc, gpu.status);
   CHECK(gpu.peak_reserved <= 16 * MiB);
 }
