@@ -8,8 +8,9 @@
 # workloads that exercise the allocators' size classes, streams, empty_cache and OOM
 # recovery; the synthetic generators named in GENERATORS that this build has; and the
 # shared real traces in tests/data whose format this build reads. Each source runs
-# uncapped and under caps of CAPS x its own peak requested. `mincap` rows are added for
-# the script workloads once the binary has that command.
+# uncapped and under caps of CAPS x its own peak requested, with --validate (a validator
+# failure stops the suite, exit 2). `mincap` rows are added for the script workloads
+# once the binary has that command.
 #
 # The comparison (tests/regress_compare.awk, columns per results/tolerance.csv): every
 # memory figure exactly or within its tolerance; host timing beyond a loose factor is a
@@ -81,7 +82,7 @@ t0=$(date +%s)
 # build cannot read that trace"
 run_one() {
   rc=0
-  "$BIN" "$@" $aargs --device sim --seed 1 --quiet --out "$tmp/part.csv" 2> "$tmp/err" || rc=$?
+  "$BIN" "$@" $aargs --device sim --seed 1 --validate --quiet --out "$tmp/part.csv" 2> "$tmp/err" || rc=$?
   if [ $rc -ne 0 ]; then
     if grep -q "not a trace format fragbench reads" "$tmp/err"; then return 3; fi
     echo "regress: '$(basename "$BIN") $*' exited $rc:" >&2
