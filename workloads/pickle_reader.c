@@ -46,31 +46,34 @@ static uint64_t le(const uint8_t *b, int n) {
 
 /* ---- stack ---- */
 
-static struct pk_val *push_raw(struct pk_reader *p, char *err) {
-  if (p->sp == p->cap) {
-    if (p->cap >= PK_STACK_MAX) {
-      pk_fail(p, err, "more than %u values on the pickle stack (Python writes containers in batches of 1000)",
-           (unsigned)PK_STACK_MAX);
-      return NULL;
-    }
-    size_t nc = p->cap ? p->cap * 2 : 1024;
-    struct pk_val *ns = realloc(p->stack, nc * sizeof *ns);
-    if (!ns) {
-      pk_fail(p, err, "out of memory (%zu stack values)", nc);
-      return NULL;
-    }
-    p->stack = ns;
-    p->cap = nc;
+static struct pk_val *push_grow(struct pk_reader *p, char *err) {
+  if (p->cap >= PK_STACK_MAX) {
+    pk_fail(p, err, "more than %u values on the pickle stack (Python writes containers in batches of 1000)",
+            (unsigned)PK_STACK_MAX);
+    return NULL;
   }
-  if (p->sp + 1 > p->stats.max_stack) p->stats.max_stack = p->sp + 1;
+  size_t nc = p->cap ? p->cap * 2 : 1024;
+  struct pk_val *ns = realloc(p->stack, nc * sizeof *ns);
+  if (!ns) {
+    pk_fail(p, err, "out of memory (%zu stack values)", nc);
+    return NULL;
+  }
+  p->stack = ns;
+  p->cap = nc;
+  return &p->stack[p->sp];
+}
+
+static inline struct pk_val *push_raw(struct pk_reader *p, char *err) {
+  if (__builtin_expect(p->sp == p->cap, 0) && !push_grow(p, err)) return NULL;
   struct pk_val *v = &p->stack[p->sp++];
+  if (__builtin_expect(p->sp > p->stats.max_stack, 0)) p->stats.max_stack = p->sp;
   v->roles = 0;
   v->emitted = 0;
   v->offset = p->op_off;
   return v;
 }
 
-static int push_scalar(struct pk_reader *p, uint8_t type, uint8_t tok, int64_t i, char *err) {
+static inline int push_scalar(struct pk_reader *p, uint8_t type, uint8_t tok, int64_t i, char *err) {
   struct pk_val *v = push_raw(p, err);
   if (!v) return -1;
   v->type = type;
@@ -123,12 +126,14 @@ static int consume(struct pk_reader *p, size_t from, size_t to, const char *how,
 
 /* ---- memo: only values worth keeping (vocabulary strings, scalars) ---- */
 
-static uint64_t memo_hash(uint64_t k) { return (k * 0x9E3779B97F4A7C15ULL) >> 17; }
+static inline size_t memo_slot(uint64_t k, size_t cap) {   /* Fibonacci hashing: top bits */
+  return (size_t)((k * 0x9E3779B97F4A7C15ULL) >> (64 - __builtin_ctzll(cap)));
+}
 
-static struct pk_memo_entry *memo_find(struct pk_reader *p, uint64_t key) {
+static inline struct pk_memo_entry *memo_find(struct pk_reader *p, uint64_t key) {
   if (!p->memo_cap) return NULL;
   size_t mask = p->memo_cap - 1;
-  for (size_t i = memo_hash(key) & mask;; i = (i + 1) & mask) {
+  for (size_t i = memo_slot(key, p->memo_cap);; i = (i + 1) & mask) {
     if (!p->memo[i].used) return NULL;
     if (p->memo[i].key == key) return &p->memo[i];
   }
@@ -141,7 +146,7 @@ static int memo_insert(struct pk_reader *p, uint64_t key, const struct pk_val *v
     if (!nm) return pk_fail(p, err, "out of memory (%zu memo entries)", nc);
     for (size_t j = 0; j < p->memo_cap; j++) {
       if (!p->memo[j].used) continue;
-      size_t i = memo_hash(p->memo[j].key) & (nc - 1);
+      size_t i = memo_slot(p->memo[j].key, nc);
       while (nm[i].used) i = (i + 1) & (nc - 1);
       nm[i] = p->memo[j];
     }
@@ -150,7 +155,7 @@ static int memo_insert(struct pk_reader *p, uint64_t key, const struct pk_val *v
     p->memo_cap = nc;
   }
   size_t mask = p->memo_cap - 1;
-  size_t i = memo_hash(key) & mask;
+  size_t i = memo_slot(key, p->memo_cap);
   while (p->memo[i].used) i = (i + 1) & mask;
   p->memo[i].used = 1;
   p->memo[i].key = key;
@@ -185,7 +190,7 @@ static int memo_put(struct pk_reader *p, uint64_t idx, char *err) {
   return keepable(v) ? memo_insert(p, idx, v, err) : 0;
 }
 
-static int memo_get(struct pk_reader *p, uint64_t idx, char *err) {
+static inline int memo_get(struct pk_reader *p, uint64_t idx, char *err) {
   struct pk_memo_entry *e = memo_find(p, idx);
   if (e) return push_scalar(p, e->type, e->tok, e->v.i, err);
   if (idx >= p->memo_len)

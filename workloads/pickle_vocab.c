@@ -4,21 +4,23 @@
 #include <string.h>
 #include "pickle.h"
 
-static const char *const vocab[TK_COUNT] = {
-  [TK_OTHER] = "", [TK_NUM] = "",
-  [TK_SEGMENTS] = "segments", [TK_DEVICE_TRACES] = "device_traces",
-  [TK_ALLOCATOR_SETTINGS] = "allocator_settings", [TK_EXTERNAL_ANNOTATIONS] = "external_annotations",
-  [TK_ACTION] = "action", [TK_ADDR] = "addr", [TK_SIZE] = "size", [TK_STREAM] = "stream",
-  [TK_TIME_US] = "time_us", [TK_COMPILE_CONTEXT] = "compile_context",
-  [TK_USER_METADATA] = "user_metadata", [TK_FRAMES] = "frames", [TK_DEVICE_FREE] = "device_free",
-  [TK_DEVICE] = "device", [TK_TOTAL_SIZE] = "total_size",
-  [TK_ALLOC] = "alloc", [TK_FREE_REQUESTED] = "free_requested", [TK_FREE_COMPLETED] = "free_completed",
-  [TK_SEGMENT_ALLOC] = "segment_alloc", [TK_SEGMENT_FREE] = "segment_free",
-  [TK_SEGMENT_MAP] = "segment_map", [TK_SEGMENT_UNMAP] = "segment_unmap", [TK_OOM] = "oom",
-  [TK_SNAPSHOT] = "snapshot", [TK_USER_DEFINED] = "user_defined",
-  [TK_MAX_SPLIT_SIZE] = "max_split_size", [TK_GC_THRESHOLD] = "garbage_collection_threshold",
-  [TK_EXPANDABLE_SEGMENTS] = "expandable_segments",
-  [TK_ROUNDUP_POWER2_DIVISIONS] = "roundup_power2_divisions",
+struct word { const char *text; uint8_t len; };
+#define W(s) {s, sizeof(s) - 1}
+static const struct word vocab[TK_COUNT] = {
+  [TK_OTHER] = W(""), [TK_NUM] = W(""),
+  [TK_SEGMENTS] = W("segments"), [TK_DEVICE_TRACES] = W("device_traces"),
+  [TK_ALLOCATOR_SETTINGS] = W("allocator_settings"), [TK_EXTERNAL_ANNOTATIONS] = W("external_annotations"),
+  [TK_ACTION] = W("action"), [TK_ADDR] = W("addr"), [TK_SIZE] = W("size"), [TK_STREAM] = W("stream"),
+  [TK_TIME_US] = W("time_us"), [TK_COMPILE_CONTEXT] = W("compile_context"),
+  [TK_USER_METADATA] = W("user_metadata"), [TK_FRAMES] = W("frames"), [TK_DEVICE_FREE] = W("device_free"),
+  [TK_DEVICE] = W("device"), [TK_TOTAL_SIZE] = W("total_size"),
+  [TK_ALLOC] = W("alloc"), [TK_FREE_REQUESTED] = W("free_requested"), [TK_FREE_COMPLETED] = W("free_completed"),
+  [TK_SEGMENT_ALLOC] = W("segment_alloc"), [TK_SEGMENT_FREE] = W("segment_free"),
+  [TK_SEGMENT_MAP] = W("segment_map"), [TK_SEGMENT_UNMAP] = W("segment_unmap"), [TK_OOM] = W("oom"),
+  [TK_SNAPSHOT] = W("snapshot"), [TK_USER_DEFINED] = W("user_defined"),
+  [TK_MAX_SPLIT_SIZE] = W("max_split_size"), [TK_GC_THRESHOLD] = W("garbage_collection_threshold"),
+  [TK_EXPANDABLE_SEGMENTS] = W("expandable_segments"),
+  [TK_ROUNDUP_POWER2_DIVISIONS] = W("roundup_power2_divisions"),
 };
 
 enum pk_tok pk_vocab_token(const uint8_t *s, size_t n, int64_t *num) {
@@ -34,11 +36,11 @@ enum pk_tok pk_vocab_token(const uint8_t *s, size_t n, int64_t *num) {
     return TK_NUM;
   }
   for (int t = TK_SEGMENTS; t < TK_COUNT; t++)
-    if (vocab[t][0] == s[0] && strlen(vocab[t]) == n && !memcmp(vocab[t], s, n)) return (enum pk_tok)t;
+    if (vocab[t].len == n && vocab[t].text[0] == s[0] && !memcmp(vocab[t].text, s, n)) return (enum pk_tok)t;
   return TK_OTHER;
 }
 
-const char *pk_vocab_text(enum pk_tok t) { return t < TK_COUNT ? vocab[t] : ""; }
+const char *pk_vocab_text(enum pk_tok t) { return t < TK_COUNT ? vocab[t].text : ""; }
 
 const char *pk_type_name(enum pk_type t) {
   switch (t) {
