@@ -10,7 +10,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 run=${1:-${RUN:-}}
 if [ -z "$run" ]; then
-  run=$(ls -d "$root"/results/bench-*/ 2>/dev/null | sort | tail -n 1 || true)
+  # the newest run folder that has its runs.csv (names sort by their UTC stamp)
+  for d in "$root"/results/bench-*/; do
+    [ -f "$d/runs.csv" ] && run=$d
+  done
   if [ -z "$run" ]; then
     echo "report: no results/bench-*/ folder; run 'make bench' first or pass RUN=path" >&2
     exit 2
