@@ -69,7 +69,7 @@ kind == "runs" {
 
 kind == "mincap" {
   add_workload(w); add_strategy(s)
-  if (v("mincap_x") != "") { M_X[k] = v("mincap_x"); HAVE_MINCAP = 1 }
+  if (v("mincap_x") != "") { M_X[k] = v("mincap_x"); HAVE_MINCAP = 1; if (v("status") ~ /non-monotonic/) M_NM[k] = 1 }
   else if (!(k in M_X)) M_STATUS[k] = v("status")
   next
 }
@@ -210,7 +210,7 @@ function workload_table(w,    j, k, s, bp, bo, bf, be, bm, bn, b9, bd, hdr, sep,
     line = line " | " cell(fx(R_OVH[k]), R_OVH[k], eligible(k) ? bo : "")
     line = line " | " cell(R_FRAG[k] == "" ? "" : sprintf("%.3f", R_FRAG[k]), R_FRAG[k], eligible(k) ? bf : "")
     line = line " | " cell(R_EXT[k] == "" ? "" : sprintf("%.3f", R_EXT[k]), R_EXT[k], eligible(k) ? be : "")
-    if (HAVE_MINCAP) line = line " | " ((k in M_X) ? cell(fx(M_X[k]), M_X[k], is_ref(s) ? "" : bm) : ((k in M_STATUS) && !is_skipped(k) ? md(M_STATUS[k]) : "-"))
+    if (HAVE_MINCAP) line = line " | " ((k in M_X) ? cell(fx(M_X[k]), M_X[k], is_ref(s) ? "" : bm) ((k in M_NM) ? " (fails above: not monotonic)" : "") : ((k in M_STATUS) && !is_skipped(k) ? md(M_STATUS[k]) : "-"))
     if (HAVE_SWEEP) line = line " | " (is_skipped(k) ? "-" : sweep_cell(k))
     line = line " | " cell(R_NS[k] == "" ? "" : sprintf("%.0f", R_NS[k]), R_NS[k], eligible(k) ? bn : "")
     line = line " | " cell(R_P99[k] == "" ? "" : sprintf("%.0f", R_P99[k]), R_P99[k], eligible(k) ? b9 : "")
