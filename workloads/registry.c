@@ -12,6 +12,12 @@ extern const struct workload_ops leaky_losses_workload;
 extern const struct workload_ops varlen_workload;
 extern const struct workload_ops checkpointing_workload;
 extern const struct workload_ops amp_workload;
+extern const struct workload_ops eval_accumulate_workload;
+extern const struct workload_ops model_switch_workload;
+extern const struct workload_ops grad_accumulation_workload;
+extern const struct workload_ops ddp_buckets_workload;
+extern const struct workload_ops zero_shard_workload;
+extern const struct workload_ops offload_workload;
 extern const struct workload_ops random_workload;
 extern const struct workload_ops pytorch_snapshot_workload;
 extern const struct workload_ops rmm_log_workload;
@@ -24,6 +30,12 @@ const struct workload_ops *const workload_table[] = {
   &varlen_workload,
   &checkpointing_workload,
   &amp_workload,
+  &eval_accumulate_workload,
+  &model_switch_workload,
+  &grad_accumulation_workload,
+  &ddp_buckets_workload,
+  &zero_shard_workload,
+  &offload_workload,
   &random_workload,
   &pytorch_snapshot_workload,
   &rmm_log_workload,

@@ -328,8 +328,8 @@ void model_optimizer_step(struct model *m) {
     }
     m->states_ready = 1;
   }
-  for (uint64_t p = 0; p < m->np; p++)   /* foreach: one temporary list over the params with grads */
-    if (m->gid[p]) m->tmp[p] = A(m, m->pbytes[p]);
+  for (uint64_t p = 0; p < m->np; p++)   /* foreach: one temporary per parameter (all have grads) */
+    m->tmp[p] = A(m, m->pbytes[p]);
   for (uint64_t p = 0; p < m->np; p++) release(m, &m->tmp[p]);
 }
 
