@@ -18,6 +18,9 @@ const char *test_tmpdir(void);
 const char *test_data(const char *name);
 /* run the CLI in-process with argv; stdout/stderr captured to files under tmpdir; returns exit code */
 int test_cli(const char *out_path, const char *err_path, const char *argv0, ...);
+/* is a GPU visible? probed in a child process, so this process never initializes CUDA
+ * (CUDA must not be used in a child forked after the parent initialized it) */
+int test_gpu_visible(char *why);
 /* whole file into a malloc'd NUL-terminated buffer (NULL if missing) */
 char *test_read_file(const char *path);
 

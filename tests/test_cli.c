@@ -54,8 +54,7 @@ TEST(cli_malformed_byte_size_exits_2) {
 }
 
 TEST(cli_device_cuda_without_gpu_exits_1) {
-  char err[FB_ERRLEN];
-  if (cuda_device_count(err) > 0) SKIP("a GPU is visible");
+  if (test_gpu_visible(NULL)) SKIP("a GPU is visible");
   paths();
   CHECK_EQ(test_cli(outp, errp, "run", "--workload", "script:events=a1=1K/f1", "--device", "cuda", NULL), 1);
   char *e = test_read_file(errp);
@@ -64,8 +63,7 @@ TEST(cli_device_cuda_without_gpu_exits_1) {
 }
 
 TEST(cli_device_auto_says_sim) {
-  char err[FB_ERRLEN];
-  if (cuda_device_count(err) > 0) SKIP("a GPU is visible");
+  if (test_gpu_visible(NULL)) SKIP("a GPU is visible");
   paths();
   CHECK_EQ(test_cli(outp, errp, "run", "--workload", "script:events=a1=1K/f1", NULL), 0);
   char *e = test_read_file(errp);

@@ -103,6 +103,16 @@ int test_cli(const char *out_path, const char *err_path, const char *argv0, ...)
   return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
+/* cached probe for tests that behave differently with a GPU (never initializes CUDA here) */
+static int probe_gpu(char *err);
+int test_gpu_visible(char *why) {
+  static int cached = -2;
+  static char msg[FB_ERRLEN];
+  if (cached == -2) cached = probe_gpu(msg);
+  if (why) snprintf(why, FB_ERRLEN, "%s", msg);
+  return cached > 0;
+}
+
 static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
   (void)sb; (void)flag; (void)ftw;
   return remove(p);

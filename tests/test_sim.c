@@ -151,7 +151,7 @@ TEST(sim_failure_injection_rate) {
 
 TEST(device_cuda_without_gpu_is_an_error) {
   char err[FB_ERRLEN];
-  if (cuda_device_count(err) > 0) SKIP("a GPU is visible");
+  if (test_gpu_visible(NULL)) SKIP("a GPU is visible");
   struct device d;
   struct device_config cfg = {.kind = "cuda"};
   CHECK(device_open(&d, &cfg, err) < 0);
