@@ -53,6 +53,7 @@ static const struct command commands[] = {
   {"run", cmd_run},
   {"list", cmd_list},
   {"perf", cmd_perf},
+  {"export", cmd_export},
   {"mincap", cmd_mincap},
   {"stress", cmd_stress},
   {NULL, NULL},
