@@ -84,7 +84,7 @@ struct pk_settings {
 };
 
 #define PK_MAX_DEVICES 64
-#define PK_STACK_MAX (1u << 20)      /* values on the pickle stack (Python batches 1000) */
+#define PK_STACK_MAX (1u << 17)      /* values on the pickle stack (Python batches 1000) */
 
 struct pk_val {
   uint8_t type, tok;

@@ -102,7 +102,7 @@ static int push_container(struct pk_reader *p, uint8_t type, char *err) {
 /* the k values on top, none of them a MARK */
 static int top_values(struct pk_reader *p, size_t k, const char *op, char *err) {
   if (p->sp < k || (p->mark >= 0 && (size_t)p->mark + k >= p->sp))
-    return pk_fail(p, err, "%s needs %zu values on the stack above the last MARK", op, k);
+    return pk_fail(p, err, "%s needs %zu value%s on the stack above the last MARK", op, k, k == 1 ? "" : "s");
   return 0;
 }
 

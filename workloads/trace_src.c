@@ -59,6 +59,13 @@ void src_close(struct trace_src *s) {
   s->buf = NULL;
 }
 
+/* zlib's message without the "PATH: " it may start with */
+static const char *zmsg(const struct trace_src *s, const char *m) {
+  size_t n = strlen(s->name);
+  if (m && !strncmp(m, s->name, n) && m[n] == ':' && m[n + 1] == ' ') return m + n + 2;
+  return m ? m : "?";
+}
+
 int src_fill(struct trace_src *s, size_t n, char *err) {
   while ((size_t)(s->end - s->p) < n) {
     if (s->at_eof) return 0;
@@ -73,7 +80,7 @@ int src_fill(struct trace_src *s, size_t n, char *err) {
       int code;
       const char *m = gzerror(s->gz, &code);
       snprintf(err, FB_ERRLEN, "%s: byte %llu: read error: %s", s->name,
-               (unsigned long long)(s->base + left), m ? m : "?");
+               (unsigned long long)(s->base + left), zmsg(s, m));
       return -1;
     }
     if (got == 0) {
@@ -81,7 +88,7 @@ int src_fill(struct trace_src *s, size_t n, char *err) {
       const char *m = gzerror(s->gz, &code);
       if (code != Z_OK) {   /* a truncated gzip stream ends with Z_BUF_ERROR */
         snprintf(err, FB_ERRLEN, "%s: byte %llu: truncated or corrupt gzip data: %s", s->name,
-                 (unsigned long long)(s->base + left), m ? m : "?");
+                 (unsigned long long)(s->base + left), zmsg(s, m));
         return -1;
       }
       s->at_eof = 1;
