@@ -210,8 +210,9 @@ static int prescan(struct pt *t, int want_device, char *err) {
       char list[200] = "";
       for (int i = 0, k = 0; i < PK_MAX_DEVICES && k < (int)sizeof list - 8; i++)
         if (mask & (1ULL << i)) k += snprintf(list + k, sizeof list - (size_t)k, "%s%d", k ? "," : "", i);
-      snprintf(err, FB_ERRLEN, "%s: device %d has no events in this snapshot (devices with events: %s)", t->src.name,
-               want_device, mask ? list : "none");
+      int k = snprintf(err, FB_ERRLEN, "%s: device %d has no events in this snapshot", t->src.name, want_device);
+      if (k > 0 && k < FB_ERRLEN)
+        snprintf(err + k, (size_t)(FB_ERRLEN - k), " (devices with events: %s)", mask ? list : "none");
       rc = -1;
     } else {
       struct dev_scan *s = &dev[d];
