@@ -588,3 +588,31 @@ TEST(workload_offload_moves_memory_off_the_gpu) {
   CHECK_MSG(!figures("offload:target=params,prefetch=0," ACT_HEAVY, 0, 1, &nopf, NULL, err), "%s", err);
   CHECK(nopf <= par);
 }
+
+TEST(workload_generators_reject_bad_values) {
+  char err[FB_ERRLEN];
+  struct workload w;
+  struct { const char *spec, *says; } bad[] = {
+    {"train_loop:heads=3", "heads=3 must divide hidden=1024"},
+    {"train_loop:layers=0", "'layers=0': expected 1..4096"},
+    {"train_loop:optimizer=lion", "expected adamw, adam or sgd"},
+    {"train_loop:attention=flash", "expected one of sdpa|math"},
+    {"train_loop:dtype_bytes=3", "expected 1, 2, 4 or 8"},
+    {"train_loop:batch=1048576,seq=4194304", "exceed 2^48 bytes"},
+    {"checkpointing:every=0", "'every=0': expected 1..4096"},
+    {"amp:amp_dtype=fp8", "bf16|fp16"},
+    {"leaky_losses:model=cnn", "mlp|gpt"},
+    {"varlen:batch_min=8,batch_max=4", "'batch_max=4': expected 8.."},
+    {"ddp_buckets:imbalance=-1", "imbalance"},
+    {"zero_shard:stage=3", "'stage=3': expected 1..2"},
+    {"offload:target=optimizer", "activations|params"},
+    {"eval_accumulate:keep=hidden", "logits|preds"},
+    {"grad_accumulation:accum=0", "'accum=0'"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    CHECK_MSG(open_spec(&w, bad[i].spec, 0, 1, 1, err) != 0, "%s accepted", bad[i].spec);
+    CHECK_CONTAINS(err, bad[i].says);
+  }
+  CHECK(open_spec(&w, "ddp_buckets", 4, 4, 1, err) != 0);   /* rank outside the world */
+  CHECK_CONTAINS(err, "rank 4");
+}

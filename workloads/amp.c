@@ -6,7 +6,6 @@
  * loss stay fp32, with the casts between them; weight gradients are computed in low
  * precision and cast to fp32. fp16 adds GradScaler's scale, scaled loss and unscale
  * scalars. Combines with checkpointing (`checkpoint_every`). */
-#include <stdio.h>
 #include "train_gen.h"
 
 static const struct param_spec amp_params[] = {
@@ -20,21 +19,12 @@ static const struct param_spec amp_params[] = {
 static int amp_open(void **st, const struct params *p, const struct workload_ctx *ctx, char *err) {
   int dt = param_choice(p, "amp_dtype", "bf16|fp16", "amp", err);
   if (dt < 0) return -1;
-  int64_t every = param_int(p, "checkpoint_every");
-  if (every < 0 || every > 4096) {
-    snprintf(err, FB_ERRLEN, "amp: parameter 'checkpoint_every=%lld': expected 0..4096", (long long)every);
-    return -1;
-  }
+  int64_t every;
+  if (param_int_in(p, "checkpoint_every", 0, 4096, &every, "amp", err)) return -1;
   struct model_opts o = {.amp = dt == 0 ? 2 : 1, .ckpt_every = (uint64_t)every};
   return train_gen_open(st, sizeof(struct train_gen), p, ctx, MODEL_GPT, o, "amp", err);
 }
 
-const struct workload_ops amp_workload = {
-  .name = "amp",
-  .help = "GPT training under autocast: fp32 master weights, per-step bf16/fp16 weight copies, fp32 loss",
-  .params = amp_params,
-  .open = amp_open,
-  .next = synth_next,
-  .rewind = synth_rewind,
-  .close = synth_close,
-};
+SYNTH_WORKLOAD(amp,
+               "GPT training under autocast: fp32 master weights, per-step bf16/fp16 weight copies, fp32 loss",
+               amp_params, amp_open);

@@ -129,10 +129,13 @@ static void ddp_cleanup(struct train_gen *g) {
 static int ddp_open(void **st, const struct params *p, const struct workload_ctx *ctx, char *err) {
   int hook = param_choice(p, "hook", "fp16|allreduce", "ddp_buckets", err);
   if (hook < 0) return -1;
-  int64_t cap = param_int(p, "bucket_mb"), first = param_int(p, "first_bucket_mb");
+  int64_t cap, first;
+  if (param_int_in(p, "bucket_mb", 1, 1 << 20, &cap, "ddp_buckets", err) ||
+      param_int_in(p, "first_bucket_mb", 1, 1 << 20, &first, "ddp_buckets", err))
+    return -1;
   double imb = param_float(p, "imbalance");
-  if (cap < 1 || cap > (1 << 20) || first < 1 || first > (1 << 20) || !(imb >= 0 && imb <= 100)) {
-    snprintf(err, FB_ERRLEN, "ddp_buckets: need 1 <= bucket_mb, first_bucket_mb <= 1048576 and 0 <= imbalance <= 100");
+  if (!(imb >= 0 && imb <= 100)) {
+    snprintf(err, FB_ERRLEN, "ddp_buckets: parameter 'imbalance=%s': expected 0..100", param_str(p, "imbalance"));
     return -1;
   }
   if (train_gen_open(st, sizeof(struct ddp), p, ctx, MODEL_GPT, (struct model_opts){0}, "ddp_buckets", err)) return -1;
@@ -168,12 +171,6 @@ fail:
   return -1;
 }
 
-const struct workload_ops ddp_buckets_workload = {
-  .name = "ddp_buckets",
-  .help = "one DDP rank: parameter broadcast, flat gradient buckets (rebuilt after step 1), per-bucket hook buffers in backward",
-  .params = ddp_params,
-  .open = ddp_open,
-  .next = synth_next,
-  .rewind = synth_rewind,
-  .close = synth_close,
-};
+SYNTH_WORKLOAD(ddp_buckets,
+               "one DDP rank: parameter broadcast, flat gradient buckets (rebuilt after step 1), per-bucket hook buffers in backward",
+               ddp_params, ddp_open);

@@ -6,7 +6,6 @@
  * them (a second copy of everything kept), computes a metric, and lets it all go. The
  * training step's batch stays referenced across the pass. A pass happens between
  * iterations, so the ITER points (and leak_bytes_per_iter) do not see it. */
-#include <stdio.h>
 #include <string.h>
 #include "train_gen.h"
 
@@ -64,11 +63,10 @@ static void eval_cleanup(struct train_gen *g) { idlist_destroy(&((struct eval_ac
 static int eval_open(void **st, const struct params *p, const struct workload_ctx *ctx, char *err) {
   int keep = param_choice(p, "keep", "logits|preds", "eval_accumulate", err);
   if (keep < 0) return -1;
-  int64_t every = param_int(p, "eval_every"), batches = param_int(p, "eval_batches");
-  if (every < 1 || batches < 1 || batches > 100000) {
-    snprintf(err, FB_ERRLEN, "eval_accumulate: need eval_every >= 1 and 1 <= eval_batches <= 100000");
+  int64_t every, batches;
+  if (param_int_in(p, "eval_every", 1, 10000000, &every, "eval_accumulate", err) ||
+      param_int_in(p, "eval_batches", 1, 100000, &batches, "eval_accumulate", err))
     return -1;
-  }
   if (train_gen_open(st, sizeof(struct eval_acc), p, ctx, MODEL_GPT, (struct model_opts){0}, "eval_accumulate", err))
     return -1;
   struct eval_acc *e = *st;
@@ -81,12 +79,6 @@ static int eval_open(void **st, const struct params *p, const struct workload_ct
   return 0;
 }
 
-const struct workload_ops eval_accumulate_workload = {
-  .name = "eval_accumulate",
-  .help = "GPT training with no_grad validation passes that keep every batch's outputs on the GPU, then cat and free them",
-  .params = eval_params,
-  .open = eval_open,
-  .next = synth_next,
-  .rewind = synth_rewind,
-  .close = synth_close,
-};
+SYNTH_WORKLOAD(eval_accumulate,
+               "GPT training with no_grad validation passes that keep every batch's outputs on the GPU, then cat and free them",
+               eval_params, eval_open);

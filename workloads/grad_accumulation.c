@@ -4,7 +4,6 @@
  * through a temporary. Each micro-batch's loss is divided by `accum` before backward (a
  * temporary), and the script's `logits` variable keeps the previous micro-batch's logits
  * alive until the next forward has produced its own. One iteration = one optimizer step. */
-#include <stdio.h>
 #include "train_gen.h"
 
 static const struct param_spec grad_accumulation_params[] = {
@@ -37,11 +36,8 @@ static void grad_accumulation_iteration(struct train_gen *g) {
 }
 
 static int grad_accumulation_open(void **st, const struct params *p, const struct workload_ctx *ctx, char *err) {
-  int64_t accum = param_int(p, "accum");
-  if (accum < 1 || accum > 4096) {
-    snprintf(err, FB_ERRLEN, "grad_accumulation: parameter 'accum=%lld': expected 1..4096", (long long)accum);
-    return -1;
-  }
+  int64_t accum;
+  if (param_int_in(p, "accum", 1, 4096, &accum, "grad_accumulation", err)) return -1;
   if (train_gen_open(st, sizeof(struct grad_accumulation), p, ctx, MODEL_GPT, (struct model_opts){0},
                      "grad_accumulation", err))
     return -1;
@@ -51,12 +47,6 @@ static int grad_accumulation_open(void **st, const struct params *p, const struc
   return 0;
 }
 
-const struct workload_ops grad_accumulation_workload = {
-  .name = "grad_accumulation",
-  .help = "GPT training with gradients accumulated over micro-batches, an optimizer step every `accum`",
-  .params = grad_accumulation_params,
-  .open = grad_accumulation_open,
-  .next = synth_next,
-  .rewind = synth_rewind,
-  .close = synth_close,
-};
+SYNTH_WORKLOAD(grad_accumulation,
+               "GPT training with gradients accumulated over micro-batches, an optimizer step every `accum`",
+               grad_accumulation_params, grad_accumulation_open);

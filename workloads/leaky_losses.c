@@ -9,7 +9,6 @@
  *   keep_loss * loss_bytes + keep_outputs * batch*seq*8 + keep_logs * 4
  * (loss_bytes: dtype_bytes). The kept tensors are freed at the very end, after the last
  * ITER, as the script's lists go away when it exits: every run ends with nothing live. */
-#include <stdio.h>
 #include "train_gen.h"
 
 static const struct param_spec leaky_params[] = {
@@ -64,11 +63,8 @@ static void leaky_cleanup(struct train_gen *g) { idlist_destroy(&((struct leaky 
 static int leaky_open(void **st, const struct params *p, const struct workload_ctx *ctx, char *err) {
   int kind = param_choice(p, "model", "mlp|gpt", "leaky_losses", err);
   if (kind < 0) return -1;
-  int64_t logs = param_int(p, "keep_logs");
-  if (logs < 0 || logs > 1000) {
-    snprintf(err, FB_ERRLEN, "leaky_losses: parameter 'keep_logs=%lld': expected 0..1000", (long long)logs);
-    return -1;
-  }
+  int64_t logs;
+  if (param_int_in(p, "keep_logs", 0, 1000, &logs, "leaky_losses", err)) return -1;
   struct model_opts o = {.zero_grad_late = 1};
   if (train_gen_open(st, sizeof(struct leaky), p, ctx, kind ? MODEL_GPT : MODEL_MLP, o, "leaky_losses", err))
     return -1;
@@ -83,12 +79,6 @@ static int leaky_open(void **st, const struct params *p, const struct workload_c
   return 0;
 }
 
-const struct workload_ops leaky_losses_workload = {
-  .name = "leaky_losses",
-  .help = "training loop keeping each step's loss (and predictions, log scalars) on the GPU: a slow leak",
-  .params = leaky_params,
-  .open = leaky_open,
-  .next = synth_next,
-  .rewind = synth_rewind,
-  .close = synth_close,
-};
+SYNTH_WORKLOAD(leaky_losses,
+               "training loop keeping each step's loss (and predictions, log scalars) on the GPU: a slow leak",
+               leaky_params, leaky_open);

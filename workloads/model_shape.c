@@ -24,19 +24,24 @@ static const char *key_for(const struct params *p, const char *prefix, const cha
   return name;
 }
 
+int param_int_in(const struct params *p, const char *key, int64_t lo, int64_t hi, int64_t *out, const char *owner,
+                 char *err) {
+  *out = param_int(p, key);
+  if (*out >= lo && *out <= hi) return 0;
+  snprintf(err, FB_ERRLEN, "%s: parameter '%s=%lld': expected %lld..%lld", owner, key, (long long)*out, (long long)lo,
+           (long long)hi);
+  return -1;
+}
+
 /* an integer key in [lo, hi]; absent from the spec: *out = 0 */
 static int read_range(const struct params *p, const char *prefix, const char *name, int64_t lo, int64_t hi,
                       uint64_t *out, const char *owner, char *err) {
   char buf[40];
   const char *key = key_for(p, prefix, name, buf, sizeof buf);
+  int64_t v = 0;
   *out = 0;
   if (!spec_key(p, key)) return 0;
-  int64_t v = param_int(p, key);
-  if (v < lo || v > hi) {
-    snprintf(err, FB_ERRLEN, "%s: parameter '%s=%lld': expected %lld..%lld", owner, key, (long long)v,
-             (long long)lo, (long long)hi);
-    return -1;
-  }
+  if (param_int_in(p, key, lo, hi, &v, owner, err)) return -1;
   *out = (uint64_t)v;
   return 0;
 }

@@ -45,6 +45,10 @@ struct model_shape {
  * naming owner/key. */
 int model_shape_read(const struct params *p, enum model_kind kind, const char *prefix, struct model_shape *m,
                      const char *owner, char *err);
+/* An integer parameter within [lo, hi] into *out; -1 with err "owner: parameter 'key=v':
+ * expected lo..hi" otherwise. */
+int param_int_in(const struct params *p, const char *key, int64_t lo, int64_t hi, int64_t *out, const char *owner,
+                 char *err);
 /* Checks a (batch, seq) step shape against the tensor-size limits of m. */
 int model_shape_check_step(const struct model_shape *m, uint64_t batch, uint64_t seq,
                            const char *owner, char *err);

@@ -76,12 +76,6 @@ static int model_switch_open(void **st, const struct params *p, const struct wor
   return 0;
 }
 
-const struct workload_ops model_switch_workload = {
-  .name = "model_switch",
-  .help = "train GPT A, free it, empty_cache, train GPT B of another shape",
-  .params = model_switch_params,
-  .open = model_switch_open,
-  .next = synth_next,
-  .rewind = synth_rewind,
-  .close = synth_close,
-};
+SYNTH_WORKLOAD(model_switch,
+               "train GPT A, free it, empty_cache, train GPT B of another shape",
+               model_switch_params, model_switch_open);

@@ -107,12 +107,6 @@ static int offload_open(void **st, const struct params *p, const struct workload
   return 0;
 }
 
-const struct workload_ops offload_workload = {
-  .name = "offload",
-  .help = "GPT training moving saved activations (save_on_cpu) or parameters (staged per unit) to the host and back",
-  .params = offload_params,
-  .open = offload_open,
-  .next = synth_next,
-  .rewind = synth_rewind,
-  .close = synth_close,
-};
+SYNTH_WORKLOAD(offload,
+               "GPT training moving saved activations (save_on_cpu) or parameters (staged per unit) to the host and back",
+               offload_params, offload_open);

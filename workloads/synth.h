@@ -45,4 +45,9 @@ int synth_next(void *st, struct event *ev, char *err);
 int synth_rewind(void *st, char *err);
 void synth_close(void *st);
 
+/* defines `const struct workload_ops NAME_workload` for a generator built on synth */
+#define SYNTH_WORKLOAD(NAME, HELP, PARAMS, OPEN)                                                     \
+  const struct workload_ops NAME##_workload = {.name = #NAME, .help = HELP, .params = PARAMS, .open = OPEN, \
+                                               .next = synth_next, .rewind = synth_rewind, .close = synth_close}
+
 #endif

@@ -68,6 +68,10 @@ int train_gen_open(void **st, size_t size, const struct params *p, const struct 
     if (a < 0) return -1;
     o.attn_math = a == 1;
   }
+  if (ctx && ctx->world > 0 && (ctx->rank < 0 || ctx->rank >= ctx->world)) {
+    snprintf(err, FB_ERRLEN, "%s: rank %d is not in 0..world-1 (world %d)", owner, ctx->rank, ctx->world);
+    return -1;
+  }
   struct train_gen *g = calloc(1, size);
   if (!g) {
     snprintf(err, FB_ERRLEN, "%s: out of host memory", owner);

@@ -16,12 +16,6 @@ static int train_loop_open(void **st, const struct params *p, const struct workl
   return train_gen_open(st, sizeof(struct train_gen), p, ctx, MODEL_GPT, (struct model_opts){0}, "train_loop", err);
 }
 
-const struct workload_ops train_loop_workload = {
-  .name = "train_loop",
-  .help = "GPT training loop: parameters, saved activations freed in reverse by backward, gradients, AdamW states",
-  .params = train_loop_params,
-  .open = train_loop_open,
-  .next = synth_next,
-  .rewind = synth_rewind,
-  .close = synth_close,
-};
+SYNTH_WORKLOAD(train_loop,
+               "GPT training loop: parameters, saved activations freed in reverse by backward, gradients, AdamW states",
+               train_loop_params, train_loop_open);

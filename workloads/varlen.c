@@ -91,12 +91,13 @@ static int parse_buckets(struct varlen *v, const char *text, char *err) {
 static int varlen_open(void **st, const struct params *p, const struct workload_ctx *ctx, char *err) {
   int dist = param_choice(p, "dist", "uniform|bucketed|lognormal", "varlen", err);
   if (dist < 0) return -1;
-  int64_t bmin = param_int(p, "batch_min"), bmax = param_int(p, "batch_max"), smin = param_int(p, "seq_min"),
-          smax = param_int(p, "seq_max"), step = param_int(p, "seq_step");
-  if (bmin < 1 || bmax < bmin || bmax > (1 << 20) || smin < 1 || smax < smin || smax > (1 << 22) || step < 1) {
-    snprintf(err, FB_ERRLEN, "varlen: need 1 <= batch_min <= batch_max <= 1048576, 1 <= seq_min <= seq_max <= 4194304, seq_step >= 1");
+  int64_t bmin, bmax, smin, smax, step;
+  if (param_int_in(p, "batch_min", 1, 1 << 20, &bmin, "varlen", err) ||
+      param_int_in(p, "batch_max", bmin, 1 << 20, &bmax, "varlen", err) ||
+      param_int_in(p, "seq_min", 1, 1 << 22, &smin, "varlen", err) ||
+      param_int_in(p, "seq_max", smin, 1 << 22, &smax, "varlen", err) ||
+      param_int_in(p, "seq_step", 1, 1 << 22, &step, "varlen", err))
     return -1;
-  }
   double sigma = param_float(p, "sigma");
   if (!(sigma >= 0) || !isfinite(param_float(p, "mu"))) {
     snprintf(err, FB_ERRLEN, "varlen: sigma must be >= 0 and mu finite");
@@ -124,12 +125,6 @@ fail:
   return -1;
 }
 
-const struct workload_ops varlen_workload = {
-  .name = "varlen",
-  .help = "GPT training with batch and sequence length drawn every step (uniform, bucketed, lognormal): fragments caches",
-  .params = varlen_params,
-  .open = varlen_open,
-  .next = synth_next,
-  .rewind = synth_rewind,
-  .close = synth_close,
-};
+SYNTH_WORKLOAD(varlen,
+               "GPT training with batch and sequence length drawn every step (uniform, bucketed, lognormal): fragments caches",
+               varlen_params, varlen_open);

@@ -7,7 +7,6 @@
  * gradient is produced it is copied into the open reduce bucket and freed; a full bucket
  * is reduce-scattered into the partition and freed. After the sharded optimizer step the
  * updated parameters are all-gathered back in buckets (a bucket-sized gather buffer each). */
-#include <stdio.h>
 #include "train_gen.h"
 
 static const struct param_spec zero_params[] = {
@@ -116,11 +115,10 @@ static void zero_restart(struct train_gen *g) {
 }
 
 static int zero_open(void **st, const struct params *p, const struct workload_ctx *ctx, char *err) {
-  int64_t stage = param_int(p, "stage"), cap = param_int(p, "bucket_mb");
-  if ((stage != 1 && stage != 2) || cap < 1 || cap > (1 << 20)) {
-    snprintf(err, FB_ERRLEN, "zero_shard: need stage 1 or 2 and 1 <= bucket_mb <= 1048576");
+  int64_t stage, cap;
+  if (param_int_in(p, "stage", 1, 2, &stage, "zero_shard", err) ||
+      param_int_in(p, "bucket_mb", 1, 1 << 20, &cap, "zero_shard", err))
     return -1;
-  }
   if (train_gen_open(st, sizeof(struct zero), p, ctx, MODEL_GPT, (struct model_opts){0}, "zero_shard", err)) return -1;
   struct zero *z = *st;
   struct model *m = &z->g.m;
@@ -136,12 +134,6 @@ static int zero_open(void **st, const struct params *p, const struct workload_ct
   return 0;
 }
 
-const struct workload_ops zero_shard_workload = {
-  .name = "zero_shard",
-  .help = "one ZeRO-1/2 rank: optimizer states (and stage 2 gradients) sharded 1/world, reduce-scatter and all-gather buckets",
-  .params = zero_params,
-  .open = zero_open,
-  .next = synth_next,
-  .rewind = synth_rewind,
-  .close = synth_close,
-};
+SYNTH_WORKLOAD(zero_shard,
+               "one ZeRO-1/2 rank: optimizer states (and stage 2 gradients) sharded 1/world, reduce-scatter and all-gather buckets",
+               zero_params, zero_open);
