@@ -30,6 +30,7 @@ struct pool_stream {
 struct pool_upstream {      /* upstream_blocks_: one cudaMalloc each */
   struct ordnode node;
   uint64_t addr, size;
+  struct pool_block *first;   /* its head block: the start of its chain (never merged away) */
 };
 
 struct pool {
@@ -87,12 +88,6 @@ static struct pool_stream *stream_list(struct pool *p, uint64_t stream) {
   return s;
 }
 
-static int is_upstream_head(const struct pool *p, uint64_t addr) {
-  struct pool_upstream key = {.addr = addr};
-  struct ordnode *n = ordset_lower_bound(&p->upstream, &key.node);
-  return n && ORD_ENTRY(n, struct pool_upstream, node)->addr == addr;
-}
-
 /* size_to_grow: halfway to the maximum, or the pool's size (doubling); 0 = cannot */
 static uint64_t size_to_grow(const struct pool *p, uint64_t size) {
   if (p->has_maximum) {
@@ -105,23 +100,27 @@ static uint64_t size_to_grow(const struct pool *p, uint64_t size) {
 }
 
 /* try_to_expand: try_size, halving down to min_size while the device refuses.
- * 0 with the new upstream block, FB_OOM, or <0 (device error). */
-static int try_to_expand(struct pool *p, uint64_t try_size, uint64_t min_size, uint64_t *addr, uint64_t *got) {
+ * 0 with the new upstream allocation's head block (handed out), FB_OOM, or <0. */
+static int try_to_expand(struct pool *p, uint64_t try_size, uint64_t min_size, struct pool_block **out) {
   while (try_size >= min_size && try_size > 0) {
-    int rc = dev_malloc(p->dev, try_size, addr);
+    uint64_t addr;
+    int rc = dev_malloc(p->dev, try_size, &addr);
     if (rc < 0) return rc;
     if (rc == 0) {
       struct pool_upstream *u = calloc(1, sizeof *u);
-      if (!u) {
-        dev_free(p->dev, *addr, try_size);
+      struct pool_block *b = u ? pool_block_upstream(&p->spares, addr, try_size) : NULL;
+      if (!b) {
+        free(u);
+        dev_free(p->dev, addr, try_size);
         host_oom(p);
         return -1;
       }
-      u->addr = *addr;
+      u->addr = addr;
       u->size = try_size;
+      u->first = b;
       ordset_insert(&p->upstream, &u->node);
       p->pool_size += try_size;
-      *got = try_size;
+      *out = b;
       return 0;
     }
     if (try_size == min_size) break;
@@ -131,46 +130,47 @@ static int try_to_expand(struct pool *p, uint64_t try_size, uint64_t min_size, u
 }
 
 /* stream_ordered_memory_resource::get_block (a taken block's remainder stays in the list
- * it came from: allocate_and_insert_remainder) */
-static int get_block(struct pool *p, struct pool_stream *own, uint64_t size, uint64_t *out) {
-  if (pool_freelist_take(&own->list, &p->spares, size, out)) return 0;
+ * it came from: allocate_and_insert_remainder). 0 with the block, FB_OOM, or <0. */
+static int get_block(struct pool *p, struct pool_stream *own, uint64_t size, struct pool_block **out) {
+  int oom;
+  if ((*out = pool_freelist_take(&own->list, size, &p->spares, &oom))) return 0;
+  if (oom) goto host;
   /* another stream's block as it stands (get_block_from_other_stream, merge_first=false) */
   for (size_t i = 0; i < p->nstreams; i++) {
     struct pool_stream *o = p->order[i];
-    if (o != own && pool_freelist_take(&o->list, &p->spares, size, out)) return 0;
+    if (o == own) continue;
+    if ((*out = pool_freelist_take(&o->list, size, &p->spares, &oom))) return 0;
+    if (oom) goto host;
   }
   /* merge the other lists into ours one by one until a block fits (merge_first=true) */
   for (size_t i = 0; i < p->nstreams; i++) {
     struct pool_stream *o = p->order[i];
     if (o == own) continue;
-    if (pool_freelist_merge(&own->list, &o->list, &p->spares)) {
-      host_oom(p);
-      return -1;
-    }
-    if (pool_freelist_take(&own->list, &p->spares, size, out)) return 0;
+    pool_freelist_merge(&own->list, &o->list, &p->spares);
+    if ((*out = pool_freelist_take(&own->list, size, &p->spares, &oom))) return 0;
+    if (oom) goto host;
   }
   /* expand_pool: the new block's remainder goes to this stream's list */
-  uint64_t addr, got;
-  int rc = try_to_expand(p, size_to_grow(p, size), size, &addr, &got);
+  int rc = try_to_expand(p, size_to_grow(p, size), size, out);
   if (rc) return rc;
-  *out = addr;
-  if (got > size && pool_freelist_insert(&own->list, &p->spares, addr + size, got - size, 0)) {
-    host_oom(p);
-    return -1;
-  }
+  if ((*out)->size > size && pool_block_split(*out, size, &own->list, &p->spares)) goto host;
   return 0;
+host:
+  host_oom(p);
+  return -1;
 }
 
 /* initialize_pool: the initial block goes to the default stream's list */
 static int take_initial(struct pool *p) {
-  uint64_t addr, got;
-  int rc = try_to_expand(p, p->initial, p->initial, &addr, &got);
+  struct pool_block *b;
+  int rc = try_to_expand(p, p->initial, p->initial, &b);
   if (rc) return rc;
   struct pool_stream *s = stream_list(p, 0);
-  if (!s || pool_freelist_insert(&s->list, &p->spares, addr, got, 1)) {
+  if (!s) {
     host_oom(p);
     return -1;
   }
+  pool_freelist_insert(&s->list, b, &p->spares);
   return 0;
 }
 
@@ -229,25 +229,26 @@ static int pool_alloc(void *a, uint64_t size, uint64_t stream, struct block *out
     host_oom(p);
     return -1;
   }
-  uint64_t addr;
-  int rc = get_block(p, s, rounded, &addr);
+  struct pool_block *blk;
+  int rc = get_block(p, s, rounded, &blk);
   if (rc) return rc;
   p->allocated += rounded;
-  out->addr = addr;
+  out->addr = blk->addr;
   out->size = rounded;
   out->stream = stream;
-  out->handle = NULL;
+  out->handle = blk;
   return 0;
 }
 
-/* do_deallocate: the block goes to its stream's list; it is a head when an upstream block starts there */
+/* do_deallocate: the block goes to its stream's list */
 static void pool_free(void *a, struct block *b) {
   struct pool *p = a;
   struct pool_stream *s = stream_list(p, b->stream);
-  if (!s || pool_freelist_insert(&s->list, &p->spares, b->addr, b->size, is_upstream_head(p, b->addr))) {
+  if (!s) {
     fprintf(stderr, "fragbench: pool: out of host memory freeing a block\n");
     exit(1);
   }
+  pool_freelist_insert(&s->list, b->handle, &p->spares);
   p->allocated -= b->size;
 }
 
@@ -270,52 +271,65 @@ static void pool_stats(void *a, struct alloc_stats *st) {
   st->held = p->pool_size;
 }
 
-/* --validate: each list's two orders agree, blocks lie inside upstream blocks, nothing
- * left uncoalesced, heads are exactly upstream starts, and the bytes add up. */
+static int list_index(const struct pool *p, const struct pool_freelist *l) {
+  for (size_t i = 0; i < p->nstreams; i++)
+    if (&p->order[i]->list == l) return (int)i;
+  return -1;
+}
+
+/* --validate: every upstream allocation is an unbroken chain from its head, no two free
+ * neighbours sit in the same list (they would have merged), each list holds exactly its
+ * free blocks, and the bytes add up. */
 static int pool_check(void *a, char *err) {
   struct pool *p = a;
-  uint64_t upstream = 0, free_bytes = 0;
-  for (struct ordnode *n = ordset_first(&p->upstream); n; n = ordset_next(n))
-    upstream += ORD_ENTRY(n, struct pool_upstream, node)->size;
-  for (size_t i = 0; i < p->nstreams; i++) {
-    const struct pool_freelist *l = &p->order[i]->list;
-    uint64_t sum = 0, prev_end = 0;
-    if (l->by_addr.count != l->by_size.count) {
-      snprintf(err, FB_ERRLEN, "pool: stream %llu: %zu blocks by address, %zu by size",
-               (unsigned long long)p->order[i]->stream, l->by_addr.count, l->by_size.count);
-      return -1;
-    }
-    for (struct ordnode *n = ordset_first(&l->by_addr); n; n = ordset_next(n)) {
-      const struct pool_block *b = ORD_ENTRY(n, struct pool_block, by_addr);
-      struct pool_upstream key = {.addr = b->addr};
-      struct ordnode *un = ordset_floor(&p->upstream, &key.node);
-      const struct pool_upstream *u = un ? ORD_ENTRY(un, struct pool_upstream, node) : NULL;
+  uint64_t upstream = 0, handed_out = 0;
+  uint64_t counted[64] = {0}, summed[64] = {0};   /* the first 64 lists are checked block by block */
+  for (struct ordnode *n = ordset_first(&p->upstream); n; n = ordset_next(n)) {
+    const struct pool_upstream *u = ORD_ENTRY(n, struct pool_upstream, node);
+    uint64_t pos = u->addr;
+    const struct pool_block *prev = NULL;
+    upstream += u->size;
+    for (const struct pool_block *b = u->first; b; prev = b, b = b->next) {
       const char *why = NULL;
-      if (!b->size) why = "is empty";
-      else if (!u || b->addr + b->size > u->addr + u->size) why = "lies outside the upstream blocks";
+      int li = b->owner ? list_index(p, b->owner) : -2;
+      if (b->addr != pos || b->prev != prev || !b->size) why = "breaks the chain";
+      else if (b->is_head != (prev == NULL)) why = "has a wrong head flag";
       else if (b->addr % POOL_ALIGN) why = "is not 256-byte aligned";
-      else if (b->is_head != (u->addr == b->addr)) why = "has a wrong head flag";
-      else if (n != ordset_first(&l->by_addr) && b->addr < prev_end) why = "overlaps the block before it";
-      else if (n != ordset_first(&l->by_addr) && b->addr == prev_end && !b->is_head) why = "was not coalesced with the block before it";
+      else if (li == -1) why = "is owned by no stream's list";
+      else if (b->owner && prev && prev->owner == b->owner) why = "was not merged with the free block before it";
       if (why) {
-        snprintf(err, FB_ERRLEN, "pool: stream %llu: free block %#llx+%llu %s", (unsigned long long)p->order[i]->stream,
-                 (unsigned long long)b->addr, (unsigned long long)b->size, why);
+        snprintf(err, FB_ERRLEN, "pool: block %#llx+%llu in upstream %#llx+%llu %s", (unsigned long long)b->addr,
+                 (unsigned long long)b->size, (unsigned long long)u->addr, (unsigned long long)u->size, why);
         return -1;
       }
-      prev_end = b->addr + b->size;
-      sum += b->size;
+      if (li >= 0 && li < 64) {
+        counted[li]++;
+        summed[li] += b->size;
+      }
+      if (!b->owner) handed_out += b->size;
+      pos += b->size;
     }
-    if (sum != l->free_bytes) {
-      snprintf(err, FB_ERRLEN, "pool: stream %llu: free blocks sum to %llu, counted %llu",
-               (unsigned long long)p->order[i]->stream, (unsigned long long)sum, (unsigned long long)l->free_bytes);
+    if (pos != u->addr + u->size) {
+      snprintf(err, FB_ERRLEN, "pool: upstream %#llx+%llu: its blocks cover %llu bytes", (unsigned long long)u->addr,
+               (unsigned long long)u->size, (unsigned long long)(pos - u->addr));
       return -1;
     }
-    free_bytes += sum;
   }
-  if (upstream != p->pool_size || free_bytes + p->allocated != p->pool_size) {
-    snprintf(err, FB_ERRLEN, "pool: upstream %llu, pool size %llu, free %llu + allocated %llu",
+  uint64_t free_bytes = 0;
+  for (size_t i = 0; i < p->nstreams; i++) {
+    const struct pool_freelist *l = &p->order[i]->list;
+    free_bytes += l->free_bytes;
+    if (i < 64 && (counted[i] != l->by_size.count || summed[i] != l->free_bytes)) {
+      snprintf(err, FB_ERRLEN, "pool: stream %llu: the chains have %llu free blocks (%llu bytes) in its list, the list %zu (%llu)",
+               (unsigned long long)p->order[i]->stream, (unsigned long long)counted[i], (unsigned long long)summed[i],
+               l->by_size.count, (unsigned long long)l->free_bytes);
+      return -1;
+    }
+  }
+  if (upstream != p->pool_size || handed_out != p->allocated || free_bytes + p->allocated != p->pool_size) {
+    snprintf(err, FB_ERRLEN, "pool: upstream %llu, pool size %llu, free %llu, handed out %llu (counted %llu)",
              (unsigned long long)upstream, (unsigned long long)p->pool_size, (unsigned long long)free_bytes,
-             (unsigned long long)p->allocated);
+             (unsigned long long)handed_out, (unsigned long long)p->allocated);
     return -1;
   }
   return 0;
@@ -330,10 +344,7 @@ static void pool_destroy(void *a) {
     dev_free(p->dev, u->addr, u->size);
     free(u);
   }
-  for (size_t i = 0; i < p->nstreams; i++) {
-    pool_freelist_clear(&p->order[i]->list, &p->spares);
-    free(p->order[i]);
-  }
+  for (size_t i = 0; i < p->nstreams; i++) free(p->order[i]);
   free(p->order);
   pool_spares_destroy(&p->spares);
   free(p);

@@ -1,6 +1,6 @@
-/* pool_freelist.c - the `pool` strategy's per-stream coalescing free list; see
- * pool_freelist.h. RMM keeps a linked list and scans it; two ordered sets give the same
- * choices in O(log n). */
+/* pool_freelist.c - the `pool` strategy's blocks and per-stream coalescing free lists;
+ * see pool_freelist.h. RMM keeps each list as a linked list and scans it; the chain and
+ * one ordered set per list give the same choices in O(log n). */
 #include <stdlib.h>
 #include <string.h>
 #include "pool_freelist.h"
@@ -10,11 +10,6 @@ struct pool_blocks_slab {
   struct pool_blocks_slab *next;
   struct pool_block blocks[POOL_SLAB_BLOCKS];
 };
-
-static int addr_cmp(const struct ordnode *a, const struct ordnode *b) {
-  uint64_t x = ORD_ENTRY(a, struct pool_block, by_addr)->addr, y = ORD_ENTRY(b, struct pool_block, by_addr)->addr;
-  return x < y ? -1 : x > y;
-}
 
 static int size_cmp(const struct ordnode *a, const struct ordnode *b) {
   const struct pool_block *x = ORD_ENTRY(a, struct pool_block, by_size);
@@ -30,122 +25,110 @@ static struct pool_block *block_new(struct pool_spares *sp) {
     s->next = sp->slabs;
     sp->slabs = s;
     for (int i = 0; i < POOL_SLAB_BLOCKS; i++) {
-      s->blocks[i].spare_next = sp->free;
+      s->blocks[i].next = sp->free;
       sp->free = &s->blocks[i];
     }
   }
   struct pool_block *b = sp->free;
-  sp->free = b->spare_next;
+  sp->free = b->next;
   memset(b, 0, sizeof *b);
   return b;
 }
 
 static void block_release(struct pool_spares *sp, struct pool_block *b) {
-  b->spare_next = sp->free;
+  b->next = sp->free;
   sp->free = b;
 }
 
-static void block_remove(struct pool_freelist *l, struct pool_block *b) {
-  ordset_erase(&l->by_addr, &b->by_addr);
+static void list_add(struct pool_freelist *l, struct pool_block *b) {
+  b->owner = l;
+  ordset_insert(&l->by_size, &b->by_size);
+  l->free_bytes += b->size;
+}
+
+static void list_remove(struct pool_freelist *l, struct pool_block *b) {
   ordset_erase(&l->by_size, &b->by_size);
   l->free_bytes -= b->size;
+  b->owner = NULL;
+}
+
+/* absorb b's chain successor n into b */
+static void absorb_next(struct pool_block *b, struct pool_block *n, struct pool_spares *sp) {
+  b->size += n->size;
+  b->next = n->next;
+  if (n->next) n->next->prev = b;
+  block_release(sp, n);
 }
 
 void pool_freelist_init(struct pool_freelist *l) {
-  ordset_init(&l->by_addr, addr_cmp);
   ordset_init(&l->by_size, size_cmp);
   l->free_bytes = 0;
 }
 
-int pool_freelist_insert(struct pool_freelist *l, struct pool_spares *sp, uint64_t addr, uint64_t size, int is_head) {
-  struct pool_block key = {.addr = addr};
-  struct ordnode *n = ordset_lower_bound(&l->by_addr, &key.by_addr);
-  struct pool_block *next = n ? ORD_ENTRY(n, struct pool_block, by_addr) : NULL;
-  struct ordnode *pn = n ? ordset_prev(n) : ordset_last(&l->by_addr);
-  struct pool_block *prev = pn ? ORD_ENTRY(pn, struct pool_block, by_addr) : NULL;
-  int merge_prev = prev && prev->addr + prev->size == addr && !is_head;
-  int merge_next = next && addr + size == next->addr && !next->is_head;
-  l->free_bytes += size;
-  if (merge_prev) {
-    ordset_erase(&l->by_size, &prev->by_size);
-    prev->size += size;
-    if (merge_next) {
-      prev->size += next->size;      /* next's bytes stay counted, now in prev */
-      ordset_erase(&l->by_addr, &next->by_addr);
-      ordset_erase(&l->by_size, &next->by_size);
-      block_release(sp, next);
-    }
-    ordset_insert(&l->by_size, &prev->by_size);
-    return 0;
-  }
-  if (merge_next) {
-    /* the merged block starts at addr: its address order among the others is unchanged */
-    ordset_erase(&l->by_size, &next->by_size);
-    next->addr = addr;
-    next->size += size;
-    next->is_head = is_head;
-    ordset_insert(&l->by_size, &next->by_size);
-    return 0;
-  }
+struct pool_block *pool_block_upstream(struct pool_spares *sp, uint64_t addr, uint64_t size) {
   struct pool_block *b = block_new(sp);
-  if (!b) {
-    l->free_bytes -= size;
-    return -1;
-  }
+  if (!b) return NULL;
   b->addr = addr;
   b->size = size;
-  b->is_head = is_head;
-  ordset_insert(&l->by_addr, &b->by_addr);
-  ordset_insert(&l->by_size, &b->by_size);
+  b->is_head = 1;
+  return b;
+}
+
+int pool_block_split(struct pool_block *b, uint64_t size, struct pool_freelist *l, struct pool_spares *sp) {
+  struct pool_block *rest = block_new(sp);
+  if (!rest) return -1;
+  rest->addr = b->addr + size;
+  rest->size = b->size - size;
+  rest->prev = b;
+  rest->next = b->next;
+  if (b->next) b->next->prev = rest;
+  b->next = rest;
+  b->size = size;
+  list_add(l, rest);
   return 0;
 }
 
-int pool_freelist_take(struct pool_freelist *l, struct pool_spares *sp, uint64_t size, uint64_t *addr) {
+void pool_freelist_insert(struct pool_freelist *l, struct pool_block *b, struct pool_spares *sp) {
+  if (b->next && b->next->owner == l) {
+    list_remove(l, b->next);
+    absorb_next(b, b->next, sp);
+  }
+  if (b->prev && b->prev->owner == l) {
+    struct pool_block *p = b->prev;
+    list_remove(l, p);
+    absorb_next(p, b, sp);
+    b = p;
+  }
+  list_add(l, b);
+}
+
+struct pool_block *pool_freelist_take(struct pool_freelist *l, uint64_t size, struct pool_spares *sp, int *host_oom) {
   struct pool_block key = {.addr = 0, .size = size};
   struct ordnode *n = ordset_lower_bound(&l->by_size, &key.by_size);
-  if (!n) return 0;
+  *host_oom = 0;
+  if (!n) return NULL;
   struct pool_block *b = ORD_ENTRY(n, struct pool_block, by_size);
-  *addr = b->addr;
-  if (b->size == size) {
-    block_remove(l, b);
-    block_release(sp, b);
-    return 1;
+  list_remove(l, b);
+  if (b->size > size && pool_block_split(b, size, l, sp)) {
+    list_add(l, b);
+    *host_oom = 1;
+    return NULL;
   }
-  /* the remainder keeps the block's place in address order */
-  ordset_erase(&l->by_size, &b->by_size);
-  b->addr += size;
-  b->size -= size;
-  b->is_head = 0;
-  ordset_insert(&l->by_size, &b->by_size);
-  l->free_bytes -= size;
-  return 1;
+  return b;
 }
 
-int pool_freelist_merge(struct pool_freelist *to, struct pool_freelist *from, struct pool_spares *sp) {
+void pool_freelist_merge(struct pool_freelist *to, struct pool_freelist *from, struct pool_spares *sp) {
   struct ordnode *n;
-  while ((n = ordset_first(&from->by_addr))) {
-    struct pool_block *b = ORD_ENTRY(n, struct pool_block, by_addr);
-    uint64_t addr = b->addr, size = b->size;
-    int head = b->is_head;
-    block_remove(from, b);
-    block_release(sp, b);
-    if (pool_freelist_insert(to, sp, addr, size, head)) return -1;
+  while ((n = ordset_first(&from->by_size))) {
+    struct pool_block *b = ORD_ENTRY(n, struct pool_block, by_size);
+    list_remove(from, b);
+    pool_freelist_insert(to, b, sp);
   }
-  return 0;
 }
 
 uint64_t pool_freelist_largest(const struct pool_freelist *l) {
   struct ordnode *n = ordset_last(&l->by_size);
   return n ? ORD_ENTRY(n, struct pool_block, by_size)->size : 0;
-}
-
-void pool_freelist_clear(struct pool_freelist *l, struct pool_spares *sp) {
-  struct ordnode *n;
-  while ((n = ordset_first(&l->by_addr))) {
-    struct pool_block *b = ORD_ENTRY(n, struct pool_block, by_addr);
-    block_remove(l, b);
-    block_release(sp, b);
-  }
 }
 
 void pool_spares_destroy(struct pool_spares *sp) {
