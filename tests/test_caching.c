@@ -667,3 +667,35 @@ TEST(caching_random_consistency) {
   CONSISTENT(&f);
   fx_close(&f);
 }
+
+/* `fragbench list` documents every knob with PyTorch's default; a bad value is exit 2
+ * with a message naming the key */
+TEST(caching_knobs_listed_and_checked_by_the_cli) {
+  char outp[512], errp[512];
+  snprintf(outp, sizeof outp, "%s/caching_list.out", test_tmpdir());
+  snprintf(errp, sizeof errp, "%s/caching_list.err", test_tmpdir());
+  CHECK_EQ(test_cli(outp, errp, "list", NULL), 0);
+  char *out = test_read_file(outp);
+  CHECK(out != NULL);
+  const char *want[] = {"max_split_size_mb", "max_non_split_rounding_mb", "roundup_power2_divisions",
+                        "garbage_collection_threshold"};
+  const char *def[] = {"(default none)", "(default 20)", "(default none)", "(default 0)"};
+  for (int i = 0; i < 4; i++) {
+    const char *line = NULL;                      /* the line that starts with the key */
+    for (const char *l = out; l && *l && !line; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+      const char *k = l;
+      while (*k == ' ') k++;
+      if (!strncmp(k, want[i], strlen(want[i])) && k[strlen(want[i])] == ' ') line = k;
+    }
+    CHECK_MSG(line != NULL, "'%s' not listed", want[i]);
+    const char *eol = strchr(line, '\n');
+    const char *d = strstr(line, def[i]);
+    CHECK_MSG(d && (!eol || d < eol), "'%s' does not show %s", want[i], def[i]);
+  }
+  free(out);
+  CHECK_EQ(test_cli(outp, errp, "run", "--workload", "script:events=a1=1K/f1", "--allocator",
+                    "caching:max_split_size_mb=8", "--device", "sim", "--quiet", NULL), 2);
+  char *err = test_read_file(errp);
+  CHECK_CONTAINS(err, "max_split_size_mb");
+  free(err);
+}
