@@ -332,3 +332,19 @@ TEST(caps_each_strategy_recovers_as_its_anchor) {
   }
   CHECK(checked >= 1);
 }
+
+/* a workload that does not fit the device even uncapped: the row is that run, an OOM,
+ * with no mincap (8 MiB requested at once on a 6 MiB device) */
+TEST(mincap_when_nothing_fits_the_device) {
+  struct run_spec s;
+  base_spec(&s, SCRIPT_SMALL, "raw");
+  s.device.sim_total = s.device.sim_usable = 6 * MiB;
+  struct run_result r;
+  struct mincap_report rep;
+  CHECK_EQ(mincap_find(&s, 0.005, 0, &r, &rep), 0);
+  CHECK_STR(r.status, "oom");
+  CHECK_EQ(r.completed, 0);
+  CHECK_EQ(r.first_oom_event, 3);
+  CHECK_EQ(r.mincap_bytes, 0);
+  CHECK_EQ(rep.runs, 1);
+}
