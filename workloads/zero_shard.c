@@ -6,7 +6,10 @@
  * rank's persistent gradient partition. Stage 2: gradients are sharded too: as each
  * gradient is produced it is copied into the open reduce bucket and freed; a full bucket
  * is reduce-scattered into the partition and freed. After the sharded optimizer step the
- * updated parameters are all-gathered back in buckets (a bucket-sized gather buffer each). */
+ * updated parameters are all-gathered back in buckets (a bucket-sized gather buffer each).
+ * The reduce and gather buffers are transient per bucket, as FSDP's per-unit collectives
+ * allocate them; DeepSpeed instead keeps one persistent reduce bucket (contiguous_gradients)
+ * and gathers into its flat parameter buffer, which would show as fewer, longer-lived blocks. */
 #include "train_gen.h"
 
 static const struct param_spec zero_params[] = {
