@@ -38,6 +38,7 @@ struct cuda_dev {
   /* the stream-ordered pool (pool_cuda.c); NULL until first configured or used */
   cudaMemPool_t pool;
   uint64_t pool_max_size, pool_release_threshold;
+  int pool_is_default;                           /* the device's default pool (FB_DEFAULT_MEMPOOL=1) */
   uint64_t pool_reserved_seen, pool_used_seen;   /* last attribute values read */
   /* --verify staging (verify_cuda.c) */
   unsigned char *stage;

@@ -19,6 +19,19 @@ static uint64_t pool_max_for(uint64_t cap) {
 
 static int pool_create(struct device *d, uint64_t max_size) {
   struct cuda_dev *c = cuda_of(d);
+  /* FB_DEFAULT_MEMPOOL=1: uncapped runs use the device's default pool, as PyTorch's
+   * backend:cudaMallocAsync does (an experiment knob: does the pool kind change reserved?) */
+  const char *dflt = getenv("FB_DEFAULT_MEMPOOL");
+  if (!max_size && dflt && !strcmp(dflt, "1")) {
+    cudaMemPool_t pool = NULL;
+    if (cuda_rt_status(d, cudaDeviceGetDefaultMemPool(&pool, c->ordinal), "cudaDeviceGetDefaultMemPool", "device %d", c->ordinal))
+      return -1;
+    c->pool = pool;
+    c->pool_is_default = 1;
+    c->pool_max_size = 0;
+    c->pool_reserved_seen = c->pool_used_seen = 0;
+    return 0;
+  }
   struct cudaMemPoolProps props;
   memset(&props, 0, sizeof props);
   props.allocType = cudaMemAllocationTypePinned;
@@ -61,9 +74,15 @@ static int pool_attr(struct device *d, enum cudaMemPoolAttr attr, const char *na
 void cuda_pool_destroy(struct device *d) {
   struct cuda_dev *c = cuda_of(d);
   if (!c->pool) return;
-  /* blocks still allocated are released by the driver once they are freed */
-  if (cuda_rt_status(d, cudaMemPoolDestroy(c->pool), "cudaMemPoolDestroy", "device %d", c->ordinal))
+  /* blocks still allocated are released by the driver once they are freed; the default
+   * pool is not ours to destroy: give its memory back instead */
+  if (c->pool_is_default) {
+    if (cuda_sync_device(d) || cuda_rt_status(d, cudaMemPoolTrimTo(c->pool, 0), "cudaMemPoolTrimTo", "default pool, 0"))
+      cuda_defer(d);
+  } else if (cuda_rt_status(d, cudaMemPoolDestroy(c->pool), "cudaMemPoolDestroy", "device %d", c->ordinal)) {
     cuda_defer(d);
+  }
+  c->pool_is_default = 0;
   c->pool = NULL;
   c->pool_reserved_seen = c->pool_used_seen = 0;
 }
