@@ -6,8 +6,9 @@
 #
 # The suite (fixed below): every allocator `BIN list` offers, against a few small script
 # workloads that exercise the allocators' size classes, streams, empty_cache and OOM
-# recovery; the synthetic generators named in GENERATORS that this build has; and the
-# shared real traces in tests/data whose format this build reads. Each source runs
+# recovery; the synthetic generators named in GENERATORS that this build has (MULTI:
+# also on two sim devices, rank per device); and the shared real traces in tests/data
+# whose format this build reads. Each source runs
 # uncapped and under caps of CAPS x its own peak requested, with --validate (a validator
 # failure stops the suite, exit 2). `mincap` rows are added for the script workloads
 # once the binary has that command.
@@ -53,7 +54,11 @@ a1=4MiB@1/a2=4MiB@2/a3=6MiB@1/f1/a4=3MiB@2/a5=8KiB@1/f2/i/f3/a6=12MiB@2/f4/f5/f6
 a1=6MiB/a2=6MiB/a3=6MiB/a4=6MiB/f2/f4/a5=7MiB/a6=11MiB/a7=2MiB/f1/f3/i/a8=40MiB/f5/f6/f7/a9=25MiB/i/e/f8/f9/i,repeat=8
 "
 # synthetic generators (NAME[:params]; defaults unless given), where this build has them
-GENERATORS="train_loop varlen leaky_losses checkpointing amp model_switch grad_accumulation eval_accumulate random:events=60000,live=400,streams=2,iter_every=2000"
+GENERATORS="train_loop varlen leaky_losses checkpointing amp model_switch grad_accumulation eval_accumulate
+ddp_buckets zero_shard offload random:events=60000,live=400,streams=2,iter_every=2000"
+# multi-device: ranks of one workload on N sim devices (per-device rows + device=all)
+MULTI="ddp_buckets:imbalance=0.5,iters=3"
+MULTI_DEVICES=sim:2
 # the shared real traces (tests/data/README.md)
 TRACES="tests/data/gpt_train_short_frames.pickle tests/data/leaky_losses.pickle.gz tests/data/leaky_losses.rmm.csv tests/data/resnet_varsize.pickle.gz tests/data/gpt_train.pickle.gz"
 # ----------------------------------------------------------------------------------------
@@ -106,6 +111,13 @@ for g in $GENERATORS; do
     run_one run --workload "$g" --cap-x "$CAPS"
   else
     notes="$notes ${g%%:*}"
+  fi
+done
+for g in $MULTI; do
+  if printf '%s\n' "$workloads" | grep -qx "${g%%:*}"; then
+    run_one run --workload "$g" --devices "$MULTI_DEVICES"
+  else
+    notes="$notes ${g%%:*}@$MULTI_DEVICES"
   fi
 done
 for t in $TRACES; do
