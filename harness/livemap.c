@@ -59,6 +59,16 @@ struct live_entry *livemap_put(struct livemap *m, uint64_t id) {
   return e;
 }
 
+struct live_entry *livemap_slot(struct livemap *m, uint64_t id) {
+  if ((m->count + 1) * 4 > (m->mask + 1) * 3 && grow(m)) return NULL;
+  size_t i = slot_of(m, id);
+  for (;;) {
+    struct live_entry *e = &m->slots[i];
+    if (e->state == LIVE_EMPTY || e->id == id) return e;
+    i = (i + 1) & m->mask;
+  }
+}
+
 void livemap_del(struct livemap *m, struct live_entry *e) {
   size_t i = (size_t)(e - m->slots);
   size_t j = i;

@@ -28,6 +28,14 @@ void livemap_free(struct livemap *m);
 struct live_entry *livemap_get(struct livemap *m, uint64_t id);
 /* insert a new id (must not be present); returns the entry to fill, NULL if out of memory */
 struct live_entry *livemap_put(struct livemap *m, uint64_t id);
+/* the entry of id, or a new LIVE_EMPTY slot for it (state still EMPTY: fill it, then
+ * livemap_commit); one probe for lookup and insert. NULL if out of memory. */
+struct live_entry *livemap_slot(struct livemap *m, uint64_t id);
+static inline void livemap_commit(struct livemap *m, struct live_entry *e, uint64_t id, uint32_t state) {
+  e->id = id;
+  e->state = state;
+  m->count++;
+}
 void livemap_del(struct livemap *m, struct live_entry *e);
 
 #endif

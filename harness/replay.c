@@ -175,11 +175,10 @@ static void note_reserved(struct replay *x) {
 static int do_alloc(struct replay *x, const struct event *ev) {
   if (ev->size == 0) { if (x->s->strict) goto strict; warn_skip(x, "zero-size allocation", ev->id); return 0; }
   if (ev->size >= HUGE_REQUEST) { if (x->s->strict) goto strict; warn_skip(x, "allocation larger than any device", ev->id); return 0; }
-  struct live_entry *e = livemap_get(&x->live, ev->id);
-  if (e) {
-    if (e->state == LIVE_DROPPED) livemap_del(&x->live, e);
-    else { if (x->s->strict) goto strict; warn_skip(x, "allocation of an id that is already live", ev->id); return 0; }
-  }
+  struct live_entry *e = livemap_slot(&x->live, ev->id);
+  if (!e) goto nomem;
+  if (e->state == LIVE_BLOCK) { if (x->s->strict) goto strict; warn_skip(x, "allocation of an id that is already live", ev->id); return 0; }
+  if (e->state == LIVE_DROPPED) { livemap_del(&x->live, e); e = livemap_slot(&x->live, ev->id); }
   struct block b = {0};
   int rc;
   if (++x->sample_tick >= TIMING_SAMPLE) {
@@ -198,19 +197,16 @@ static int do_alloc(struct replay *x, const struct event *ev) {
     x->r->oom_count++;
     if (x->r->first_oom_event < 0) x->r->first_oom_event = (int64_t)x->ev_index;
     if (x->s->on_oom == ON_OOM_STOP) return 1;
-    e = livemap_put(&x->live, ev->id);
-    if (!e) goto nomem;
-    e->state = LIVE_DROPPED;
+    livemap_commit(&x->live, e, ev->id, LIVE_DROPPED);
     return 0;
   }
   if (rc < 0) {
     set_status(x->r, 1, "error: %s", x->dev.err[0] ? x->dev.err : "device error");
     return -1;
   }
-  e = livemap_put(&x->live, ev->id);
-  if (!e) goto nomem;
   e->requested = ev->size;
   e->b = b;
+  livemap_commit(&x->live, e, ev->id, LIVE_BLOCK);
   metrics_alloc(&x->m, ev->size, b.size);
   note_reserved(x);
   if (x->validating) {
