@@ -135,8 +135,8 @@ int cmd_perf(struct cli_opts *o) {
   const char *allocs[CLI_MAX];
   int na = 0;
   if (o->nallocators) for (int i = 0; i < o->nallocators; i++) allocs[na++] = o->allocators[i];
-  else for (int i = 0; allocator_table[i] && na < CLI_MAX; i++)
-    if (!(allocator_table[i]->flags & ALLOC_NEEDS_POOL)) allocs[na++] = allocator_table[i]->name;
+  else for (int i = 0; allocator_table[i] && na < CLI_MAX; i++)   /* the online strategies sim offers */
+    if (!(allocator_table[i]->flags & (ALLOC_NEEDS_POOL | ALLOC_OFFLINE))) allocs[na++] = allocator_table[i]->name;
   for (int a = 0; a < na; a++) {
     double med[64];
     int nm = 0;
@@ -145,6 +145,9 @@ int cmd_perf(struct cli_opts *o) {
       row(&out, &r, NULL);
       if (!strncmp(r.status, "ok", 2) && !isnan(r.ns_per_op) && nm < 64) med[nm++] = r.ns_per_op;
     }
+    run_one("train_loop:iters=50", NULL, allocs[a], 0, &r);
+    row(&out, &r, NULL);
+    if (!strncmp(r.status, "ok", 2) && !isnan(r.ns_per_op) && nm < 64) med[nm++] = r.ns_per_op;
     run_one(wl, NULL, allocs[a], 0, &r);
     row(&out, &r, NULL);
     if (!strncmp(r.status, "ok", 2) && !isnan(r.ns_per_op) && nm < 64) med[nm++] = r.ns_per_op;
