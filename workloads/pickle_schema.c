@@ -236,6 +236,8 @@ int pk_schema_appends(struct pk_reader *p, struct pk_val *list, struct pk_val *i
     struct pk_val *it = &items[i];
     uint64_t at = list->nelems + i;
     if (roles & R_DEVLIST) {
+      if (list->index < 0 || list->index >= PK_MAX_DEVICES)
+        return pk_fail(p, err, "device_traces: more than %d devices", PK_MAX_DEVICES);
       if (it->type == PK_DICT && (it->roles & R_EVENT)) {
         it->rec.device = list->index;
         it->rec.index = at;

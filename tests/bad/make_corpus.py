@@ -110,6 +110,8 @@ def main():
     put('segments_dict.pickle', pk(snap(segments={})), 'segments: expected a list')
     put('settings_list.pickle', pk(snap(allocator_settings=[])), 'allocator_settings: expected a dict')
     put('too_many_devices.pickle', pk(snap(device_traces=[[] for _ in range(65)])), 'more than 64 devices')
+    put('too_many_devices_events.pickle', pk(snap(device_traces=[[ev('alloc'), ev('free_completed')] for _ in range(70)])),
+        'more than 64 devices')
 
     # -- pickle: missing keys, bad values --
     put('no_action.pickle', pk(snap([ev('alloc', action=DROP)])), "event without an 'action' key")

@@ -1,0 +1,96 @@
+#!/bin/sh
+# run.sh - `make fuzz`: one libFuzzer target per trace reader (pytorch snapshot, RMM log,
+# native CSV), built with clang -fsanitize=fuzzer,address,undefined and run for
+# FUZZ_SECONDS each (default 60), seeded from tests/data, tests/variants and tests/bad.
+#
+#   FUZZ_SECONDS=300 make fuzz         longer runs
+#   FUZZ_TARGETS="rmm native" make fuzz  some of them
+#   FUZZ_CC=clang-15 make fuzz          another clang
+#   FUZZ_MAX_LEN=1048576 make fuzz      longer inputs (default 64 KiB: seeds are cut there)
+#
+# Work and findings go to build/fuzz/: corpus-<target>/ (grows across runs) and
+# crash-<target>-* (inputs that crashed, leaked or timed out). Each crasher, once fixed,
+# belongs in tests/bad/ as fuzz_<target>_<n>.<ext> with the message it now gives in
+# fuzz_<target>_<n>.expect. Exit status: 0 when no target found anything.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+CC=${FUZZ_CC:-clang}
+SECS=${FUZZ_SECONDS:-60}
+TARGETS=${FUZZ_TARGETS:-pytorch rmm native}
+OUT=build/fuzz
+mkdir -p "$OUT"
+
+if ! command -v "$CC" >/dev/null 2>&1; then
+  echo "fuzz: $CC not found. Install clang (Debian/Ubuntu: apt-get install -y clang) or set FUZZ_CC." >&2
+  exit 2
+fi
+printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' > "$OUT/probe.c"
+if ! "$CC" -fsanitize=fuzzer,address,undefined "$OUT/probe.c" -o "$OUT/probe" 2>"$OUT/probe.log"; then
+  v=$("$CC" --version | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -1)
+  echo "fuzz: $CC cannot link libFuzzer (see $OUT/probe.log). Install the clang runtime:" >&2
+  echo "      Debian/Ubuntu: apt-get install -y libclang-rt-${v:-N}-dev   (or llvm-${v:-N}-dev on older releases)" >&2
+  exit 2
+fi
+
+CFLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Iharness"
+COMMON="workloads/trace_src.c"
+sources() {
+  case $1 in
+    pytorch) echo "$COMMON workloads/pickle_reader.c workloads/pickle_schema.c workloads/pickle_vocab.c workloads/trace_pytorch.c" ;;
+    rmm) echo "$COMMON workloads/trace_rmm.c" ;;
+    native) echo "$COMMON workloads/trace_native.c" ;;
+  esac
+}
+seeds() {   # seed files for a target: its formats from the test data, the variants and the corpus
+  case $1 in
+    pytorch) ls tests/data/*.pickle tests/data/*.pickle.gz tests/variants/*.pickle tests/variants/*.pickle.gz tests/bad/*.pickle tests/bad/*.pickle.gz 2>/dev/null ;;
+    rmm) ls tests/data/*.rmm.csv tests/bad/rmm_*.csv tests/bad/rmm_*.gz tests/bad/fuzz_rmm_* 2>/dev/null | grep -v '\.expect$' ;;
+    native) ls tests/bad/native_*.csv tests/bad/fuzz_native_* 2>/dev/null | grep -v '\.expect$' ;;
+  esac
+}
+
+status=0
+summary=""
+for t in $TARGETS; do
+  bin="$OUT/fuzz_$t"
+  # shellcheck disable=SC2046
+  if ! "$CC" $CFLAGS "tests/fuzz/fuzz_$t.c" $(sources "$t") -lz -o "$bin" 2>"$OUT/build-$t.log"; then
+    echo "fuzz: building $bin failed, see $OUT/build-$t.log" >&2
+    cat "$OUT/build-$t.log" >&2
+    exit 2
+  fi
+  corpus="$OUT/corpus-$t"
+  mkdir -p "$corpus"
+  for f in $(seeds "$t"); do
+    base=$(basename "$f")
+    case $f in
+      # the pickle target also gets gzip'd snapshots decompressed (the gzip path is tried
+      # with the compressed file itself)
+      *.pickle.gz) cp "$f" "$corpus/$base"; gzip -dc "$f" 2>/dev/null | head -c 65536 > "$corpus/${base%.gz}.raw" ;;
+      *) head -c 65536 "$f" > "$corpus/$base" ;;
+    esac
+  done
+  native_seed="$corpus/seed.native.csv"
+  if [ "$t" = native ] && [ ! -s "$native_seed" ]; then
+    printf '# fragbench-trace v1\nop,id,size,stream,device\nalloc,1,512,0,0\nalloc,0x20,4096,7,1\niter,,,,0\nfree,1,,,0\nempty_cache,,,,0\n' > "$native_seed"
+  fi
+  log="$OUT/fuzz-$t.log"
+  echo "fuzz: $t for ${SECS}s (corpus $corpus, log $log)"
+  "$bin" "$corpus" -max_total_time="$SECS" -max_len=${FUZZ_MAX_LEN:-65536} -timeout=20 -rss_limit_mb=2048 \
+    -print_final_stats=1 -artifact_prefix="$OUT/crash-$t-" >"$log" 2>&1
+  rc=$?
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  crashes=$(ls "$OUT"/crash-"$t"-* 2>/dev/null | wc -l)
+  line="$t: ${execs:-?} executions in ${SECS}s, exit $rc, $crashes crash file(s)"
+  echo "  $line"
+  summary="$summary$line
+"
+  if [ "$rc" -ne 0 ] || [ "$crashes" -ne 0 ]; then
+    status=1
+    grep -m3 -E 'ERROR|SUMMARY|runtime error' "$log" | sed 's/^/    /'
+  fi
+done
+printf '%s' "$summary" > "$OUT/summary.txt"
+echo "fuzz summary (also in $OUT/summary.txt):"
+printf '%s' "$summary" | sed 's/^/  /'
+exit $status
