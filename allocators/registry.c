@@ -5,6 +5,7 @@
 
 extern const struct allocator_ops raw_allocator;
 extern const struct allocator_ops caching_allocator;
+extern const struct allocator_ops expandable_allocator;
 extern const struct allocator_ops async_allocator;
 extern const struct allocator_ops bfc_allocator;
 extern const struct allocator_ops pool_allocator;
@@ -12,6 +13,7 @@ extern const struct allocator_ops pool_allocator;
 const struct allocator_ops *const allocator_table[] = {
   &raw_allocator,
   &caching_allocator,
+  &expandable_allocator,
   &async_allocator,
   &bfc_allocator,
   &pool_allocator,

@@ -1,0 +1,174 @@
+/* expandable.c - PyTorch's CUDA caching allocator with expandable_segments:True
+ * (c10/cuda/CUDACachingAllocator.cpp, "Note [Expandable Segments]"): the strategy's
+ * operations and malloc's decisions. Segments and pages are expandable_segment.c's
+ * (see expandable.h); rounding, pools, knobs, splitting and coalescing are the caching
+ * policy's (caching_policy.h). What differs from `caching`:
+ *
+ *   - get_free_block: best fit, except that a free block followed by unmapped space
+ *     counts as that much larger ("expandable size"), so a block in the middle of a
+ *     segment is preferred to the segment's growing end;
+ *   - alloc_block: with a cap set, refuses when held + get_allocation_size(size) would
+ *     pass it (PyTorch's memory-fraction check); else grows a segment: the lowest-address
+ *     unmapped range of the stream's segment in this pool (with the free block before it)
+ *     that spans the request gets just enough pages mapped (2 MiB small, 20 MiB large);
+ *   - should_split: remainder >= 512 in both pools;
+ *   - release_cached_blocks (the retry path after a failed growth, and EMPTY_CACHE)
+ *     unmaps every wholly free page; nothing is ever cudaFree'd.
+ *
+ * Two caching knobs act on blocks PyTorch only frees whole: garbage_collection_threshold
+ * (frees unsplit blocks) and release_available_cached_blocks under max_split_size_mb
+ * (cudaFrees oversize blocks). A block of an expandable segment is never unsplit (the
+ * unmapped rest of its 1 1/8-of-the-device range is its neighbour) and is never
+ * cudaFree'd, so both free nothing here; the knobs are accepted as in PyTorch, and
+ * max_split_size_mb keeps its oversize rules in best fit. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "expandable.h"
+
+static int seg_cmp(const struct ordnode *a, const struct ordnode *b) {
+  uint64_t x = ORD_ENTRY(a, struct cseg, node)->va, y = ORD_ENTRY(b, struct cseg, node)->va;
+  return x < y ? -1 : x > y;
+}
+
+static int exp_create(void **a, struct device *d, const struct params *p, char *err) {
+  struct expandable *e = calloc(1, sizeof *e);
+  if (!e) { snprintf(err, FB_ERRLEN, "expandable: out of host memory"); return -1; }
+  char sub[FB_ERRLEN];
+  if (caching_config_parse(p, &e->cfg, sub)) {
+    const char *msg = strncmp(sub, "caching: ", 9) ? sub : sub + 9;
+    snprintf(err, FB_ERRLEN, "expandable: %.480s", msg);
+    free(e);
+    return -1;
+  }
+  e->dev = d;
+  exp_pool_init(&e->small, 1);
+  exp_pool_init(&e->large, 0);
+  cblock_store_init(&e->store);
+  ordset_init(&e->segs, seg_cmp);
+  *a = e;
+  return 0;
+}
+
+/* How large a free block can become: itself plus the unmapped range after it. */
+static uint64_t expandable_size(const struct cblock *b) {
+  return b->size + (b->next && !b->next->mapped ? b->next->size : 0);
+}
+
+/* get_free_block: the smallest free block of the stream that fits, then on to larger
+ * ones while their expandable size is smaller; the oversize rules; taken out of the pool. */
+static struct cblock *get_free_block(struct expandable *e, struct epool *p, uint64_t stream, uint64_t size) {
+  struct cblock *b = cpool_lower_bound(&p->blocks, stream, size);
+  if (!b) return NULL;
+  for (struct cblock *n = cpool_next(b); n && n->stream == stream && expandable_size(n) < expandable_size(b);
+       n = cpool_next(n))
+    b = n;
+  if (!caching_oversize_ok(&e->cfg, size, b->size)) return NULL;
+  cpool_erase(&p->blocks, b);
+  return b;
+}
+
+/* try_allocate_expandable_block: map what the lowest fitting range lacks; the block,
+ * free and out of the pool, spans at least size bytes. */
+static int try_allocate_expandable(struct expandable *e, struct epool *p, uint64_t stream, uint64_t size,
+                                   struct cblock **out) {
+  int rc = 0;
+  struct cblock *c = exp_find_expandable(e, p, stream, size, &rc);
+  if (!c) return rc;
+  if (!c->mapped && (rc = exp_map_block(e, c, c->size < size ? c->size : size))) return rc;
+  while (c->size < size) {           /* free -> unmapped -> ...: map into the next one */
+    struct cblock *n = c->next;
+    uint64_t missing = size - c->size;
+    if ((rc = exp_map_block(e, n, missing < n->size ? missing : n->size))) return rc;
+    c = n;                           /* n absorbed c */
+  }
+  cpool_erase(&p->blocks, c);
+  *out = c;
+  return 0;
+}
+
+/* alloc_block */
+static int alloc_block(struct expandable *e, struct epool *p, uint64_t stream, uint64_t size, struct cblock **out) {
+  uint64_t cap = e->dev->cap;
+  if (cap && e->held + caching_allocation_size(size) > cap) return FB_OOM;
+  return try_allocate_expandable(e, p, stream, size, out);
+}
+
+static int exp_alloc(void *a, uint64_t orig_size, uint64_t stream, struct block *out) {
+  struct expandable *e = a;
+  if (cblock_store_reserve(&e->store, 1)) {   /* the split's front */
+    snprintf(e->dev->err, FB_ERRLEN, "expandable: out of host memory");
+    return -1;
+  }
+  uint64_t size = caching_round_size(&e->cfg, orig_size);
+  struct epool *p = caching_is_small(size) ? &e->small : &e->large;
+  struct cblock *b = get_free_block(e, p, stream, size);
+  if (!b) {
+    int rc = alloc_block(e, p, stream, size, &b);
+    if (rc == FB_OOM) {
+      exp_release_cached(e);
+      e->cache_flushes++;
+      rc = alloc_block(e, p, stream, size, &b);
+    }
+    if (rc) return rc;
+  }
+  if (caching_should_split(&e->cfg, p->blocks.is_small, 1, b->size, size))
+    b = cblock_split_front(&e->store, b, size, &b->seg->head);
+  b->allocated = 1;
+  b->requested = orig_size;
+  out->addr = b->addr;
+  out->size = b->size;
+  out->stream = b->stream;
+  out->handle = b;
+  return 0;
+}
+
+/* free_block: coalesce with free mapped neighbours, back into the pool. */
+static void exp_free(void *a, struct block *blk) {
+  struct expandable *e = a;
+  struct cblock *b = blk->handle;
+  b->allocated = 0;
+  cblock_coalesce(&e->store, b, &b->seg->head);
+  cpool_insert(b->pool, b);
+}
+
+static void exp_empty_cache(void *a) { exp_release_cached(a); }
+
+static void exp_query(void *a, uint64_t *largest_free, uint64_t *free_inside) {
+  struct expandable *e = a;
+  uint64_t l = cpool_largest(&e->large.blocks), s = cpool_largest(&e->small.blocks);
+  *largest_free = l > s ? l : s;
+  *free_inside = e->large.blocks.free_bytes + e->small.blocks.free_bytes;
+}
+
+static void exp_stats(void *a, struct alloc_stats *st) {
+  struct expandable *e = a;
+  st->cache_flushes = e->cache_flushes;
+  st->held = e->held;
+}
+
+static void exp_destroy(void *a) {
+  struct expandable *e = a;
+  exp_destroy_segments(e);
+  cpool_destroy(&e->small.blocks);
+  cpool_destroy(&e->large.blocks);
+  cblock_store_destroy(&e->store);
+  free(e);
+}
+
+const struct allocator_ops expandable_allocator = {
+  .name = "expandable",
+  .help = "PyTorch's caching allocator with expandable_segments:True: one growing virtual range per "
+          "stream and pool, 2 MiB / 20 MiB pages mapped at the lowest fitting address, free pages unmapped",
+  .anchor = "pytorch c10/cuda/CUDACachingAllocator.cpp (ExpandableSegment)",
+  .params = caching_param_spec,
+  .alignment = CACHING_MIN_BLOCK,
+  .create = exp_create,
+  .alloc = exp_alloc,
+  .free = exp_free,
+  .empty_cache = exp_empty_cache,
+  .query = exp_query,
+  .stats = exp_stats,
+  .destroy = exp_destroy,
+  .check = exp_check,
+};

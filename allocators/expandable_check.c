@@ -1,0 +1,105 @@
+/* expandable_check.c - `expandable`'s consistency check for --validate: every segment's
+ * block chain tiles its range; unmapped blocks are page-aligned, hold no page, sit in
+ * their pool's unmapped set and never touch each other; mapped blocks lie on present
+ * pages; free mapped blocks sit in their pool's best-fit set and are coalesced; the
+ * pages present add up to what the strategy says it holds. */
+#include <stdio.h>
+#include "expandable.h"
+
+#define FAIL(...) do { snprintf(err, FB_ERRLEN, "expandable: " __VA_ARGS__); return -1; } while (0)
+#define X(v) ((unsigned long long)(v))
+
+struct tally {
+  size_t free_blocks[2], unmapped_blocks[2];
+  uint64_t free_bytes[2];
+  uint64_t held;
+};
+
+static int in_unmapped_set(const struct cblock *b) {
+  struct ordnode *n = ordset_lower_bound(&epool_of(b)->unmapped, &b->node);
+  return n && ORD_ENTRY(n, struct cblock, node) == b;
+}
+
+static int check_block(const struct cseg *s, const struct cblock *b, struct tally *t, char *err) {
+  int small = s->pool->blocks.is_small;
+  uint64_t first = (b->addr - s->va) / s->page, last = (b->addr + b->size - 1 - s->va) / s->page;
+  if (!b->mapped) {
+    if (b->allocated || b->in_pool)
+      FAIL("unmapped block %#llx is allocated or in the free set", X(b->addr));
+    if ((b->addr - s->va) % s->page || b->size % s->page)
+      FAIL("unmapped block %#llx+%llu is not page-aligned", X(b->addr), X(b->size));
+    for (uint64_t i = first; i <= last; i++)
+      if (s->present[i]) FAIL("unmapped block %#llx covers mapped page %llu", X(b->addr), X(i));
+    if (b->next && !b->next->mapped) FAIL("unmapped neighbours at %#llx were not merged", X(b->addr));
+    if (!in_unmapped_set(b)) FAIL("unmapped block %#llx is not in its pool's unmapped set", X(b->addr));
+    t->unmapped_blocks[small]++;
+    return 0;
+  }
+  for (uint64_t i = first; i <= last; i++)
+    if (!s->present[i]) FAIL("block %#llx+%llu lies on unmapped page %llu", X(b->addr), X(b->size), X(i));
+  if (b->allocated == b->in_pool)
+    FAIL("block %#llx: allocated=%d but in_pool=%d", X(b->addr), b->allocated, b->in_pool);
+  if (b->size % CACHING_MIN_BLOCK) FAIL("block %#llx: size %llu is not a multiple of 512", X(b->addr), X(b->size));
+  if (!b->allocated) {
+    if (b->next && b->next->mapped && !b->next->allocated)
+      FAIL("free neighbours at %#llx were not coalesced", X(b->addr));
+    t->free_blocks[small]++;
+    t->free_bytes[small] += b->size;
+  }
+  return 0;
+}
+
+static int check_segment(const struct cseg *s, struct tally *t, char *err) {
+  const struct cblock *b = s->head;
+  if (!b || b->prev || b->addr != s->va) FAIL("segment %#llx: its first block is not at its start", X(s->va));
+  uint64_t pos = s->va, present = 0;
+  for (; b; b = b->next) {
+    if (b->seg != s || b->addr != pos || b->size == 0 || b->pool != &s->pool->blocks || b->stream != s->stream)
+      FAIL("segment %#llx: block at %#llx breaks the chain (expected %#llx)", X(s->va), X(b->addr), X(pos));
+    if (b->next && b->next->prev != b) FAIL("segment %#llx: broken prev link at %#llx", X(s->va), X(b->next->addr));
+    if (check_block(s, b, t, err)) return -1;
+    pos += b->size;
+  }
+  if (pos != s->va + s->size)
+    FAIL("segment %#llx: blocks cover %llu of %llu bytes", X(s->va), X(pos - s->va), X(s->size));
+  for (uint64_t i = 0; i < s->npages; i++) present += s->present[i];
+  if (present != s->mapped_pages)
+    FAIL("segment %#llx: %llu pages present but %llu counted", X(s->va), X(present), X(s->mapped_pages));
+  t->held += present * s->page;
+  return 0;
+}
+
+static int check_pool(const struct epool *p, const struct tally *t, char *err) {
+  int small = p->blocks.is_small;
+  const char *name = small ? "small" : "large";
+  if (p->blocks.count != t->free_blocks[small] || p->blocks.free_bytes != t->free_bytes[small])
+    FAIL("%s pool holds %zu free blocks (%llu bytes) but segments have %zu (%llu bytes)", name, p->blocks.count,
+         X(p->blocks.free_bytes), t->free_blocks[small], X(t->free_bytes[small]));
+  if (p->unmapped.count != t->unmapped_blocks[small])
+    FAIL("%s pool's unmapped set holds %zu blocks but segments have %zu", name, p->unmapped.count,
+         t->unmapped_blocks[small]);
+  size_t seen = 0;
+  const struct cblock *prev = NULL;
+  for (const struct cblock *b = cpool_first(&p->blocks); b; prev = b, b = cpool_next(b), seen++) {
+    if (b->pool != &p->blocks || !b->in_pool || !b->mapped || cpool_stream((struct cpool *)&p->blocks, b->stream, 0) != b->cs)
+      FAIL("free block %#llx is in the wrong pool's set", X(b->addr));
+    if (prev && (prev->stream > b->stream ||
+                 (prev->stream == b->stream && (prev->size > b->size || (prev->size == b->size && prev->addr >= b->addr)))))
+      FAIL("free blocks %#llx, %#llx out of (stream, size, address) order", X(prev->addr), X(b->addr));
+  }
+  if (seen != p->blocks.count) FAIL("%s pool: %zu free blocks reachable of %zu", name, seen, p->blocks.count);
+  return 0;
+}
+
+int exp_check(void *a, char *err) {
+  struct expandable *e = a;
+  struct tally t = {{0, 0}, {0, 0}, {0, 0}, 0};
+  for (struct ordnode *n = ordset_first(&e->segs); n; n = ordset_next(n)) {
+    const struct cseg *s = ORD_ENTRY(n, struct cseg, node);
+    if (s->page != s->pool->page) FAIL("segment %#llx has %llu-byte pages in a pool of %llu", X(s->va), X(s->page), X(s->pool->page));
+    if (check_segment(s, &t, err)) return -1;
+  }
+  if (check_pool(&e->small, &t, err) || check_pool(&e->large, &t, err)) return -1;
+  if (t.held != e->held) FAIL("pages present hold %llu bytes but the count says %llu", X(t.held), X(e->held));
+  return 0;
+}
