@@ -52,16 +52,21 @@ function rows_line(line,    n, i, h) {
 # v(name): the field of the current row in column `name` ("" when absent).
 function v(name) { return (name in COL) ? F[COL[name]] : "" }
 
-# Label of a row's workload: a trace's file name without directory and .gz/.pickle/.csv,
-# else the workload spec as written in the CSV.
+# Label of a row's workload: a trace's file name without directory and .gz (the
+# extension that stays keeps a trace apart from a generator of the same name:
+# leaky_losses.pickle, leaky_losses.rmm.csv, leaky_losses), else the workload spec as
+# written in the CSV. Timeline files are named timeline-LABEL.csv.
 function workload_label(w, trace,    b) {
   if (trace == "") return w
   b = trace
   sub(/.*\//, "", b)
   sub(/\.gz$/, "", b)
-  sub(/\.(pickle|pkl|csv)$/, "", b)
   return b
 }
+
+# A trace label up to its first dot (gpt_train.pickle -> gpt_train): older bench folders
+# named trace timelines so. Returns "" for a label without a dot.
+function label_short(l) { return index(l, ".") > 1 ? substr(l, 1, index(l, ".") - 1) : "" }
 
 # Label of a row's strategy: allocator, plus ":params" when params are given.
 function strategy_label(alloc, params) {

@@ -57,7 +57,22 @@ function meta_strategies(meta, list, n,    i, s, m) {
   printf "n = %d\n", n > meta
 }
 
-FNR == 1 { kind = kind_of(FILENAME); tl_name = FILENAME; sub(/.*\//, "", tl_name); sub(/^timeline-/, "", tl_name); sub(/\.csv$/, "", tl_name) }
+# the workload a timeline-NAME.csv belongs to: NAME, or the one trace label that NAME is
+# the short form of (bench folders that named trace timelines up to the first dot)
+function timeline_workload(name,    i, n, found) {
+  if (name in WIDX) return name
+  n = 0
+  for (i = 1; i <= NW; i++) if (label_short(WNAME[i]) == name) { found = WNAME[i]; n++ }
+  return n == 1 ? found : name
+}
+
+FNR == 1 {
+  kind = kind_of(FILENAME)
+  if (kind == "timeline") {
+    tl_name = FILENAME; sub(/.*\//, "", tl_name); sub(/^timeline-/, "", tl_name); sub(/\.csv$/, "", tl_name)
+    tl_name = timeline_workload(tl_name)
+  }
+}
 
 !rows_line($0) { next }
 
