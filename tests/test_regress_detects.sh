@@ -29,8 +29,11 @@ if [ -d build/obj ]; then
 fi
 cd "$tmp"
 
+# the make that runs this test (make test, make SAN=1 test) must not leak its variables
+# or its jobserver into the copy's plain build
+unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
 build() {
-  make -j2 build/fragbench > "$tmp/build.log" 2>&1 || { echo "FAIL: build in the copy ($1):"; tail -n 20 "$tmp/build.log"; exit 1; }
+  make -j2 SAN= TSAN= MPI= ${CUDA:+CUDA=$CUDA} build/fragbench > "$tmp/build.log" 2>&1 || { echo "FAIL: build in the copy ($1):"; tail -n 20 "$tmp/build.log"; exit 1; }
 }
 
 build unchanged
