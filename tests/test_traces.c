@@ -11,6 +11,7 @@
 #include "test.h"
 #include "workload.h"
 #include "allocator.h"
+#include "replay.h"
 #include "../workloads/pickle.h"
 #include "../workloads/trace_native.h"
 
@@ -315,6 +316,33 @@ TEST(trace_rmm_matches_snapshot) {
   CHECK_EQ(ra, 0);
   CHECK_EQ(rb, 0);
   CHECK_EQ(n, 7209 + 7206);
+}
+
+/* the RMM log of leaky_losses replays to the same figures as its snapshot, strategy by strategy */
+TEST(trace_rmm_same_replay_figures) {
+  const char *strategies[] = {"caching", "raw", "bfc", "pool"};
+  for (int i = 0; i < 4; i++) {
+    if (!allocator_find(strategies[i])) continue;
+    struct run_result r[2];
+    const char *files[2] = {test_data("leaky_losses.rmm.csv"), test_data("leaky_losses.pickle.gz")};
+    for (int k = 0; k < 2; k++) {
+      struct run_spec s = {.trace = files[k], .allocator = strategies[i], .trace_device = -1, .world = 1, .seed = 1,
+                           .device = {.kind = "sim"}, .on_oom = ON_OOM_STOP, .validate = 1, .quiet = 1};
+      run_result_init(&r[k]);
+      CHECK_MSG(replay_run(&s, &r[k]) == 0, "%s with %s: %s", files[k], strategies[i], r[k].status);
+      CHECK_STR(r[k].status, "ok");
+    }
+    CHECK_EQ(r[0].events, r[1].events);
+    CHECK_EQ(r[0].allocs, r[1].allocs);
+    CHECK_EQ(r[0].frees, r[1].frees);
+    CHECK_EQ(r[0].skipped_events, 0);
+    CHECK_EQ(r[0].peak_requested, r[1].peak_requested);
+    CHECK_EQ(r[0].peak_allocated, r[1].peak_allocated);
+    CHECK_EQ(r[0].peak_reserved, r[1].peak_reserved);
+    CHECK_EQ(r[0].device_allocs, r[1].device_allocs);
+    CHECK_EQ(r[0].cache_flushes, r[1].cache_flushes);
+    CHECK_EQ(r[0].internal_frag, r[1].internal_frag);
+  }
 }
 
 static void write_file(const char *path, const char *text) {
