@@ -259,9 +259,13 @@ TEST(caps_oom_stops_the_row_and_records_where) {
     CHECK_MSG(!strcmp(r.status, "oom"), "%s: status %s", a->name, r.status);
     CHECK_EQ(r.completed, 0);
     CHECK_EQ(r.oom_count, 1);
-    CHECK_MSG(r.first_oom_event == 2, "%s: first_oom_event %lld", a->name, (long long)r.first_oom_event);
-    CHECK_EQ(r.events, 2);
+    CHECK_EQ(r.events, (uint64_t)r.first_oom_event);   /* the row stopped at the failing event */
     CHECK(r.peak_reserved <= 32 * MiB);
+    if (a->flags & ALLOC_OFFLINE) {   /* a planner may take its whole arena at the first request */
+      CHECK(r.first_oom_event >= 0 && r.first_oom_event <= 2);
+      continue;
+    }
+    CHECK_MSG(r.first_oom_event == 2, "%s: first_oom_event %lld", a->name, (long long)r.first_oom_event);
   }
 }
 
@@ -279,14 +283,18 @@ TEST(caps_oom_skip_goes_on) {
     CHECK_MSG(cls == 0, "%s: %s", a->name, r.status);
     CHECK_MSG(!strcmp(r.status, "oom"), "%s: status %s", a->name, r.status);
     CHECK_EQ(r.completed, 1);
-    CHECK_EQ(r.oom_count, 1);
-    CHECK_EQ(r.first_oom_event, 2);
     CHECK_EQ(r.events, 8);
     CHECK_EQ(r.allocs, 4);
+    CHECK(r.peak_reserved <= 32 * MiB);
+    if (a->flags & ALLOC_OFFLINE) {   /* a planner's arena may not fit at all: every request OOMs */
+      CHECK(r.oom_count >= 1 && r.first_oom_event >= 0 && r.first_oom_event <= 2);
+      continue;
+    }
+    CHECK_EQ(r.oom_count, 1);
+    CHECK_EQ(r.first_oom_event, 2);
     CHECK_EQ(r.frees, 3);             /* the free of the skipped request is not a call */
     CHECK_EQ(r.skipped_events, 0);
     CHECK_EQ(r.peak_requested, 12 * MiB);
-    CHECK(r.peak_reserved <= 32 * MiB);
   }
 }
 
