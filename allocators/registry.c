@@ -9,6 +9,7 @@ extern const struct allocator_ops expandable_allocator;
 extern const struct allocator_ops async_allocator;
 extern const struct allocator_ops bfc_allocator;
 extern const struct allocator_ops pool_allocator;
+extern const struct allocator_ops stitch_allocator;
 
 const struct allocator_ops *const allocator_table[] = {
   &raw_allocator,
@@ -17,6 +18,7 @@ const struct allocator_ops *const allocator_table[] = {
   &async_allocator,
   &bfc_allocator,
   &pool_allocator,
+  &stitch_allocator,
   NULL,
 };
 

@@ -1,0 +1,174 @@
+/* stitch.h - internal structures of the `stitch` strategy (allocators/stitch*.c), after
+ * GMLake (ASPLOS'24): virtual memory stitching.
+ *
+ * Physical memory is a pool of 2 MiB pages (one dev_phys_create handle each). Every page
+ * has a home: a primitive range (PRIM), one large VA reservation per stream in which pages
+ * are mapped on demand (as PyTorch's expandable segments do) and blocks are split and
+ * merged at 512 B, so neighbouring blocks share pages and a request pays no 2 MiB
+ * rounding. When no free block fits a request but enough whole free pages exist, those
+ * pages are mapped a second time, at consecutive offsets of a new VA range: a stitched
+ * range (STITCH) - before any new page is created. Its pages are lent to it (LENT at
+ * home) while it holds a block and, once wholly free, until they are wanted elsewhere;
+ * then they go back home and the range stays mapped as a view (GMLake's fused block):
+ * it serves a request of its size again, without mapping, whenever all its pages are
+ * free at home, or after remapping only those that are not. Wholly free stitched ranges
+ * are an LRU cache bounded by max_stitched. Small requests (<= 1 MiB) are suballocated from single
+ * lent pages (SMALL ranges, no new mapping) with best fit and splitting.
+ *
+ * Blocks (struct sblock) tile each range in address order:
+ *   FREE      in its pool's free set (prim_free, stitch_free or small_free)
+ *   ALLOC     handed out
+ *   LENT      PRIM only: whole pages lent to a STITCH or SMALL range (the borrower)
+ *   UNMAPPED  PRIM only: VA without pages (in the range's hole set)
+ * Invariant: a page of a PRIM range that holds no ALLOC byte and is not lent is a whole
+ * page inside one FREE block; so the free pages are exactly the whole pages of FREE
+ * PRIM blocks (prim_free_pages), plus the pages of wholly free SMALL and STITCH ranges,
+ * which are given back on demand. A PRIM range counts, per page, the ALLOC and LENT blocks on it
+ * (busy) and points at each FREE block from its first whole page (head): a view's pages
+ * are free when none is busy, and their FREE block is found by walking back to a head. */
+#ifndef FB_STITCH_H
+#define FB_STITCH_H
+#include <stdint.h>
+#include "allocator.h"
+#include "ordset.h"
+
+#define ST_PAGE DEV_PAGE
+#define ST_SMALL_MAX (1ull << 20)   /* largest small request (PyTorch kSmallSize) */
+#define ST_MIN_BLOCK 512ull         /* rounding and smallest split remainder (kMinBlockSize) */
+
+enum sblock_kind { BK_FREE, BK_ALLOC, BK_LENT, BK_UNMAPPED };
+enum srange_kind { RK_PRIM, RK_STITCH, RK_SMALL };
+
+struct srange;
+struct spool;
+
+struct sblock {
+  struct ordnode node;        /* FREE: in its free set; UNMAPPED: in its range's holes */
+  uint64_t addr, size;
+  struct srange *r;
+  struct sblock *prev, *next; /* address order within r */
+  struct srange *borrower;    /* LENT: the range holding these pages */
+  uint8_t kind;
+};
+
+/* A set of free blocks in best-fit order, binned by size (stitch_fset.c). */
+#define FS_SUB_BITS 4
+#define FS_SUB (1u << FS_SUB_BITS)
+#define FS_NBINS (FS_SUB + (55 - FS_SUB_BITS) * FS_SUB)
+#define FS_WORDS ((FS_NBINS + 63) / 64)
+struct fset {
+  size_t count;
+  uint64_t nonempty[FS_WORDS];
+  struct ordset bins[FS_NBINS];
+};
+
+/* A run of a stitched or small range: npages pages of a primitive range from addr. */
+struct srun {
+  struct srange *home;
+  uint64_t addr, npages;
+  struct sblock *lent;        /* the LENT block at home while the range holds its pages */
+};
+
+struct srange {
+  uint8_t kind;
+  struct spool *pool;         /* the stream it serves */
+  uint64_t va, size;          /* PRIM/STITCH: the VA reservation; SMALL: its page's home address */
+  struct sblock *first;
+  uint64_t nbusy;             /* ALLOC blocks, plus LENT blocks in a PRIM range */
+  /* PRIM, by page index: the handles, which are mapped, how many ALLOC and LENT blocks
+   * lie on each, and the FREE block whose first whole page it is */
+  uint64_t *handle;
+  uint8_t *mapped;
+  uint16_t *busy;
+  struct sblock **head;
+  uint64_t npages;            /* PRIM: pages the reservation spans; STITCH/SMALL: pages mapped */
+  uint64_t nmapped;           /* PRIM: pages mapped */
+  struct ordset holes;        /* PRIM: UNMAPPED blocks by address */
+  struct srange *next_prim;   /* PRIM: the pool's list */
+  /* STITCH/SMALL: where its pages live, in page order */
+  struct srun *runs;
+  uint32_t nruns;
+  int lent;                   /* the runs are lent to it (always for SMALL; STITCH unless released) */
+  /* wholly free (cached): SMALL in its pool's list; STITCH in the global LRU list, and
+   * when released (pages given back) in its pool's views */
+  struct ordnode vnode;
+  struct srange *lru_prev, *lru_next;
+  int cached;
+  /* every range, for destroy and check */
+  struct srange *all_prev, *all_next;
+};
+
+struct rlist { struct srange *head, *tail; uint64_t count, pages; };
+
+struct spool {                /* one per stream */
+  uint64_t stream;
+  struct fset prim_free, stitch_free, small_free;     /* FREE blocks by (size, addr) */
+  struct ordset views;        /* released stitched ranges by (size, va) */
+  uint64_t prim_free_pages;   /* whole pages inside FREE blocks of PRIM ranges */
+  struct srange *prims;
+  struct rlist small_cached;  /* wholly free SMALL ranges */
+};
+
+struct stitch {
+  struct device *dev;
+  struct spool **pools;
+  int npools, cap_pools;
+  struct spool *last_pool;
+  struct rlist views;         /* wholly free stitched ranges, least recently used first */
+  uint64_t holding_pages;     /* pages lent to wholly free stitched ranges */
+  struct srange *all;
+  struct sblock *spare;       /* recycled block nodes: no malloc on cache hits */
+  uint64_t max_stitched, large_round, prim_va;
+  uint64_t held;              /* bytes of pages created and not released */
+  uint64_t live_bytes;        /* bytes in ALLOC blocks */
+  uint64_t cache_flushes;
+  uint64_t stitched_built, stitched_reused, stitched_repaired;  /* diagnostics */
+};
+
+/* stitch_blocks.c: block nodes, free sets, split and merge */
+struct sblock *sb_new(struct stitch *st);
+void sb_put(struct stitch *st, struct sblock *b);
+uint64_t whole_pages(uint64_t addr, uint64_t size);
+struct fset *free_set_of(struct srange *r);
+void prim_busy(struct srange *r, uint64_t addr, uint64_t size, int delta);   /* busy counts of the pages under a block */
+void free_insert(struct sblock *b);        /* b becomes FREE and joins its set */
+void free_erase(struct sblock *b);         /* b leaves its set (still FREE until changed) */
+struct sblock *sb_split(struct stitch *st, struct sblock *b, uint64_t at);  /* b keeps [addr,addr+at) */
+void sb_absorb_next(struct stitch *st, struct sblock *b);   /* b takes over b->next */
+void free_coalesce_insert(struct stitch *st, struct sblock *b);  /* b (FREE, in no set) merges with FREE neighbours */
+void hole_coalesce_insert(struct stitch *st, struct sblock *b);  /* same for UNMAPPED */
+int sb_cmp_size(const struct ordnode *a, const struct ordnode *b);
+int sb_cmp_addr(const struct ordnode *a, const struct ordnode *b);
+static inline struct sblock *sb_of(struct ordnode *n) { return n ? ORD_ENTRY(n, struct sblock, node) : NULL; }
+
+/* stitch_fset.c */
+void fset_init(struct fset *fs);
+void fset_insert(struct fset *fs, struct sblock *b);
+void fset_erase(struct fset *fs, struct sblock *b);
+struct sblock *fset_lower_bound(const struct fset *fs, uint64_t size);  /* smallest >= size */
+struct sblock *fset_next(const struct fset *fs, const struct sblock *b);
+struct sblock *fset_first(const struct fset *fs);
+struct sblock *fset_last(const struct fset *fs);
+
+/* stitch_ranges.c: ranges, pages, lending, stitching, views, reclaim and release */
+struct spool *pool_get(struct stitch *st, uint64_t stream);
+uint64_t pages_free_total(const struct stitch *st);          /* prim_free_pages over all pools */
+uint64_t pages_avail_total(const struct stitch *st);         /* plus wholly free small and stitched ranges' */
+int grow(struct stitch *st, struct spool *p, uint64_t want_bytes, uint64_t max_new_pages, int *extended);
+int stitch_build(struct stitch *st, struct spool *p, uint64_t npages, struct srange **out);
+struct srange *view_find(struct spool *p, uint64_t r, const struct sblock *better);  /* an available view */
+void view_take(struct stitch *st, struct srange *s);        /* lend its pages again; its block joins stitch_free */
+struct srange *view_repairable(struct spool *p, uint64_t npages);
+int view_repair(struct stitch *st, struct srange *s);       /* remap its busy pages with free ones, then take it */
+int small_build(struct stitch *st, struct spool *p, struct srange **out);
+void range_busy_inc(struct stitch *st, struct srange *r);
+void range_busy_dec(struct stitch *st, struct srange *r);
+uint64_t reclaim_one(struct stitch *st, struct spool *own);
+void view_release(struct stitch *st, struct srange *r);       /* a holding view gives its pages back */
+void release_free_pages(struct stitch *st);
+void ranges_destroy(struct stitch *st);
+
+/* stitch_check.c */
+int stitch_check(void *a, char *err);
+
+#endif

@@ -1,0 +1,570 @@
+/* stitch_ranges.c - the `stitch` strategy's ranges and pages: per-stream pools, primitive
+ * ranges and the pages mapped into them, lending whole free pages to stitched and small
+ * ranges, building stitched ranges and keeping them as views, the cache of wholly free
+ * small ranges, and the release pass (EMPTY_CACHE). Policy lives in stitch.c; see stitch.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "stitch.h"
+
+static void *xcalloc(size_t n, size_t sz) {
+  void *p = calloc(n ? n : 1, sz);
+  if (!p) { fprintf(stderr, "fragbench: stitch: out of host memory\n"); exit(1); }
+  return p;
+}
+
+/* ---- pools (one per stream) ---- */
+
+static int view_cmp(const struct ordnode *a, const struct ordnode *b) {
+  const struct srange *x = ORD_ENTRY(a, struct srange, vnode), *y = ORD_ENTRY(b, struct srange, vnode);
+  if (x->size != y->size) return x->size < y->size ? -1 : 1;
+  return x->va < y->va ? -1 : x->va > y->va;
+}
+
+struct spool *pool_get(struct stitch *st, uint64_t stream) {
+  if (st->last_pool && st->last_pool->stream == stream) return st->last_pool;
+  for (int i = 0; i < st->npools; i++)
+    if (st->pools[i]->stream == stream) return st->last_pool = st->pools[i];
+  if (st->npools == st->cap_pools) {
+    int cap = st->cap_pools ? 2 * st->cap_pools : 4;
+    struct spool **np = realloc(st->pools, (size_t)cap * sizeof *np);
+    if (!np) { fprintf(stderr, "fragbench: stitch: out of host memory\n"); exit(1); }
+    st->pools = np;
+    st->cap_pools = cap;
+  }
+  struct spool *p = xcalloc(1, sizeof *p);
+  p->stream = stream;
+  fset_init(&p->prim_free);
+  fset_init(&p->stitch_free);
+  fset_init(&p->small_free);
+  ordset_init(&p->views, view_cmp);
+  st->pools[st->npools++] = p;
+  return st->last_pool = p;
+}
+
+uint64_t pages_free_total(const struct stitch *st) {
+  uint64_t n = 0;
+  for (int i = 0; i < st->npools; i++) n += st->pools[i]->prim_free_pages;
+  return n;
+}
+
+uint64_t pages_avail_total(const struct stitch *st) {
+  uint64_t n = st->holding_pages;
+  for (int i = 0; i < st->npools; i++) n += st->pools[i]->prim_free_pages + st->pools[i]->small_cached.pages;
+  return n;
+}
+
+/* ---- ranges ---- */
+
+static struct srange *range_new(struct stitch *st, int kind, struct spool *p) {
+  struct srange *r = xcalloc(1, sizeof *r);
+  r->kind = (uint8_t)kind;
+  r->pool = p;
+  r->all_next = st->all;
+  if (st->all) st->all->all_prev = r;
+  st->all = r;
+  return r;
+}
+
+static void range_free(struct stitch *st, struct srange *r) {
+  if (r->all_prev) r->all_prev->all_next = r->all_next;
+  else st->all = r->all_next;
+  if (r->all_next) r->all_next->all_prev = r->all_prev;
+  for (struct sblock *b = r->first, *n; b; b = n) { n = b->next; sb_put(st, b); }
+  free(r->handle);
+  free(r->mapped);
+  free(r->busy);
+  free(r->head);
+  free(r->runs);
+  free(r);
+}
+
+static void rlist_push(struct rlist *l, struct srange *r) {
+  r->lru_prev = l->tail;
+  r->lru_next = NULL;
+  if (l->tail) l->tail->lru_next = r;
+  else l->head = r;
+  l->tail = r;
+  l->count++;
+  l->pages += r->npages;
+  r->cached = 1;
+}
+
+static void rlist_remove(struct rlist *l, struct srange *r) {
+  if (r->lru_prev) r->lru_prev->lru_next = r->lru_next;
+  else l->head = r->lru_next;
+  if (r->lru_next) r->lru_next->lru_prev = r->lru_prev;
+  else l->tail = r->lru_prev;
+  l->count--;
+  l->pages -= r->npages;
+  r->cached = 0;
+  r->lru_prev = r->lru_next = NULL;
+}
+
+static void unlend(struct stitch *st, struct sblock *l);
+static void view_evict(struct stitch *st, struct srange *s);
+
+void range_busy_inc(struct stitch *st, struct srange *r) {
+  if (r->nbusy++ || !r->cached) return;
+  if (r->kind == RK_SMALL) { rlist_remove(&r->pool->small_cached, r); return; }
+  rlist_remove(&st->views, r);            /* a holding view, taken by best fit */
+  st->holding_pages -= r->npages;
+}
+
+/* A wholly free small range is cached with its page. A wholly free stitched range keeps
+ * its pages (holding) until they are wanted elsewhere; either way it stays mapped, in an
+ * LRU list of views, the least recently used beyond max_stitched unmapped. */
+void range_busy_dec(struct stitch *st, struct srange *r) {
+  if (--r->nbusy || r->kind == RK_PRIM) return;
+  if (r->kind == RK_SMALL) { rlist_push(&r->pool->small_cached, r); return; }
+  rlist_push(&st->views, r);
+  st->holding_pages += r->npages;
+  while (st->views.count > st->max_stitched) view_evict(st, st->views.head);
+}
+
+/* A holding view gives its pages back home (no unmapping): it can be taken again once
+ * they are all free, or repaired. */
+void view_release(struct stitch *st, struct srange *r) {
+  free_erase(r->first);
+  for (uint32_t j = 0; j < r->nruns; j++) {
+    unlend(st, r->runs[j].lent);
+    r->runs[j].lent = NULL;
+  }
+  r->lent = 0;
+  st->holding_pages -= r->npages;
+  ordset_insert(&r->pool->views, &r->vnode);
+}
+
+/* ---- primitive ranges: a VA reservation per stream, pages mapped on demand ---- */
+
+static int prim_create(struct stitch *st, struct spool *p, uint64_t min_pages, struct srange **out) {
+  uint64_t npages = st->prim_va / ST_PAGE;
+  if (npages < min_pages) npages = min_pages;
+  uint64_t va;
+  int rc = dev_va_reserve(st->dev, npages * ST_PAGE, &va);
+  if (rc) return rc;
+  struct srange *r = range_new(st, RK_PRIM, p);
+  r->va = va;
+  r->size = npages * ST_PAGE;
+  r->npages = npages;
+  r->handle = xcalloc(npages, sizeof *r->handle);
+  r->mapped = xcalloc(npages, sizeof *r->mapped);
+  r->busy = xcalloc(npages, sizeof *r->busy);
+  r->head = xcalloc(npages, sizeof *r->head);
+  ordset_init(&r->holes, sb_cmp_addr);
+  struct sblock *b = sb_new(st);
+  b->addr = va;
+  b->size = r->size;
+  b->r = r;
+  b->kind = BK_UNMAPPED;
+  r->first = b;
+  ordset_insert(&r->holes, &b->node);
+  struct srange **tail = &p->prims;
+  while (*tail) tail = &(*tail)->next_prim;
+  *tail = r;
+  *out = r;
+  return 0;
+}
+
+/* Create and map k pages at the start of hole h; what was mapped becomes FREE (merging
+ * with a free block before it). On failure the pages mapped so far stay (FREE). */
+static int map_pages(struct stitch *st, struct sblock *h, uint64_t k) {
+  struct srange *r = h->r;
+  uint64_t done = 0;
+  int rc = 0;
+  for (; done < k; done++) {
+    uint64_t handle, va = h->addr + done * ST_PAGE, idx = (va - r->va) / ST_PAGE;
+    rc = dev_phys_create(st->dev, ST_PAGE, &handle);
+    if (rc) break;
+    rc = dev_map(st->dev, va, ST_PAGE, handle);
+    if (rc) { dev_phys_release(st->dev, handle); break; }
+    r->handle[idx] = handle;
+    r->mapped[idx] = 1;
+    r->nmapped++;
+    st->held += ST_PAGE;
+  }
+  if (done) {
+    ordset_erase(&r->holes, &h->node);
+    if (h->size > done * ST_PAGE) {
+      struct sblock *rest = sb_split(st, h, done * ST_PAGE);
+      ordset_insert(&r->holes, &rest->node);
+    }
+    free_coalesce_insert(st, h);
+  }
+  return rc;
+}
+
+/* Which hole to grow into: the one where the fewest new pages make a free block of
+ * want_bytes (the free block before the hole counts, as expandable segments' best fit
+ * counts the unmapped tail), if that is no more than shortfall pages; else shortfall
+ * pages (to be stitched with the free pages already held) at that hole or the first
+ * that has room. Returns 0 when no hole has room. */
+static int pick_hole(struct spool *p, uint64_t want, uint64_t shortfall, struct sblock **hole, uint64_t *k, int *extended) {
+  struct sblock *best = NULL, *first_fit = NULL;
+  uint64_t best_k = UINT64_MAX;
+  for (struct srange *r = p->prims; r; r = r->next_prim)
+    for (struct ordnode *n = ordset_first(&r->holes); n; n = ordset_next(n)) {
+      struct sblock *h = sb_of(n);
+      uint64_t f = h->prev && h->prev->kind == BK_FREE ? h->prev->size : 0;
+      uint64_t kk = f >= want ? 1 : (want - f + ST_PAGE - 1) / ST_PAGE;
+      uint64_t room = h->size / ST_PAGE;
+      if (kk <= room && kk < best_k) { best_k = kk; best = h; }
+      if (!first_fit && room >= shortfall) first_fit = h;
+    }
+  if (best && best_k <= shortfall) { *hole = best; *k = best_k; *extended = 1; return 1; }
+  *extended = 0;
+  *k = shortfall;
+  *hole = best ? best : first_fit;
+  return *hole != NULL;
+}
+
+int grow(struct stitch *st, struct spool *p, uint64_t want_bytes, uint64_t shortfall, int *extended) {
+  struct sblock *h;
+  uint64_t k;
+  if (shortfall == 0) shortfall = 1;
+  if (!pick_hole(p, want_bytes, shortfall, &h, &k, extended)) {
+    uint64_t need = (want_bytes + ST_PAGE - 1) / ST_PAGE;
+    struct srange *r;
+    int rc = prim_create(st, p, need > shortfall ? need : shortfall, &r);
+    if (rc) return rc;
+    pick_hole(p, want_bytes, shortfall, &h, &k, extended);
+  }
+  return map_pages(st, h, k);
+}
+
+/* ---- lending whole free pages to stitched and small ranges ---- */
+
+/* Carve the k pages at addr out of FREE block f (which holds them) as a LENT block. */
+static struct sblock *lend_at(struct stitch *st, struct sblock *f, uint64_t addr, uint64_t k, struct srange *borrower) {
+  free_erase(f);
+  if (addr > f->addr) {
+    struct sblock *left = f;
+    f = sb_split(st, f, addr - f->addr);
+    free_insert(left);
+  }
+  if (f->size > k * ST_PAGE) free_insert(sb_split(st, f, k * ST_PAGE));
+  f->kind = BK_LENT;
+  f->borrower = borrower;
+  f->r->nbusy++;
+  prim_busy(f->r, f->addr, f->size, 1);
+  return f;
+}
+
+static void unlend(struct stitch *st, struct sblock *l) {
+  l->borrower = NULL;
+  l->r->nbusy--;
+  prim_busy(l->r, l->addr, l->size, -1);
+  free_coalesce_insert(st, l);
+}
+
+static uint64_t page_handle(const struct srun *u, uint64_t i) {
+  return u->home->handle[(u->addr - u->home->va) / ST_PAGE + i];
+}
+
+static void add_run(struct srange *s, struct sblock *lent) {
+  s->runs[s->nruns++] = (struct srun){.home = lent->r, .addr = lent->addr, .npages = lent->size / ST_PAGE, .lent = lent};
+}
+
+/* Lend npages whole free pages to s, smallest free blocks first (fragments before large
+ * blocks): s's own stream first, then the others (standing for a device synchronize, as
+ * PyTorch's release of cached blocks does before memory changes streams). */
+static uint64_t gather(struct stitch *st, struct spool *own, uint64_t npages, struct srange *s) {
+  uint64_t got = 0;
+  for (int pass = -1; pass < st->npools && got < npages; pass++) {
+    struct spool *p = pass < 0 ? own : st->pools[pass];
+    if (pass >= 0 && p == own) continue;
+    struct sblock *f = fset_lower_bound(&p->prim_free, ST_PAGE);
+    while (f && got < npages) {
+      struct sblock *next = fset_next(&p->prim_free, f);
+      uint64_t w = whole_pages(f->addr, f->size);
+      if (w) {
+        uint64_t k = w < npages - got ? w : npages - got;
+        add_run(s, lend_at(st, f, (f->addr + ST_PAGE - 1) / ST_PAGE * ST_PAGE, k, s));
+        got += k;
+      }
+      f = next;
+    }
+  }
+  return got;
+}
+
+static void range_set_single_free(struct stitch *st, struct srange *r) {
+  struct sblock *b = sb_new(st);
+  b->addr = r->va;
+  b->size = r->size;
+  b->r = r;
+  r->first = b;
+  free_insert(b);
+}
+
+/* Map every run's pages at consecutive offsets; on a device error, unmap them again. */
+static int map_runs(struct stitch *st, struct srange *s) {
+  uint64_t i = 0;
+  int rc = 0;
+  for (uint32_t j = 0; j < s->nruns && !rc; j++)
+    for (uint64_t q = 0; q < s->runs[j].npages; q++, i++)
+      if ((rc = dev_map(st->dev, s->va + i * ST_PAGE, ST_PAGE, page_handle(&s->runs[j], q)))) break;
+  if (rc)
+    while (i--) dev_unmap(st->dev, s->va + i * ST_PAGE, ST_PAGE);
+  return rc;
+}
+
+int stitch_build(struct stitch *st, struct spool *p, uint64_t npages, struct srange **out) {
+  uint64_t va;
+  int rc = dev_va_reserve(st->dev, npages * ST_PAGE, &va);
+  if (rc) return rc < 0 ? rc : -1;
+  struct srange *s = range_new(st, RK_STITCH, p);
+  s->va = va;
+  s->size = npages * ST_PAGE;
+  s->npages = npages;
+  s->runs = xcalloc(npages, sizeof *s->runs);
+  s->lent = 1;
+  uint64_t got = gather(st, p, npages, s);
+  if (got != npages || (rc = map_runs(st, s))) {   /* a device error, or a broken precondition */
+    if (!rc) snprintf(st->dev->err, FB_ERRLEN, "stitch: found %llu of %llu free pages to stitch",
+                      (unsigned long long)got, (unsigned long long)npages);
+    dev_va_release(st->dev, va, s->size);
+    for (uint32_t j = 0; j < s->nruns; j++) unlend(st, s->runs[j].lent);
+    range_free(st, s);
+    return rc < 0 ? rc : -1;
+  }
+  range_set_single_free(st, s);
+  *out = s;
+  return 0;
+}
+
+/* ---- views: wholly free stitched ranges, still mapped ---- */
+
+/* The free primitive block holding all of run u, or NULL: none of its pages is busy or
+ * unmapped, and walking back over free pages reaches the block's first whole page. */
+static struct sblock *run_home_block(const struct srun *u) {
+  const struct srange *h = u->home;
+  uint64_t p0 = (u->addr - h->va) / ST_PAGE;
+  for (uint64_t i = p0; i < p0 + u->npages; i++)
+    if (h->busy[i] || !h->mapped[i]) return NULL;
+  for (uint64_t q = p0;; q--) {
+    if (h->head[q]) return h->head[q];
+    if (q == 0 || h->busy[q - 1] || !h->mapped[q - 1]) return NULL;   /* not reached: free pages lie in a FREE block */
+  }
+}
+
+static int view_available(const struct srange *s) {
+  for (uint32_t j = 0; j < s->nruns; j++)
+    if (!run_home_block(&s->runs[j])) return 0;
+  return 1;
+}
+
+/* The smallest view that r fills to within its last page and whose pages are all free,
+ * if it is a better fit than `better` (a free block found elsewhere; may be NULL). */
+struct srange *view_find(struct spool *p, uint64_t r, const struct sblock *better) {
+  struct srange key = {.size = r};
+  for (struct ordnode *n = ordset_lower_bound(&p->views, &key.vnode); n; n = ordset_next(n)) {
+    struct srange *s = ORD_ENTRY(n, struct srange, vnode);
+    if (s->size - r >= ST_PAGE) break;
+    if (better && (better->size < s->size || (better->size == s->size && better->addr < s->va))) break;
+    if (view_available(s)) return s;
+  }
+  return NULL;
+}
+
+void view_take(struct stitch *st, struct srange *s) {
+  ordset_erase(&s->pool->views, &s->vnode);
+  rlist_remove(&st->views, s);
+  for (uint32_t j = 0; j < s->nruns; j++) {
+    struct srun *u = &s->runs[j];
+    u->lent = lend_at(st, run_home_block(u), u->addr, u->npages, s);
+  }
+  s->lent = 1;
+  free_insert(s->first);
+}
+
+static void view_evict(struct stitch *st, struct srange *s) {
+  if (s->lent) view_release(st, s);
+  ordset_erase(&s->pool->views, &s->vnode);
+  rlist_remove(&st->views, s);
+  for (uint64_t i = 0; i < s->npages; i++) dev_unmap(st->dev, s->va + i * ST_PAGE, ST_PAGE);
+  dev_va_release(st->dev, s->va, s->size);
+  range_free(st, s);
+}
+
+static int page_free(const struct srange *h, uint64_t i) { return h->mapped[i] && !h->busy[i]; }
+
+/* The view of exactly npages pages with the fewest pages busy at home, if remapping
+ * those (an unmap and a map each) costs fewer calls than stitching anew (npages maps). */
+struct srange *view_repairable(struct spool *p, uint64_t npages) {
+  struct srange key = {.size = npages * ST_PAGE}, *best = NULL;
+  uint64_t best_busy = npages / 2;
+  for (struct ordnode *n = ordset_lower_bound(&p->views, &key.vnode); n; n = ordset_next(n)) {
+    struct srange *s = ORD_ENTRY(n, struct srange, vnode);
+    if (s->size != key.size) break;
+    uint64_t busy = 0;
+    for (uint32_t j = 0; j < s->nruns && busy < best_busy; j++) {
+      uint64_t p0 = (s->runs[j].addr - s->runs[j].home->va) / ST_PAGE;
+      for (uint64_t i = 0; i < s->runs[j].npages; i++) busy += !page_free(s->runs[j].home, p0 + i);
+    }
+    if (busy < best_busy) { best_busy = busy; best = s; }
+  }
+  return best;
+}
+
+/* Serve view s again: its free pages are lent to it in place, its busy ones replaced by
+ * other free pages (gathered as for a new stitch) unmapped and mapped at their offsets.
+ * Precondition: pages_free_total() >= s->npages. On a device error s is evicted. */
+int view_repair(struct stitch *st, struct srange *s) {
+  ordset_erase(&s->pool->views, &s->vnode);
+  rlist_remove(&st->views, s);
+  struct srun *old = s->runs;
+  uint32_t nold = s->nruns;
+  uint8_t *fresh = xcalloc(s->npages, 1);
+  s->runs = xcalloc(s->npages, sizeof *s->runs);
+  s->nruns = 0;
+  uint64_t slot = 0;
+  for (uint32_t j = 0; j < nold; j++) {
+    const struct srange *h = old[j].home;
+    uint64_t p0 = (old[j].addr - h->va) / ST_PAGE;
+    for (uint64_t i = 0, len; i < old[j].npages; i += len, slot += len) {
+      int f = page_free(h, p0 + i);
+      for (len = 1; i + len < old[j].npages && page_free(h, p0 + i + len) == f; len++) {}
+      if (f) {
+        struct srun sub = {.home = old[j].home, .addr = old[j].addr + i * ST_PAGE, .npages = len};
+        add_run(s, lend_at(st, run_home_block(&sub), sub.addr, len, s));
+      } else {
+        memset(fresh + slot, 1, len);
+        gather(st, s->pool, len, s);
+      }
+    }
+  }
+  free(old);
+  int rc = slot == s->npages ? 0 : -1;
+  for (uint64_t q = 0; q < s->npages; q++)
+    if (fresh[q]) dev_unmap(st->dev, s->va + q * ST_PAGE, ST_PAGE);
+  uint64_t q = 0;
+  for (uint32_t j = 0; j < s->nruns && !rc; j++)
+    for (uint64_t i = 0; i < s->runs[j].npages && !rc; i++, q++)
+      if (fresh[q] && (rc = dev_map(st->dev, s->va + q * ST_PAGE, ST_PAGE, page_handle(&s->runs[j], i)))) fresh[q] = 2;
+  if (rc || q != s->npages) {   /* unmap what is mapped (kept pages, remapped ones), give everything back */
+    if (!rc) snprintf(st->dev->err, FB_ERRLEN, "stitch: found %llu of %llu free pages to repair a view",
+                      (unsigned long long)q, (unsigned long long)s->npages);
+    for (uint64_t k = 0; k < s->npages; k++)
+      if (!fresh[k] || (fresh[k] == 1 && k < q)) dev_unmap(st->dev, s->va + k * ST_PAGE, ST_PAGE);
+    dev_va_release(st->dev, s->va, s->size);
+    for (uint32_t j = 0; j < s->nruns; j++) unlend(st, s->runs[j].lent);
+    free(fresh);
+    range_free(st, s);
+    return rc < 0 ? rc : -1;
+  }
+  free(fresh);
+  s->lent = 1;
+  free_insert(s->first);
+  return 0;
+}
+
+/* ---- small ranges: one whole free page, lent in place (no new mapping) ---- */
+
+int small_build(struct stitch *st, struct spool *p, struct srange **out) {
+  for (int pass = -1; pass < st->npools; pass++) {
+    struct spool *q = pass < 0 ? p : st->pools[pass];
+    if (pass >= 0 && q == p) continue;
+    for (struct sblock *f = fset_lower_bound(&q->prim_free, ST_PAGE); f; f = fset_next(&q->prim_free, f)) {
+      if (!whole_pages(f->addr, f->size)) continue;
+      struct srange *s = range_new(st, RK_SMALL, p);
+      s->npages = 1;
+      s->runs = xcalloc(1, sizeof *s->runs);
+      s->lent = 1;
+      add_run(s, lend_at(st, f, (f->addr + ST_PAGE - 1) / ST_PAGE * ST_PAGE, 1, s));
+      s->va = s->runs[0].addr;
+      s->size = ST_PAGE;
+      range_set_single_free(st, s);
+      *out = s;
+      return 0;
+    }
+  }
+  snprintf(st->dev->err, FB_ERRLEN, "stitch: no whole free page for a small range");
+  return -1;
+}
+
+static void small_dissolve(struct stitch *st, struct srange *s) {
+  rlist_remove(&s->pool->small_cached, s);
+  free_erase(s->first);
+  unlend(st, s->runs[0].lent);
+  range_free(st, s);
+}
+
+/* Give back the pages of one wholly free range: a small one of the own stream, else
+ * the least recently used holding view, else another stream's small one. Returns the
+ * pages given back (0: nothing left to give). */
+uint64_t reclaim_one(struct stitch *st, struct spool *own) {
+  if (own->small_cached.head) { small_dissolve(st, own->small_cached.head); return 1; }
+  for (struct srange *v = st->views.head; v; v = v->lru_next)
+    if (v->lent) { view_release(st, v); return v->npages; }
+  for (int i = 0; i < st->npools; i++)
+    if (st->pools[i]->small_cached.head) { small_dissolve(st, st->pools[i]->small_cached.head); return 1; }
+  return 0;
+}
+
+/* EMPTY_CACHE: unmap every view, give back every wholly free small range, then unmap and
+ * release every whole free page; the VA reservations stay (holes are refilled later). */
+void release_free_pages(struct stitch *st) {
+  while (st->views.head) view_evict(st, st->views.head);
+  for (int i = 0; i < st->npools; i++)
+    while (st->pools[i]->small_cached.head) small_dissolve(st, st->pools[i]->small_cached.head);
+  for (int i = 0; i < st->npools; i++)
+    for (struct srange *r = st->pools[i]->prims; r; r = r->next_prim) {
+      size_t n = 0, cap = 16;
+      struct sblock **todo = xcalloc(cap, sizeof *todo);
+      for (struct sblock *b = r->first; b; b = b->next)
+        if (b->kind == BK_FREE && whole_pages(b->addr, b->size)) {
+          if (n == cap) {
+            cap *= 2;
+            struct sblock **nt = realloc(todo, cap * sizeof *nt);
+            if (!nt) { fprintf(stderr, "fragbench: stitch: out of host memory\n"); exit(1); }
+            todo = nt;
+          }
+          todo[n++] = b;
+        }
+      for (size_t j = 0; j < n; j++) {
+        struct sblock *b = todo[j], *mid = b;
+        free_erase(b);
+        uint64_t pa = (b->addr + ST_PAGE - 1) / ST_PAGE * ST_PAGE, pb = (b->addr + b->size) / ST_PAGE * ST_PAGE;
+        if (pa > b->addr) { mid = sb_split(st, b, pa - b->addr); free_insert(b); }
+        if (mid->addr + mid->size > pb) free_insert(sb_split(st, mid, pb - mid->addr));
+        for (uint64_t va = mid->addr; va < pb; va += ST_PAGE) {
+          uint64_t idx = (va - r->va) / ST_PAGE;
+          dev_unmap(st->dev, va, ST_PAGE);
+          dev_phys_release(st->dev, r->handle[idx]);
+          r->mapped[idx] = 0;
+          r->handle[idx] = 0;
+          r->nmapped--;
+          st->held -= ST_PAGE;
+        }
+        hole_coalesce_insert(st, mid);
+      }
+      free(todo);
+    }
+}
+
+/* destroy: every mapping, page and reservation goes back to the device. */
+void ranges_destroy(struct stitch *st) {
+  for (struct srange *r = st->all; r; r = r->all_next)
+    if (r->kind == RK_STITCH) {
+      for (uint64_t i = 0; i < r->npages; i++) dev_unmap(st->dev, r->va + i * ST_PAGE, ST_PAGE);
+      dev_va_release(st->dev, r->va, r->size);
+    }
+  for (struct srange *r = st->all; r; r = r->all_next)
+    if (r->kind == RK_PRIM) {
+      for (uint64_t i = 0; i < r->npages; i++)
+        if (r->mapped[i]) {
+          dev_unmap(st->dev, r->va + i * ST_PAGE, ST_PAGE);
+          dev_phys_release(st->dev, r->handle[i]);
+          st->held -= ST_PAGE;
+        }
+      dev_va_release(st->dev, r->va, r->size);
+    }
+  while (st->all) range_free(st, st->all);
+  for (struct sblock *b = st->spare, *n; b; b = n) { n = b->next; free(b); }
+  st->spare = NULL;
+  for (int i = 0; i < st->npools; i++) free(st->pools[i]);
+  free(st->pools);
+  st->pools = NULL;
+  st->npools = st->cap_pools = 0;
+}
