@@ -3,8 +3,10 @@
  * (through the device layer's pool calls; the policy is the driver's). As in PyTorch's
  * backend:cudaMallocAsync (c10/cuda/CUDAMallocAsyncAllocator.cpp, lazy_init_device) the
  * release threshold defaults to "keep all" (UINT64_MAX); release_threshold= sets it.
- * The cap is the pool's maxSize, so it bounds reserved memory as on the other strategies
- * (PyTorch instead checks live bytes against the memory fraction). EMPTY_CACHE is
+ * The cap is the pool's maxSize, and, as PyTorch's backend does for the memory fraction,
+ * a request that would take the bytes in use above the cap fails before reaching the
+ * pool: measured on an H100, the driver reserves in 32 MiB steps and lets reserved pass a
+ * smaller maxSize, so maxSize alone does not bound it. EMPTY_CACHE is
  * PyTorch's emptyCache(): synchronize, then cudaMemPoolTrimTo(0). Like PyTorch there is
  * no retry after an out-of-memory. CUDA only: on sim the harness reports
  * `skipped: needs a GPU`, and create() itself refuses. */
@@ -14,6 +16,7 @@
 
 struct async_alloc {
   struct device *dev;
+  uint64_t used;      /* bytes handed out and not yet freed */
 };
 
 static const struct param_spec async_params[] = {
@@ -42,8 +45,10 @@ static int async_create(void **a, struct device *d, const struct params *p, char
 static int async_alloc_block(void *a, uint64_t size, uint64_t stream, struct block *out) {
   struct async_alloc *s = a;
   uint64_t addr;
+  if (s->dev->cap && s->used + size > s->dev->cap) return FB_OOM;
   int rc = dev_pool_alloc(s->dev, size, stream, &addr);
   if (rc) return rc;
+  s->used += size;
   out->addr = addr;
   out->size = size;
   out->stream = stream;
@@ -54,6 +59,7 @@ static int async_alloc_block(void *a, uint64_t size, uint64_t stream, struct blo
 static void async_free(void *a, struct block *b) {
   struct async_alloc *s = a;
   dev_pool_free(s->dev, b->addr, b->stream);
+  s->used -= b->size;
 }
 
 static void async_empty_cache(void *a) {
