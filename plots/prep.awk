@@ -199,7 +199,7 @@ function stats(a, n,    i, lo, hi) {
   return sprintf("%g\t%g\t%g", median(a, n), lo, hi)
 }
 
-function write_timeline(w,    dat, meta, j, i, s, k, list, n, ymax, xmax, x, pq, pr) {
+function write_timeline(w,    dat, meta, j, i, s, k, list, n, ymax, xmax, x, pq, pr, py) {
   dat = D "/timeline-" safe(w) ".dat"; meta = D "/timeline-" safe(w) ".meta.gp"
   n = 0; ymax = 0; xmax = 0
   for (j = 1; j <= NS; j++) if ((w SUBSEP SNAME[j]) in TL_N) list[++n] = SNAME[j]
@@ -209,20 +209,22 @@ function write_timeline(w,    dat, meta, j, i, s, k, list, n, ymax, xmax, x, pq,
     pq = ((k in RUN_PREQ) && RUN_PREQ[k] != "") ? RUN_PREQ[k] + 0 : -1
     pr = ((k in RUN_PRES) && RUN_PRES[k] != "") ? RUN_PRES[k] + 0 : -1
     PEAKS = PEAKS sprintf("peakreq[%d] = %.0f\npeakres[%d] = %.0f\n", j, pq, j, pr)
-    if (pr > ymax) ymax = pr
+    py = pr > pq ? pr : pq
     printf "# %s\n", list[j] > dat
     for (i = 1; i <= TL_N[k]; i++) {
       printf "%s\t%s\t%s\t%s\n", TL_E[k, i], TL_Q[k, i], TL_A[k, i], TL_R[k, i] > dat
-      x = TL_R[k, i] + 0; if (x > ymax) ymax = x
-      x = TL_A[k, i] + 0; if (x > ymax) ymax = x
+      x = TL_R[k, i] + 0; if (x > py) py = x
+      x = TL_A[k, i] + 0; if (x > py) py = x
       x = TL_E[k, i] + 0; if (x > xmax) xmax = x
     }
+    PEAKS = PEAKS sprintf("panelmax[%d] = %.0f\n", j, py)
+    if (py > ymax) ymax = py
     printf "\n\n" > dat
   }
   close(dat)
   meta_strategies(meta, list, n)
   x = n > 0 ? n : 1
-  printf "array peakreq[%d]\narray peakres[%d]\n%s", x, x, PEAKS > meta
+  printf "array peakreq[%d]\narray peakres[%d]\narray panelmax[%d]\n%s", x, x, x, PEAKS > meta
   PEAKS = ""
   printf "unit = %s\ndiv = %.1f\nymax = %g\nxmax = %g\nworkload = %s\n", gq(unit_for(ymax)), unit_div(unit_for(ymax)), ymax, xmax, gq(w) > meta
   close(meta)

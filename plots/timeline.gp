@@ -2,10 +2,13 @@
 # bytes the workload had requested (black), the bytes in blocks handed out (blue, under
 # it) and the bytes reserved from the device (red, shaded), and dashed, the whole run's
 # peak requested and peak reserved from runs.csv (the samples, taken at ITER events or
-# every 1000 events, can fall between peaks). Shared axes: panels compare at a glance.
+# every 1000 events, can fall between peaks). Shared axes, so that panels compare at a
+# glance, unless one strategy reserves over 4x what another does: then each panel has
+# its own y scale and says so.
 # Run by plots/plots.sh:
 #   gnuplot -e "fmt='png'; out='O.png'; dat='D/timeline-W.dat'; meta='D/timeline-W.meta.gp'; dev='D/device.meta.gp'; gpdir='plots'" plots/timeline.gp
 # The meta file sets n, names[], colors[], peakreq[], peakres[] (bytes, -1 = unknown),
+# panelmax[] (the top of each panel's data),
 # unit, div, ymax, xmax, workload; the data file holds one block per strategy: event,
 # requested, allocated, reserved (bytes).
 load meta
@@ -18,7 +21,10 @@ load gpdir."/style.gp"
 set datafile separator "\t"
 set format x "%.0s%c"
 set xrange [0 : (xmax > 0 ? xmax : 1)]
-set yrange [0 : (ymax > 0 ? ymax / div * 1.08 : 1)]
+# shared y axis unless one panel would flatten another (largest/smallest panel > 4x)
+minpanel = ymax
+do for [i=1:n] { minpanel = (panelmax[i] > 0 && panelmax[i] < minpanel) ? panelmax[i] : minpanel }
+shared = (minpanel > 0 && ymax / minpanel <= 4)
 set ytics nomirror
 set grid xtics ytics lc rgb "#e0e0e0"
 set style fill transparent solid 0.18 noborder
@@ -35,7 +41,9 @@ do for [i=1:n] {
   r = int((i - 1) / cols)
   set origin c * cw, top - (r + 1) * ch
   set size cw, ch
-  set title names[i] offset 0, -0.4
+  top_i = shared ? ymax : panelmax[i]
+  set yrange [0 : (top_i > 0 ? top_i / div * 1.08 : 1)]
+  set title names[i].(shared ? "" : " (own scale)") offset 0, -0.4
   set ylabel (c == 0) ? unit : ""
   set xlabel (i > n - cols) ? "event" : ""
   unset arrow
