@@ -19,8 +19,9 @@
  * (frees unsplit blocks) and release_available_cached_blocks under max_split_size_mb
  * (cudaFrees oversize blocks). A block of an expandable segment is never unsplit (the
  * unmapped rest of its 1 1/8-of-the-device range is its neighbour) and is never
- * cudaFree'd, so both free nothing here; the knobs are accepted as in PyTorch, and
- * max_split_size_mb keeps its oversize rules in best fit. */
+ * cudaFree'd, so both free nothing here (newer PyTorch skips expandable blocks in both
+ * explicitly); the knobs are accepted as in PyTorch, and max_split_size_mb keeps its
+ * oversize rules in best fit. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,11 @@ static int try_allocate_expandable(struct expandable *e, struct epool *p, uint64
   if (!c->mapped && (rc = exp_map_block(e, c, c->size < size ? c->size : size))) return rc;
   while (c->size < size) {           /* free -> unmapped -> ...: map into the next one */
     struct cblock *n = c->next;
+    if (!n || n->mapped) {           /* find_expandable_block promised room */
+      snprintf(e->dev->err, FB_ERRLEN, "expandable: no unmapped range after the block at %#llx to grow into",
+               (unsigned long long)c->addr);
+      return -1;
+    }
     uint64_t missing = size - c->size;
     if ((rc = exp_map_block(e, n, missing < n->size ? missing : n->size))) return rc;
     c = n;                           /* n absorbed c */
