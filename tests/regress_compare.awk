@@ -5,8 +5,8 @@
 # missing rows, and a closing verdict; exits 1 on a memory regression
 # or a missing row, 0 otherwise. Needs plots/fb.awk:
 #   awk -f plots/fb.awk -f tests/regress_compare.awk [-v only="caching bfc"] TOLERANCE BASELINE NEW
-# Rows are matched on workload, trace, allocator, params, device and cap; the n-th
-# repeat of one key (a mincap row after a run row) gets "#n".
+# Rows are matched on workload, trace, allocator, params, device and cap (a mincap row:
+# "mincap", its cap being its result); the n-th repeat of one key gets "#n".
 
 # the median of TR[a, c, 1..TCNT[a, c]]
 function median_ratio(a, c,    n, i, j, t, x) {
@@ -19,7 +19,9 @@ function median_ratio(a, c,    n, i, j, t, x) {
 function isnum(x) { return x ~ /^-?[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?$/ }
 
 function row_key(   cap, k) {
-  cap = v("cap_x") != "" ? v("cap_x") "x" : (v("cap_bytes") != "" ? v("cap_bytes") "B" : "-")
+  # a mincap row's cap is its result, not its key
+  if (v("mincap_bytes") != "" || v("mincap_x") != "") cap = "mincap"
+  else cap = v("cap_x") != "" ? v("cap_x") "x" : (v("cap_bytes") != "" ? v("cap_bytes") "B" : "-")
   k = v("workload") "|" v("trace") "|" v("allocator") "|" v("params") "|" v("device") "|" cap
   SEEN[FILENUM, k]++
   if (SEEN[FILENUM, k] > 1) k = k "|#" SEEN[FILENUM, k]
@@ -32,7 +34,7 @@ function key_label(k,    p, w, s, cap, n) {
   w = workload_label(p[1], p[2])
   if (length(w) > 44) w = substr(w, 1, 41) "..."
   s = strategy_label(p[3], p[4])
-  cap = p[6] == "-" ? "uncapped" : "cap " p[6]
+  cap = p[6] == "-" ? "uncapped" : (p[6] == "mincap" ? "mincap" : "cap " p[6])
   return w " " s " " cap (p[5] != "sim" ? " dev " p[5] : "") (n > 6 ? " " p[7] : "")
 }
 
