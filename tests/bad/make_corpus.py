@@ -161,7 +161,10 @@ def main():
     put('rmm_nul.csv', H + b'2342727,01:27:50.125087,allo\x00cate,0x10,64,0\n', ':2: unexpected NUL byte')
     put('rmm_long_line.csv', H + b'2342727,' + b'9' * 5000 + b'\n', ':2: line longer than 4095 characters')
     put('rmm_header_only_bad.csv', b'Thread,Time,Action,Pointer,Size\n' + row, 'not a trace format')
-    put('rmm_gz_truncated.csv.gz', gzip.compress(H + row * 20000, mtime=0)[:3000], 'truncated or corrupt gzip data')
+    rows = b''.join(b'2342727,01:27:50.%06d,allocate,0x%x,%d,0\n' % (i, 0x7ff7e0000000 + 4096 * i, 512 * (i % 7 + 1))
+                    for i in range(400))
+    gzrows = gzip.compress(H + rows, mtime=0)
+    put('rmm_gz_truncated.csv.gz', gzrows[:len(gzrows) // 2], 'truncated or corrupt gzip data')
 
     # -- native traces --
     N = b'# fragbench-trace v1\nop,id,size,stream,device\n'

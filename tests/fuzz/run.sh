@@ -6,7 +6,7 @@
 #   FUZZ_SECONDS=300 make fuzz         longer runs
 #   FUZZ_TARGETS="rmm native" make fuzz  some of them
 #   FUZZ_CC=clang-15 make fuzz          another clang
-#   FUZZ_MAX_LEN=1048576 make fuzz      longer inputs (default 64 KiB: seeds are cut there)
+#   FUZZ_MAX_LEN=1048576 make fuzz      longer inputs (default 32 KiB; seeds are cut at 16 KiB)
 #
 # Work and findings go to build/fuzz/: corpus-<target>/ (grows across runs) and
 # crash-<target>-* (inputs that crashed, leaked or timed out). Each crasher, once fixed,
@@ -66,8 +66,8 @@ for t in $TARGETS; do
     case $f in
       # the pickle target also gets gzip'd snapshots decompressed (the gzip path is tried
       # with the compressed file itself)
-      *.pickle.gz) cp "$f" "$corpus/$base"; gzip -dc "$f" 2>/dev/null | head -c 65536 > "$corpus/${base%.gz}.raw" ;;
-      *) head -c 65536 "$f" > "$corpus/$base" ;;
+      *.pickle.gz) cp "$f" "$corpus/$base"; gzip -dc "$f" 2>/dev/null | head -c 16384 > "$corpus/${base%.gz}.raw" ;;
+      *) head -c 16384 "$f" > "$corpus/$base" ;;
     esac
   done
   native_seed="$corpus/seed.native.csv"
@@ -76,7 +76,7 @@ for t in $TARGETS; do
   fi
   log="$OUT/fuzz-$t.log"
   echo "fuzz: $t for ${SECS}s (corpus $corpus, log $log)"
-  "$bin" "$corpus" -max_total_time="$SECS" -max_len=${FUZZ_MAX_LEN:-65536} -timeout=20 -rss_limit_mb=2048 \
+  "$bin" "$corpus" -max_total_time="$SECS" -max_len=${FUZZ_MAX_LEN:-32768} -timeout=20 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$OUT/crash-$t-" >"$log" 2>&1
   rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
