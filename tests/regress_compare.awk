@@ -113,6 +113,9 @@ END {
         if (d <= TABS[c] + TREL[c] * (o < 0 ? -o : o)) continue
       }
       ndiff++; rowbad = 1
+      a = VAL[OLDF, k, "allocator"]
+      if (!(a in DA)) DAL[++NDA] = a; DA[a]++
+      if (!(c in DC)) DCL[++NDC] = c; DC[c]++
       add_line("diff", k, c, o == "" ? "(empty)" : o, n == "" ? "(empty)" : n, delta(o, n))
     }
     nrowdiff += rowbad
@@ -146,6 +149,12 @@ END {
     printf fmt, "row", "column", "old", "new", "delta"
     for (i = 1; i <= NL && i <= MAXLINES; i++) printf fmt, L_ROW[i], L_COL[i], L_OLD[i], L_NEW[i], L_D[i]
     if (NL > MAXLINES) printf "... and %d more lines (sh tests/regress.sh BIN --keep DIR keeps the new CSV)\n", NL - MAXLINES
+  }
+  if (ndiff > 0) {
+    line = ""; for (i = 1; i <= NDA; i++) line = line sprintf(" %s %d,", DAL[i], DA[DAL[i]])
+    sub(/,$/, "", line); printf "differences by allocator:%s\n", line
+    line = ""; for (i = 1; i <= NDC; i++) line = line sprintf(" %s %d,", DCL[i], DC[DCL[i]])
+    sub(/,$/, "", line); printf "differences by column:%s\n", line
   }
   for (i = 1; i <= ncolmiss; i++) printf "column %s: in the baseline, not in the new rows (columns are never renamed or removed)\n", COLMISS[i]
   if (TIMING != "") printf "host time, new/old (median over rows of >= %d events; informational):\n%s", MIN_TIMED_EVENTS, TIMING
