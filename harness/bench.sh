@@ -31,6 +31,7 @@ for a in $allocators; do aargs="$aargs --allocator $a"; done
 first=1
 run_source() {   # $1 = label, rest = source arguments
   label=$1; shift
+  rm -f "$dir/.part.csv"
   "$BIN" run "$@" $aargs --device "$DEVICE" --seed "$SEED" --out "$dir/.part.csv" \
     --timeline "$dir/timeline-$label.csv" 2>>"$dir/.table" || rc=$?
   [ -f "$dir/.part.csv" ] || return 0
@@ -41,7 +42,7 @@ rc=0
 if [ -z "$workloads$traces" ]; then echo "bench: no workloads or traces found" >&2; exit 2; fi
 for w in $workloads; do run_source "$w" --workload "$w"; done
 for t in $traces; do
-  label=$(basename "$t"); label=${label%%.*}
+  label=$(basename "$t"); label=${label%.gz}
   run_source "$label" --trace "$t"
 done
 awk -F, 'BEGIN{OFS=","} {$1=NR; print}' "$dir/.rows" >> "$dir/runs.csv"

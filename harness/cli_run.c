@@ -118,7 +118,7 @@ int cmd_run(struct cli_opts *o) {
   if (o->timeline) {
     tl = fopen(o->timeline, "w");
     if (!tl) { fprintf(stderr, "fragbench: %s: cannot write the timeline\n", o->timeline); output_close(&out); return 2; }
-    fprintf(tl, "allocator,event,iter,requested,allocated,reserved\n");
+    fprintf(tl, "allocator,event,iter,requested,allocated,reserved,max_requested,max_reserved\n");
   }
   int worst = 0;
   for (int si = 0; si < nsrc && worst < 2; si++) {

@@ -35,11 +35,12 @@ static const char *basename_of(const char *p) {
   return s ? s + 1 : p;
 }
 
-/* "gpt_train.pickle.gz" -> "gpt_train" */
+/* "gpt_train.pickle.gz" -> "gpt_train.pickle": the format stays visible, so a snapshot,
+ * its RMM log and a generator of the same name are three different workloads */
 static void trace_label(const char *path, char *out, size_t len) {
   snprintf(out, len, "%s", basename_of(path));
-  char *dot = strchr(out, '.');
-  if (dot && dot != out) *dot = 0;
+  size_t n = strlen(out);
+  if (n > 3 && !strcmp(out + n - 3, ".gz")) out[n - 3] = 0;
 }
 
 /* Open the workload of a spec: a generator by name, or a trace by content. */
@@ -142,6 +143,7 @@ struct replay {
   int validating;
   uint64_t ev_index, host_ns, timed_calls, sample_tick;
   int seen_iter;
+  uint64_t win_requested, win_reserved;   /* --timeline: highest since the last sample */
   int is_cuda;
   char err[FB_ERRLEN];
 };
@@ -157,10 +159,20 @@ static void warn_skip(struct replay *x, const char *what, uint64_t id) {
     fprintf(stderr, "fragbench: warning: %s: further skipped events are counted, not shown\n", x->w.spec);
 }
 
+/* a sample: the levels now, and the highest levels since the previous sample (the peaks
+ * of a training step fall between its ITER events) */
 static void timeline_sample(struct replay *x, uint64_t iter) {
-  fprintf(x->s->timeline, "%s,%llu,%llu,%llu,%llu,%llu\n", x->s->timeline_label ? x->s->timeline_label : x->ops->name,
+  fprintf(x->s->timeline, "%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n", x->s->timeline_label ? x->s->timeline_label : x->ops->name,
           (unsigned long long)x->ev_index, (unsigned long long)iter, (unsigned long long)x->m.live_requested,
-          (unsigned long long)x->m.live_allocated, (unsigned long long)x->dev.reserved);
+          (unsigned long long)x->m.live_allocated, (unsigned long long)x->dev.reserved,
+          (unsigned long long)x->win_requested, (unsigned long long)x->win_reserved);
+  x->win_requested = x->m.live_requested;
+  x->win_reserved = x->dev.reserved;
+}
+
+static inline void timeline_track(struct replay *x) {
+  if (x->m.live_requested > x->win_requested) x->win_requested = x->m.live_requested;
+  if (x->dev.reserved > x->win_reserved) x->win_reserved = x->dev.reserved;
 }
 
 static void note_reserved(struct replay *x) {
@@ -209,6 +221,7 @@ static int do_alloc(struct replay *x, const struct event *ev) {
   livemap_commit(&x->live, e, ev->id, LIVE_BLOCK);
   metrics_alloc(&x->m, ev->size, b.size);
   note_reserved(x);
+  if (x->s->timeline) timeline_track(x);
   if (x->validating) {
     if (validator_alloc(&x->v, &b, ev->size, x->err)) { set_status(x->r, 1, "error: %s", x->err); return -1; }
   }

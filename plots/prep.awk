@@ -126,6 +126,9 @@ kind == "timeline" {
   if (!(k in TL_N)) { TL_N[k] = 0; TL_NS[w]++; TL_SNAME[w, TL_NS[w]] = s }
   i = ++TL_N[k]
   TL_E[k, i] = v("event"); TL_Q[k, i] = v("requested"); TL_A[k, i] = v("allocated"); TL_R[k, i] = v("reserved")
+  # the highest levels since the previous sample (older timelines lack them: the levels)
+  TL_MQ[k, i] = v("max_requested") != "" ? v("max_requested") : TL_Q[k, i]
+  TL_MR[k, i] = v("max_reserved") != "" ? v("max_reserved") : TL_R[k, i]
   next
 }
 
@@ -212,8 +215,9 @@ function write_timeline(w,    dat, meta, j, i, s, k, list, n, ymax, xmax, x, pq,
     py = pr > pq ? pr : pq
     printf "# %s\n", list[j] > dat
     for (i = 1; i <= TL_N[k]; i++) {
-      printf "%s\t%s\t%s\t%s\n", TL_E[k, i], TL_Q[k, i], TL_A[k, i], TL_R[k, i] > dat
+      printf "%s\t%s\t%s\t%s\t%s\t%s\n", TL_E[k, i], TL_Q[k, i], TL_A[k, i], TL_R[k, i], TL_MQ[k, i], TL_MR[k, i] > dat
       x = TL_R[k, i] + 0; if (x > py) py = x
+      x = TL_MR[k, i] + 0; if (x > py) py = x
       x = TL_A[k, i] + 0; if (x > py) py = x
       x = TL_E[k, i] + 0; if (x > xmax) xmax = x
     }

@@ -50,6 +50,8 @@ do for [i=1:n] {
   if (peakres[i] >= 0) { set arrow 1 from graph 0, first peakres[i] / div to graph 1, first peakres[i] / div nohead dt 2 lw 1.2 lc rgb "#d62728" }
   if (peakreq[i] >= 0) { set arrow 2 from graph 0, first peakreq[i] / div to graph 1, first peakreq[i] / div nohead dt 2 lw 1.2 lc rgb "black" }
   plot dat index (i - 1) using 1:($4 / div) with filledcurves y1=0 lc rgb "#d62728", \
+       '' index (i - 1) using 1:($6 / div) with steps lc rgb "#7f0000" lw 1, \
+       '' index (i - 1) using 1:($5 / div) with steps lc rgb "#636363" lw 1, \
        '' index (i - 1) using 1:($4 / div) with lines lc rgb "#d62728" lw 1.5, \
        '' index (i - 1) using 1:($3 / div) with lines lc rgb "#6baed6" lw 3.5, \
        '' index (i - 1) using 1:($2 / div) with lines lc rgb "black" lw 1.2
@@ -70,6 +72,8 @@ set key center center horizontal maxrows 2 Left reverse samplen 2 width 2
 plot NaN with filledcurves y1=0 lc rgb "#d62728" title "reserved (shaded)", \
      NaN with lines lc rgb "#6baed6" lw 3.5 title "allocated", \
      NaN with lines lc rgb "black" lw 1.2 title "requested", \
+     NaN with steps lc rgb "#7f0000" lw 1 title "reserved, highest within the step", \
+     NaN with steps lc rgb "#636363" lw 1 title "requested, highest within the step", \
      NaN with lines dt 2 lw 1.2 lc rgb "#d62728" title "peak reserved (whole run)", \
      NaN with lines dt 2 lw 1.2 lc rgb "black" title "peak requested (whole run)"
 unset multiplot

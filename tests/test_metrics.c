@@ -135,9 +135,10 @@ TEST(metrics_timeline_samples_iters) {
   CHECK_EQ(replay_run(&s, &r), 0);
   fclose(f);
   char *t = test_read_file(path);
-  CHECK_CONTAINS(t, "raw,2,0,1049088,1049088,1049088\n");   /* after a1, a2 */
-  CHECK_CONTAINS(t, "raw,5,1,3146240,3146240,3146240\n");   /* after f1, a3 */
-  CHECK_CONTAINS(t, "raw,8,2,0,0,0\n");
+  /* levels now, then the highest requested / reserved since the previous sample */
+  CHECK_CONTAINS(t, "raw,2,0,1049088,1049088,1049088,1049088,1049088\n");   /* after a1, a2 */
+  CHECK_CONTAINS(t, "raw,5,1,3146240,3146240,3146240,3146240,3146240\n");   /* after f1, a3 */
+  CHECK_CONTAINS(t, "raw,8,2,0,0,0,3146240,3146240\n");   /* all freed; the peak in between shows */
   free(t);
 }
 
