@@ -21,7 +21,7 @@ t0=$(date +%s)
 list=$("$BIN" list)
 workloads=$(printf '%s\n' "$list" | awk '/^workloads/{s=1;next} /^$/{s=0} s && /^  [a-z]/{print $1}' | grep -v -E '^(script|random)$' || true)
 allocators=$(printf '%s\n' "$list" | awk '/^allocators/{s=1;next} /^$/{s=0} s && /^  [a-z]/{print $1}')
-traces=$(ls tests/data/*.pickle tests/data/*.pickle.gz 2>/dev/null || true)
+traces=$(ls tests/data/*.pickle tests/data/*.pickle.gz tests/data/*.rmm.csv 2>/dev/null || true)
 
 aargs=""
 for a in $allocators; do aargs="$aargs --allocator $a"; done

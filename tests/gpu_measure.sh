@@ -10,7 +10,7 @@ OUT=${2:-results/gpu-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$OUT"
 have=$("$BIN" list | awk '/^allocators/{s=1;next} /^$/{s=0} s && /^  [a-z]/{print $1}')
 aargs=""
-for a in raw caching expandable async; do
+for a in raw caching expandable async stitch; do
   echo "$have" | grep -qx "$a" && aargs="$aargs --allocator $a"
 done
 srcs="--workload train_loop"
