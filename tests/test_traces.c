@@ -156,6 +156,28 @@ TEST(trace_snapshot_frames) {
   src_close(&src);
 }
 
+/* after an error the reader's state is broken: every later call repeats the error */
+TEST(trace_snapshot_error_is_sticky) {
+  char err[FB_ERRLEN], again[FB_ERRLEN];
+  struct trace_src src;
+  CHECK_MSG(!src_open_path(&src, "tests/bad/unknown_opcode.pickle", err), "%s", err);
+  struct pk_reader pk;
+  pk_open(&pk, &src, err);
+  struct pk_rec r;
+  int rc;
+  while ((rc = pk_next(&pk, &r, err)) > 0) {}
+  CHECK(rc < 0);
+  CHECK_CONTAINS(err, "unknown pickle opcode 0xff");
+  CHECK(pk_next(&pk, &r, again) < 0);
+  CHECK_STR(again, err);
+  CHECK(pk_rewind(&pk, err) == 0);           /* a rewind starts over, and meets it again */
+  while ((rc = pk_next(&pk, &r, again)) > 0) {}
+  CHECK(rc < 0);
+  CHECK_STR(again, err);
+  pk_close(&pk);
+  src_close(&src);
+}
+
 /* ---- Python-written variants (tests/variants/make_variants.py) ---- */
 
 TEST(trace_variants) {

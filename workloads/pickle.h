@@ -127,6 +127,7 @@ struct pk_reader {
   int64_t rpd_pending[16]; int rpd_pending_n;
   uint64_t seg_total[PK_MAX_DEVICES];
   struct pk_stats stats;
+  char failed[FB_ERRLEN];    /* set by the first error: later calls repeat it */
 };
 
 int  pk_open(struct pk_reader *p, struct trace_src *src, char *err);

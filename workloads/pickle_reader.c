@@ -507,7 +507,14 @@ int pk_open(struct pk_reader *p, struct trace_src *src, char *err) {
 }
 
 int pk_next(struct pk_reader *p, struct pk_rec *rec, char *err) {
-  if (!p->q_n && !p->done && run(p, err)) return -1;
+  if (p->failed[0]) {
+    snprintf(err, FB_ERRLEN, "%s", p->failed);
+    return -1;
+  }
+  if (!p->q_n && !p->done && run(p, err)) {
+    snprintf(p->failed, sizeof p->failed, "%s", err);
+    return -1;
+  }
   if (!p->q_n) {
     p->stats.bytes = src_offset(p->src);
     return 0;
