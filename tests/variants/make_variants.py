@@ -288,6 +288,20 @@ def main():
     segs = [{'device': 0, 'total_size': 8192 * MIB}, {'device': 1, 'total_size': 999 * MIB}]
     write('mid_run', {'segments': segs, 'device_traces': [g.out], 'allocator_settings': default_settings()})
 
+    # record_stream: a block freed by the program is reusable only when the side stream's
+    # work completes (free_completed, several events later), and streams other than 0
+    g = Gen(90)
+    g.segment(20 * MIB)
+    side = 0x55d0c1a2b3c0
+    for k in range(12):
+        g.churn(5)
+        a = g.alloc(MIB * (k % 3 + 1), stream=side if k % 2 else 0)
+        g.live.pop()
+        g.add('free_requested', addr=a, size=MIB, stream=0)
+        g.churn(4)
+        g.add('free_completed', addr=a, size=MIB, stream=0)
+    write('record_stream', {'segments': [], 'device_traces': [g.out], 'allocator_settings': default_settings()})
+
     # stack frames as PyTorch writes them: frame dicts shared through the memo, long strings
     g = Gen(80)
     g.segment(20 * MIB)
