@@ -69,6 +69,11 @@ void aggregate_rows(const struct run_result *rows, int n, struct run_result *agg
   agg->trace_peak_reserved = 0;
   double ns_sum = 0, ops = 0;
   int any_oom = 0, any_bad = 0;
+  for (int i = 1; i < n; i++)   /* different traces per device: name them all */
+    if (strcmp(rows[i].workload, rows[0].workload) && !strstr(agg->workload, rows[i].workload)) {
+      size_t l = strlen(agg->workload);
+      snprintf(agg->workload + l, sizeof agg->workload - l, "+%s", rows[i].workload);
+    }
   for (int i = 0; i < n; i++) {
     const struct run_result *r = &rows[i];
     if (r->exit_class > agg->exit_class) { agg->exit_class = r->exit_class; snprintf(agg->status, sizeof agg->status, "%s", r->status); any_bad = 1; }
