@@ -1,14 +1,18 @@
 /* cli_perf.c - `fragbench perf` (make perf): how fast the suite itself is, on sim.
  *  - the replay engine's events/s with raw on a no-op device (no cost model, no checks)
- *  - per strategy: ns per alloc/free call (mean, p50, p99) replaying each bundled trace
- *    and a 10 M-event synthetic stream
+ *  - per strategy: ns per alloc/free call (mean, p50, p99) replaying each bundled trace,
+ *    a train_loop and a 10 M-event synthetic stream
  *  - per-event cost at 1 M and 10 M events (does cost grow with length?)
  *  - pickle reading speed (MB/s of uncompressed pickle)
  *  - host memory per live block, and the peak RSS
- * A table on stdout; the rows in the run CSV format to --out (make perf: results/perf-<stamp>.csv). */
+ * Every timed input runs PERF_REPS times (default 3) and the fastest run counts (the
+ * machine is shared: noise only ever adds time); its row is the one written. A table on
+ * stdout ending in one PASS/MISS line per target of issue 13; the rows in the run CSV
+ * format to --out (make perf: results/perf-<stamp>.csv). */
 #include "cli.h"
 #include <glob.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -28,6 +32,19 @@ static int run_one(const char *workload, const char *trace, const char *alloc, i
                        .allocator = alloc, .device = {.kind = "sim", .noop = noop}, .quiet = 1};
   run_result_init(r);
   return replay_run(&s, r);
+}
+
+static int run_ok(const struct run_result *r) { return !strncmp(r->status, "ok", 2) && !isnan(r->ns_per_op); }
+
+/* The fastest of `reps` runs of one input into *best (a failed run is kept only if no
+ * run succeeds). Every run makes the same decisions; only host time differs. */
+static void best_of(int reps, const char *workload, const char *trace, const char *alloc, int noop, struct run_result *best) {
+  struct run_result r;
+  run_one(workload, trace, alloc, noop, best);
+  for (int i = 1; i < reps && run_ok(best); i++) {
+    run_one(workload, trace, alloc, noop, &r);
+    if (run_ok(&r) && r.ns_per_op < best->ns_per_op) *best = r;
+  }
 }
 
 static double engine_rate(const struct run_result *r) {
@@ -105,13 +122,42 @@ static void row(struct output *out, struct run_result *r, const char *label) {
          r->ns_per_op, (unsigned long long)r->p50_ns, (unsigned long long)r->p99_ns);
 }
 
+static void header(int reps) {
+  char best[32];
+  snprintf(best, sizeof best, "(best of %d)", reps);
+  printf("  %-34s %-11s %12s %9s %7s %7s  %s\n", "input", "allocator", "events", "ns/op", "p50", "p99", reps > 1 ? best : "");
+}
+
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
 }
 
+/* the verdicts, printed together at the end */
+struct verdicts { int pass, miss; };
+
+static void verdict(struct verdicts *v, int ok, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void verdict(struct verdicts *v, int ok, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  printf("  %-4s  ", ok ? "PASS" : "MISS");
+  vprintf(fmt, ap);
+  putchar('\n');
+  va_end(ap);
+  if (ok) v->pass++;
+  else v->miss++;
+}
+
+#define MAX_INPUTS 64
+
+struct strategy_perf {
+  const char *name;
+  double med, worst;   /* ns/op across inputs: median (upper), slowest; NaN if none ran */
+};
+
 int cmd_perf(struct cli_opts *o) {
   uint64_t big = events_env("PERF_EVENTS", 10000000);
+  int reps = (int)events_env("PERF_REPS", 3);
   struct output out;
   if (output_open(&out, o->out ? o->out : "/dev/null")) return 2;
   out.quiet = 1;
@@ -119,15 +165,15 @@ int cmd_perf(struct cli_opts *o) {
   struct run_result r;
 
   printf("replay engine (raw on a no-op sim device):\n");
-  printf("  %-34s %-11s %12s %9s %7s %7s\n", "input", "allocator", "events", "ns/op", "p50", "p99");
+  header(reps);
   snprintf(wl, sizeof wl, "random:events=%llu,live=1000", (unsigned long long)big);
-  run_one(wl, NULL, "raw", 1, &r);
+  best_of(reps, wl, NULL, "raw", 1, &r);
   double rate = engine_rate(&r);
   row(&out, &r, "engine:random-noop");
   printf("  engine: %.1f M events/s (target >= 20)\n\n", rate / 1e6);
 
   printf("strategies (sim, modeled driver time excluded):\n");
-  printf("  %-34s %-11s %12s %9s %7s %7s\n", "input", "allocator", "events", "ns/op", "p50", "p99");
+  header(reps);
   glob_t g;
   memset(&g, 0, sizeof g);
   glob("tests/data/*.pickle.gz", 0, NULL, &g);
@@ -137,48 +183,64 @@ int cmd_perf(struct cli_opts *o) {
   if (o->nallocators) for (int i = 0; i < o->nallocators; i++) allocs[na++] = o->allocators[i];
   else for (int i = 0; allocator_table[i] && na < CLI_MAX; i++)   /* the online strategies sim offers */
     if (!(allocator_table[i]->flags & (ALLOC_NEEDS_POOL | ALLOC_OFFLINE))) allocs[na++] = allocator_table[i]->name;
+  struct strategy_perf sp[CLI_MAX];
   for (int a = 0; a < na; a++) {
-    double med[64];
-    int nm = 0;
-    for (size_t t = 0; t < g.gl_pathc; t++) {
-      run_one(NULL, g.gl_pathv[t], allocs[a], 0, &r);
+    double ns[MAX_INPUTS];
+    int n = 0;
+    for (size_t t = 0; t <= g.gl_pathc + 1; t++) {   /* each trace, then train_loop, then the long stream */
+      if (t < g.gl_pathc) best_of(reps, NULL, g.gl_pathv[t], allocs[a], 0, &r);
+      else best_of(reps, t == g.gl_pathc ? "train_loop:iters=50" : wl, NULL, allocs[a], 0, &r);
       row(&out, &r, NULL);
-      if (!strncmp(r.status, "ok", 2) && !isnan(r.ns_per_op) && nm < 64) med[nm++] = r.ns_per_op;
+      if (run_ok(&r) && n < MAX_INPUTS) ns[n++] = r.ns_per_op;
     }
-    run_one("train_loop:iters=50", NULL, allocs[a], 0, &r);
-    row(&out, &r, NULL);
-    if (!strncmp(r.status, "ok", 2) && !isnan(r.ns_per_op) && nm < 64) med[nm++] = r.ns_per_op;
-    run_one(wl, NULL, allocs[a], 0, &r);
-    row(&out, &r, NULL);
-    if (!strncmp(r.status, "ok", 2) && !isnan(r.ns_per_op) && nm < 64) med[nm++] = r.ns_per_op;
-    qsort(med, (size_t)nm, sizeof med[0], cmp_double);
-    if (nm) printf("  %-34s %-11s median ns/op across inputs: %.1f\n", "", allocs[a], med[nm / 2]);
+    qsort(ns, (size_t)n, sizeof ns[0], cmp_double);
+    sp[a].name = allocs[a];
+    sp[a].med = n ? ns[n / 2] : NAN;
+    sp[a].worst = n ? ns[n - 1] : NAN;
+    if (n) printf("  %-34s %-11s median ns/op across inputs: %.1f (slowest %.1f)\n", "", allocs[a], sp[a].med, sp[a].worst);
   }
   globfree(&g);
 
   printf("\nper-event cost growth (caching, random stream):\n");
+  header(reps);
   double per[2];
   uint64_t sizes[2] = {big / 10, big};
   for (int i = 0; i < 2; i++) {
     snprintf(wl, sizeof wl, "random:events=%llu,live=1000", (unsigned long long)sizes[i]);
-    run_one(wl, NULL, "caching", 0, &r);
+    best_of(reps, wl, NULL, "caching", 0, &r);
     per[i] = r.ns_per_op;
     row(&out, &r, NULL);
   }
+  double growth = (per[1] / per[0] - 1) * 100;
   printf("  %llu events: %.1f ns/op, %llu events: %.1f ns/op: %+.1f%% (target within 10%%)\n\n",
-         (unsigned long long)sizes[0], per[0], (unsigned long long)sizes[1], per[1], (per[1] / per[0] - 1) * 100);
+         (unsigned long long)sizes[0], per[0], (unsigned long long)sizes[1], per[1], growth);
 
   uint64_t bytes = 0;
   double mbs = pickle_mb_per_s("tests/data/gpt_train.pickle.gz", &bytes);
   printf("pickle reading: %.1f MB/s over %.1f MB of uncompressed pickle (target >= 50)\n", mbs, (double)bytes / 1e6);
 
   long base = rss_with_live("caching", 1000), big_rss = rss_with_live("caching", 1000000);
-  if (base > 0 && big_rss > 0)
-    printf("host memory: %.1f bytes per live block (caching, 1 M live; target <= 64 + constant)\n",
-           (double)(big_rss - base) * 1024.0 / 999000.0);
+  double per_block = base > 0 && big_rss > 0 ? (double)(big_rss - base) * 1024.0 / 999000.0 : NAN;
+  if (!isnan(per_block)) printf("host memory: %.1f bytes per live block (caching, 1 M live; target <= 64 + constant)\n", per_block);
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   printf("peak host RSS of this run: %.1f MiB\n", (double)ru.ru_maxrss / 1024.0);
   output_close(&out);
+
+  /* issue 13's targets; "check" is the bar its Check section sets for this noisy machine */
+  struct verdicts v = {0, 0};
+  printf("\ntargets (issue 13; best of %d):\n", reps);
+  verdict(&v, rate >= 20e6, "replay engine %.1f M events/s (target >= 20)", rate / 1e6);
+  for (int a = 0; a < na; a++) {
+    int caching = !strcmp(sp[a].name, "caching");
+    double target = caching ? 100 : 250, check = caching ? 150 : 300;
+    verdict(&v, sp[a].med <= target, "%-10s median %.1f ns/op across inputs (target <= %.0f; check <= %.0f: %s)", sp[a].name,
+            sp[a].med, target, check, sp[a].med <= check ? "met" : "not met");
+  }
+  verdict(&v, fabs(growth) <= 10, "per-event cost %llu -> %llu events %+.1f%% (target within 10%%)",
+          (unsigned long long)sizes[0], (unsigned long long)sizes[1], growth);
+  verdict(&v, mbs >= 50, "pickle reading %.1f MB/s (target >= 50)", mbs);
+  verdict(&v, per_block <= 64, "host memory %.1f bytes per live block (target <= 64 + constant)", per_block);
+  printf("perf: %d targets met, %d missed\n", v.pass, v.miss);
   return 0;
 }
