@@ -34,6 +34,8 @@ struct cli_opts {
 int cli_parse(int argc, char **argv, struct cli_opts *o);
 /* Resolve --device auto into sim or cuda, saying which on stderr. 0, or 1 (no GPU for --device cuda). */
 int cli_pick_device(struct cli_opts *o, struct device_config *cfg);
+/* Every --workload/--allocator known, keys and values valid: 0, or 2 with a message. */
+int cli_check_selection(const struct cli_opts *o);
 /* A row source: a generator spec or (trace path, device trace). */
 struct source { const char *workload; const char *trace; int trace_device; };
 /* Expand workloads and traces (one source per device trace with events). 0 or 2. */

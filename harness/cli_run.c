@@ -33,8 +33,42 @@ int cli_pick_device(struct cli_opts *o, struct device_config *cfg) {
   return 0;
 }
 
+/* Every --workload and --allocator names something known, with known keys and values
+ * of the right type: checked before any row runs, so bad usage costs no output. */
+int cli_check_selection(const struct cli_opts *o) {
+  char name[64], err[FB_ERRLEN];
+  struct params p;
+  for (int i = 0; i < o->nworkloads; i++) {
+    if (params_parse_spec(o->workloads[i], name, sizeof name, &p, err)) { fprintf(stderr, "fragbench: --workload %s\n", err); return 2; }
+    const struct workload_ops *w = workload_find(name);
+    if (!w) {
+      fprintf(stderr, "fragbench: unknown workload '%s'; known:", name);
+      for (int k = 0; workload_table[k]; k++) if (!workload_table[k]->is_trace) fprintf(stderr, " %s", workload_table[k]->name);
+      fprintf(stderr, "\n");
+      return 2;
+    }
+    p.percent_base = SIM_TOTAL_DEFAULT;
+    if (params_check(&p, w->params, w->name, err)) { fprintf(stderr, "fragbench: %s\n", err); return 2; }
+  }
+  for (int i = 0; i < o->nallocators; i++) {
+    if (params_parse_spec(o->allocators[i], name, sizeof name, &p, err)) { fprintf(stderr, "fragbench: --allocator %s\n", err); return 2; }
+    if (!strcmp(name, "recorded")) continue;   /* resolved per trace */
+    const struct allocator_ops *a = allocator_find(name);
+    if (!a) {
+      fprintf(stderr, "fragbench: unknown allocator '%s'; known:", name);
+      for (int k = 0; allocator_table[k]; k++) fprintf(stderr, " %s", allocator_table[k]->name);
+      fprintf(stderr, " recorded\n");
+      return 2;
+    }
+    p.percent_base = SIM_TOTAL_DEFAULT;
+    if (params_check(&p, a->params, a->name, err)) { fprintf(stderr, "fragbench: %s\n", err); return 2; }
+  }
+  return 0;
+}
+
 int cli_sources(const struct cli_opts *o, struct source *out, int max, int *n) {
   *n = 0;
+  if (cli_check_selection(o)) return 2;
   for (int i = 0; i < o->nworkloads && *n < max; i++)
     out[(*n)++] = (struct source){.workload = o->workloads[i], .trace_device = -1};
   for (int i = 0; i < o->ntraces; i++) {
@@ -102,6 +136,7 @@ int cmd_run(struct cli_opts *o) {
   static const char *default_alloc[] = {"raw"};
   const char **allocs = o->nallocators ? o->allocators : default_alloc;
   int nalloc = o->nallocators ? o->nallocators : 1;
+  if (cli_check_selection(o)) return 2;
   struct device_config cfg;
   if (cli_pick_device(o, &cfg)) return 1;
   if (mpi_world() > 1) return cmd_run_mpi(o, &cfg);

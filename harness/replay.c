@@ -22,6 +22,7 @@ void run_result_init(struct run_result *r) {
   r->overhead = r->frag = r->ext_frag = r->leak_bytes_per_iter = NAN;
   r->imbalance = NAN;
   r->mincap_x = NAN;
+  r->ns_per_op = NAN;
   snprintf(r->status, sizeof r->status, "ok");
 }
 
