@@ -58,12 +58,13 @@ struct bfc {
   uint64_t gc_passes;             /* DeallocateFreeRegions passes that freed something */
 };
 
-static int chunk_cmp(const struct ordnode *a, const struct ordnode *b) {
+static inline int chunk_cmp(const struct ordnode *a, const struct ordnode *b) {
   const struct bfc_chunk *x = ORD_ENTRY(a, struct bfc_chunk, bin_node);
   const struct bfc_chunk *y = ORD_ENTRY(b, struct bfc_chunk, bin_node);
   if (x->size != y->size) return x->size < y->size ? -1 : 1;
   return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
+ORDSET_TYPED(chunks, chunk_cmp)   /* chunks_insert, chunks_lower_bound: chunk_cmp inlined */
 
 /* ---- chunk records ---- */
 
@@ -97,11 +98,11 @@ static void chunk_release(struct bfc *b, struct bfc_chunk *c) {
 
 static void bin_insert(struct bfc *b, struct bfc_chunk *c) {
   c->bin = bfc_bin_index(c->size);
-  ordset_insert(&b->bins[c->bin], &c->bin_node);
+  chunks_insert(&b->bins[c->bin], &c->bin_node);
 }
 
 static void bin_remove(struct bfc *b, struct bfc_chunk *c) {
-  ordset_erase(&b->bins[c->bin], &c->bin_node);
+  ordset_erase_inline(&b->bins[c->bin], &c->bin_node);
   c->bin = -1;
 }
 
@@ -110,8 +111,8 @@ static void bin_remove(struct bfc *b, struct bfc_chunk *c) {
 static struct bfc_chunk *find_chunk(struct bfc *b, uint64_t rounded) {
   int first = bfc_bin_index(rounded);
   struct bfc_chunk key = {.size = rounded, .addr = 0};
-  struct ordnode *n = ordset_lower_bound(&b->bins[first], &key.bin_node);
-  for (int bin = first + 1; !n && bin < BFC_NUM_BINS; bin++) n = ordset_first(&b->bins[bin]);
+  struct ordnode *n = chunks_lower_bound(&b->bins[first], &key.bin_node);
+  for (int bin = first + 1; !n && bin < BFC_NUM_BINS; bin++) n = ordset_first_inline(&b->bins[bin]);
   return n ? ORD_ENTRY(n, struct bfc_chunk, bin_node) : NULL;
 }
 

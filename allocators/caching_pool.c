@@ -109,17 +109,20 @@ static unsigned bin_prev(const struct cstream *cs, unsigned i) {
 }
 
 /* (size, address) inside a bin; the stream is the bin's */
-static int block_cmp(const struct ordnode *x, const struct ordnode *y) {
+static inline int block_cmp(const struct ordnode *x, const struct ordnode *y) {
   const struct cblock *a = ORD_ENTRY(x, struct cblock, node), *b = ORD_ENTRY(y, struct cblock, node);
   if (a->size != b->size) return a->size < b->size ? -1 : 1;
   if (a->addr != b->addr) return a->addr < b->addr ? -1 : 1;
   return 0;
 }
 
-static int stream_cmp(const struct ordnode *x, const struct ordnode *y) {
+static inline int stream_cmp(const struct ordnode *x, const struct ordnode *y) {
   uint64_t a = ORD_ENTRY(x, struct cstream, node)->stream, b = ORD_ENTRY(y, struct cstream, node)->stream;
   return a < b ? -1 : a > b;
 }
+
+ORDSET_TYPED(bin, block_cmp)        /* bin_insert, bin_lower_bound: block_cmp inlined */
+ORDSET_TYPED(streams, stream_cmp)
 
 static struct cblock *entry(struct ordnode *n) { return n ? ORD_ENTRY(n, struct cblock, node) : NULL; }
 static struct cstream *stream_entry(struct ordnode *n) { return n ? ORD_ENTRY(n, struct cstream, node) : NULL; }
@@ -135,8 +138,8 @@ void cpool_init(struct cpool *p, int is_small) {
 
 void cpool_destroy(struct cpool *p) {
   struct ordnode *n;
-  while ((n = ordset_first(&p->streams))) {
-    ordset_erase(&p->streams, n);
+  while ((n = ordset_first_inline(&p->streams))) {
+    ordset_erase_inline(&p->streams, n);
     free(stream_entry(n));
   }
   p->last = NULL;
@@ -145,7 +148,7 @@ void cpool_destroy(struct cpool *p) {
 struct cstream *cpool_stream(struct cpool *p, uint64_t stream, int create) {
   if (p->last && p->last->stream == stream) return p->last;
   struct cstream key = {.stream = stream};
-  struct cstream *cs = stream_entry(ordset_lower_bound(&p->streams, &key.node));
+  struct cstream *cs = stream_entry(streams_lower_bound(&p->streams, &key.node));
   if (!cs || cs->stream != stream) {
     if (!create) return NULL;
     cs = malloc(sizeof *cs);
@@ -155,7 +158,7 @@ struct cstream *cpool_stream(struct cpool *p, uint64_t stream, int create) {
     cs->stream = stream;
     cs->pool = p;
     cs->count = 0;
-    ordset_insert(&p->streams, &cs->node);
+    streams_insert(&p->streams, &cs->node);
   }
   p->last = cs;
   return cs;
@@ -166,7 +169,7 @@ void cpool_insert(struct cpool *p, struct cblock *b) {
   unsigned i = bin_of(b->size);
   b->gc_base = p->get_free_calls;
   b->in_pool = 1;
-  ordset_insert(&cs->bins[i], &b->node);
+  bin_insert(&cs->bins[i], &b->node);
   cs->nonempty[i >> 6] |= 1ull << (i & 63);
   cs->count++;
   p->count++;
@@ -176,7 +179,7 @@ void cpool_insert(struct cpool *p, struct cblock *b) {
 void cpool_erase(struct cpool *p, struct cblock *b) {
   struct cstream *cs = b->cs;
   unsigned i = bin_of(b->size);
-  ordset_erase(&cs->bins[i], &b->node);
+  ordset_erase_inline(&cs->bins[i], &b->node);
   if (!cs->bins[i].count) cs->nonempty[i >> 6] &= ~(1ull << (i & 63));
   b->in_pool = 0;
   cs->count--;
@@ -184,8 +187,8 @@ void cpool_erase(struct cpool *p, struct cblock *b) {
   p->free_bytes -= b->size;
 }
 
-static struct cblock *bin_first(const struct cstream *cs, unsigned i) { return entry(ordset_first(&cs->bins[i])); }
-static struct cblock *bin_last(const struct cstream *cs, unsigned i) { return entry(ordset_last(&cs->bins[i])); }
+static struct cblock *bin_first(const struct cstream *cs, unsigned i) { return entry(ordset_first_inline(&cs->bins[i])); }
+static struct cblock *bin_last(const struct cstream *cs, unsigned i) { return entry(ordset_last_inline(&cs->bins[i])); }
 
 struct cblock *cpool_lower_bound(struct cpool *p, uint64_t stream, uint64_t size) {
   struct cstream *cs = cpool_stream(p, stream, 0);
@@ -193,7 +196,7 @@ struct cblock *cpool_lower_bound(struct cpool *p, uint64_t stream, uint64_t size
   unsigned i = bin_of(size);
   if (cs->nonempty[i >> 6] & (1ull << (i & 63))) {
     struct cblock key = {.size = size, .addr = 0};
-    struct cblock *b = entry(ordset_lower_bound(&cs->bins[i], &key.node));
+    struct cblock *b = entry(bin_lower_bound(&cs->bins[i], &key.node));
     if (b) return b;
   }
   i = bin_next(cs, i + 1);
@@ -207,7 +210,7 @@ struct cblock *cpool_stream_last(struct cpool *p, uint64_t stream) {
 }
 
 struct cblock *cpool_prev_in_stream(const struct cblock *b) {
-  struct cblock *prev = entry(ordset_prev(&b->node));
+  struct cblock *prev = entry(ordset_prev_inline(&b->node));
   if (prev) return prev;
   unsigned i = bin_of(b->size);
   if (i == 0) return NULL;
@@ -217,26 +220,26 @@ struct cblock *cpool_prev_in_stream(const struct cblock *b) {
 
 /* the first block of cs or of a later stream */
 static struct cblock *first_from(const struct cstream *cs) {
-  for (; cs; cs = stream_entry(ordset_next(&cs->node))) {
+  for (; cs; cs = stream_entry(ordset_next_inline(&cs->node))) {
     unsigned i = bin_next(cs, 0);
     if (i < NBINS) return bin_first(cs, i);
   }
   return NULL;
 }
 
-struct cblock *cpool_first(const struct cpool *p) { return first_from(stream_entry(ordset_first(&p->streams))); }
+struct cblock *cpool_first(const struct cpool *p) { return first_from(stream_entry(ordset_first_inline(&p->streams))); }
 
 struct cblock *cpool_next(const struct cblock *b) {
-  struct cblock *next = entry(ordset_next(&b->node));
+  struct cblock *next = entry(ordset_next_inline(&b->node));
   if (next) return next;
   unsigned i = bin_next(b->cs, bin_of(b->size) + 1);
   if (i < NBINS) return bin_first(b->cs, i);
-  return first_from(stream_entry(ordset_next(&b->cs->node)));
+  return first_from(stream_entry(ordset_next_inline(&b->cs->node)));
 }
 
 uint64_t cpool_largest(const struct cpool *p) {
   uint64_t largest = 0;
-  for (struct ordnode *n = ordset_first(&p->streams); n; n = ordset_next(n)) {
+  for (struct ordnode *n = ordset_first_inline(&p->streams); n; n = ordset_next_inline(n)) {
     struct cstream *cs = stream_entry(n);
     unsigned i = bin_prev(cs, NBINS - 1);
     if (i < NBINS) {

@@ -7,12 +7,13 @@
 #include <stdlib.h>
 #include "expandable.h"
 
-static int unmapped_cmp(const struct ordnode *x, const struct ordnode *y) {
+static inline int unmapped_cmp(const struct ordnode *x, const struct ordnode *y) {
   const struct cblock *a = ORD_ENTRY(x, struct cblock, node), *b = ORD_ENTRY(y, struct cblock, node);
   if (a->stream != b->stream) return a->stream < b->stream ? -1 : 1;
   if (a->addr != b->addr) return a->addr < b->addr ? -1 : 1;
   return 0;
 }
+ORDSET_TYPED(unmapped, unmapped_cmp)   /* unmapped_insert, unmapped_lower_bound: unmapped_cmp inlined */
 
 void exp_pool_init(struct epool *p, int is_small) {
   cpool_init(&p->blocks, is_small);
@@ -103,7 +104,7 @@ static struct cblock *new_segment(struct expandable *e, struct epool *p, uint64_
   b->mapped = 0;
   s->head = b;
   ordset_insert(&e->segs, &s->node);
-  ordset_insert(&p->unmapped, &b->node);
+  unmapped_insert(&p->unmapped, &b->node);
   return b;
 }
 
@@ -132,7 +133,7 @@ static int has_room(const struct cblock *b, uint64_t size) {
 
 struct cblock *exp_find_expandable(struct expandable *e, struct epool *p, uint64_t stream, uint64_t size, int *rc) {
   struct cblock key = {.stream = stream, .addr = 0};
-  for (struct ordnode *n = ordset_lower_bound(&p->unmapped, &key.node); n; n = ordset_next(n)) {
+  for (struct ordnode *n = unmapped_lower_bound(&p->unmapped, &key.node); n; n = ordset_next_inline(n)) {
     struct cblock *c = ORD_ENTRY(n, struct cblock, node);
     if (c->stream != stream) break;
     if (allocatable(c->prev)) c = c->prev;   /* a free block just before it grows into it */
@@ -187,7 +188,7 @@ int exp_map_block(struct expandable *e, struct cblock *b, uint64_t size) {
   if (mapped < b->size) {
     struct cblock *rest = piece_of(e, b, b->addr + mapped, b->size - mapped, 0);
     splice_after(rest, b);
-    ordset_insert(&p->unmapped, &rest->node);
+    unmapped_insert(&p->unmapped, &rest->node);
     b->size = mapped;
   }
   cblock_coalesce(&e->store, b, &s->head);
@@ -237,7 +238,7 @@ struct cblock *exp_unmap_block(struct expandable *e, struct cblock *b, int *unma
   b->mapped = 0;
   merge_unmapped(e, b, b->prev);
   merge_unmapped(e, b, b->next);
-  ordset_insert(&p->unmapped, &b->node);
+  unmapped_insert(&p->unmapped, &b->node);
   *unmapped = 1;
   return b;
 }

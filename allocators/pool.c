@@ -51,7 +51,7 @@ struct pool {
 static uint64_t align_up(uint64_t x) { return (x + POOL_ALIGN - 1) / POOL_ALIGN * POOL_ALIGN; }
 static uint64_t align_down(uint64_t x) { return x / POOL_ALIGN * POOL_ALIGN; }
 
-static int stream_cmp(const struct ordnode *a, const struct ordnode *b) {
+static inline int stream_cmp(const struct ordnode *a, const struct ordnode *b) {
   uint64_t x = ORD_ENTRY(a, struct pool_stream, node)->stream, y = ORD_ENTRY(b, struct pool_stream, node)->stream;
   return x < y ? -1 : x > y;
 }
@@ -60,6 +60,7 @@ static int upstream_cmp(const struct ordnode *a, const struct ordnode *b) {
   uint64_t x = ORD_ENTRY(a, struct pool_upstream, node)->addr, y = ORD_ENTRY(b, struct pool_upstream, node)->addr;
   return x < y ? -1 : x > y;
 }
+ORDSET_TYPED(streams, stream_cmp)   /* streams_lower_bound, streams_insert: stream_cmp inlined */
 
 static void host_oom(struct pool *p) { snprintf(p->dev->err, FB_ERRLEN, "pool: out of host memory"); }
 
@@ -67,7 +68,7 @@ static void host_oom(struct pool *p) { snprintf(p->dev->err, FB_ERRLEN, "pool: o
 static struct pool_stream *stream_list(struct pool *p, uint64_t stream) {
   if (p->last && p->last->stream == stream) return p->last;
   struct pool_stream key = {.stream = stream};
-  struct ordnode *n = ordset_lower_bound(&p->streams, &key.node);
+  struct ordnode *n = streams_lower_bound(&p->streams, &key.node);
   struct pool_stream *s = n ? ORD_ENTRY(n, struct pool_stream, node) : NULL;
   if (!s || s->stream != stream) {
     if (p->nstreams == p->order_cap) {
@@ -81,7 +82,7 @@ static struct pool_stream *stream_list(struct pool *p, uint64_t stream) {
     if (!s) return NULL;
     s->stream = stream;
     pool_freelist_init(&s->list);
-    ordset_insert(&p->streams, &s->node);
+    streams_insert(&p->streams, &s->node);
     p->order[p->nstreams++] = s;
   }
   p->last = s;

@@ -11,12 +11,13 @@ struct pool_blocks_slab {
   struct pool_block blocks[POOL_SLAB_BLOCKS];
 };
 
-static int size_cmp(const struct ordnode *a, const struct ordnode *b) {
+static inline int size_cmp(const struct ordnode *a, const struct ordnode *b) {
   const struct pool_block *x = ORD_ENTRY(a, struct pool_block, by_size);
   const struct pool_block *y = ORD_ENTRY(b, struct pool_block, by_size);
   if (x->size != y->size) return x->size < y->size ? -1 : 1;
   return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
+ORDSET_TYPED(by_size, size_cmp)   /* by_size_insert, by_size_lower_bound: size_cmp inlined */
 
 static struct pool_block *block_new(struct pool_spares *sp) {
   if (!sp->free) {
@@ -42,12 +43,12 @@ static void block_release(struct pool_spares *sp, struct pool_block *b) {
 
 static void list_add(struct pool_freelist *l, struct pool_block *b) {
   b->owner = l;
-  ordset_insert(&l->by_size, &b->by_size);
+  by_size_insert(&l->by_size, &b->by_size);
   l->free_bytes += b->size;
 }
 
 static void list_remove(struct pool_freelist *l, struct pool_block *b) {
-  ordset_erase(&l->by_size, &b->by_size);
+  ordset_erase_inline(&l->by_size, &b->by_size);
   l->free_bytes -= b->size;
   b->owner = NULL;
 }
@@ -104,7 +105,7 @@ void pool_freelist_insert(struct pool_freelist *l, struct pool_block *b, struct 
 
 struct pool_block *pool_freelist_take(struct pool_freelist *l, uint64_t size, struct pool_spares *sp, int *host_oom) {
   struct pool_block key = {.addr = 0, .size = size};
-  struct ordnode *n = ordset_lower_bound(&l->by_size, &key.by_size);
+  struct ordnode *n = by_size_lower_bound(&l->by_size, &key.by_size);
   *host_oom = 0;
   if (!n) return NULL;
   struct pool_block *b = ORD_ENTRY(n, struct pool_block, by_size);

@@ -5,10 +5,11 @@
 
 struct vblock { struct ordnode node; uint64_t addr, size; };
 
-static int vcmp(const struct ordnode *a, const struct ordnode *b) {
+static inline int vcmp(const struct ordnode *a, const struct ordnode *b) {
   uint64_t x = ORD_ENTRY(a, struct vblock, node)->addr, y = ORD_ENTRY(b, struct vblock, node)->addr;
   return x < y ? -1 : x > y;
 }
+ORDSET_TYPED(vlive, vcmp)   /* vlive_insert, vlive_lower_bound, vlive_floor: vcmp inlined */
 
 void validator_init(struct validator *v, const struct allocator_ops *ops, void *a, struct device *d) {
   ordset_init(&v->live, vcmp);
@@ -36,7 +37,7 @@ int validator_alloc(struct validator *v, const struct block *b, uint64_t request
     return -1;
   }
   struct vblock key = {.addr = b->addr};
-  struct ordnode *prev = ordset_floor(&v->live, &key.node);
+  struct ordnode *prev = vlive_floor(&v->live, &key.node);
   if (prev) {
     struct vblock *p = ORD_ENTRY(prev, struct vblock, node);
     if (p->addr + p->size > b->addr) {
@@ -45,7 +46,7 @@ int validator_alloc(struct validator *v, const struct block *b, uint64_t request
       return -1;
     }
   }
-  struct ordnode *next = ordset_lower_bound(&v->live, &key.node);
+  struct ordnode *next = vlive_lower_bound(&v->live, &key.node);
   if (next) {
     struct vblock *n = ORD_ENTRY(next, struct vblock, node);
     if (n->addr < b->addr + b->size) {
@@ -58,19 +59,19 @@ int validator_alloc(struct validator *v, const struct block *b, uint64_t request
   if (!nb) { snprintf(err, FB_ERRLEN, "validator: out of host memory"); return -1; }
   nb->addr = b->addr;
   nb->size = b->size;
-  ordset_insert(&v->live, &nb->node);
+  vlive_insert(&v->live, &nb->node);
   return 0;
 }
 
 int validator_free(struct validator *v, const struct block *b, char *err) {
   struct vblock key = {.addr = b->addr};
-  struct ordnode *n = ordset_lower_bound(&v->live, &key.node);
+  struct ordnode *n = vlive_lower_bound(&v->live, &key.node);
   struct vblock *vb = n ? ORD_ENTRY(n, struct vblock, node) : NULL;
   if (!vb || vb->addr != b->addr || vb->size != b->size) {
     snprintf(err, FB_ERRLEN, "validator: freeing block %#llx+%llu that is not live as handed out", X(b->addr), X(b->size));
     return -1;
   }
-  ordset_erase(&v->live, n);
+  ordset_erase_inline(&v->live, n);
   free(vb);
   return 0;
 }
