@@ -29,6 +29,7 @@ struct caching {
   struct ordset segs;
   uint64_t held;            /* total_allocated_memory: bytes in segments now */
   uint64_t cache_flushes;   /* num_alloc_retries */
+  int plain_rounding;       /* no roundup_power2_divisions: round_size is a 512 B round-up */
 };
 
 static int seg_cmp(const struct ordnode *a, const struct ordnode *b) {
@@ -40,6 +41,9 @@ static int caching_create(void **a, struct device *d, const struct params *p, ch
   struct caching *c = calloc(1, sizeof *c);
   if (!c) { snprintf(err, FB_ERRLEN, "caching: out of host memory"); return -1; }
   if (caching_config_parse(p, &c->cfg, err)) { free(c); return -1; }
+  c->plain_rounding = 1;
+  for (int i = 0; i < CACHING_ROUNDUP_INTERVALS; i++)
+    if (c->cfg.roundup_divisions[i] > 1) c->plain_rounding = 0;
   c->dev = d;
   cpool_init(&c->small, 1);
   cpool_init(&c->large, 0);
@@ -160,28 +164,36 @@ static void release_cached(struct caching *c) {
   }
 }
 
+/* malloc past get_free_block's miss: [GC], alloc_block, release_available + alloc_block,
+ * release_cached + alloc_block. Out of line: a cache hit never runs it. */
+static __attribute__((noinline)) int alloc_miss(struct caching *c, struct cpool *pool, uint64_t stream, uint64_t size,
+                                                int gc, struct cblock **out) {
+  uint64_t alloc_size = caching_allocation_size(size);
+  if (gc) garbage_collect(c);
+  int rc = alloc_block(c, pool, stream, alloc_size, out);
+  if (rc == FB_OOM && release_available(c, pool, stream, size))
+    rc = alloc_block(c, pool, stream, alloc_size, out);
+  if (rc == FB_OOM) {
+    release_cached(c);
+    c->cache_flushes++;
+    rc = alloc_block(c, pool, stream, alloc_size, out);
+  }
+  return rc;
+}
+
 static int caching_alloc(void *a, uint64_t orig_size, uint64_t stream, struct block *out) {
   struct caching *c = a;
   if (cblock_store_reserve(&c->store, 2)) {   /* a new segment's block + a split's front */
     snprintf(c->dev->err, FB_ERRLEN, "caching: out of host memory");
     return -1;
   }
-  uint64_t size = caching_round_size(&c->cfg, orig_size);
+  uint64_t size = c->plain_rounding ? caching_round_size_plain(orig_size) : caching_round_size(&c->cfg, orig_size);
   struct cpool *pool = caching_is_small(size) ? &c->small : &c->large;
   int gc = gc_enabled(c);
   if (gc) pool->get_free_calls++;
   struct cblock *b = caching_take_best_fit(&c->cfg, pool, stream, size);
   if (!b) {
-    uint64_t alloc_size = caching_allocation_size(size);
-    if (gc) garbage_collect(c);
-    int rc = alloc_block(c, pool, stream, alloc_size, &b);
-    if (rc == FB_OOM && release_available(c, pool, stream, size))
-      rc = alloc_block(c, pool, stream, alloc_size, &b);
-    if (rc == FB_OOM) {
-      release_cached(c);
-      c->cache_flushes++;
-      rc = alloc_block(c, pool, stream, alloc_size, &b);
-    }
+    int rc = alloc_miss(c, pool, stream, size, gc, &b);
     if (rc) return rc;
   }
   if (caching_should_split(&c->cfg, pool->is_small, 0, b->size, size))
@@ -200,8 +212,7 @@ static void caching_free(void *a, struct block *blk) {
   struct caching *c = a;
   struct cblock *b = blk->handle;
   b->allocated = 0;
-  cblock_coalesce(&c->store, b, &b->seg->head);
-  cpool_insert(b->pool, b);
+  cblock_free_to_pool(&c->store, b, &b->seg->head);
 }
 
 static void caching_empty_cache(void *a) { release_cached(a); }

@@ -49,6 +49,10 @@ int caching_parse_roundup(const char *text, uint64_t div[CACHING_ROUNDUP_INTERVA
 
 /* round_size: < 512 -> 512; else the power-of-2 division where one applies, else up to 512. */
 uint64_t caching_round_size(const struct caching_config *cfg, uint64_t size);
+/* round_size when no roundup_power2_divisions apply (every entry 0 or 1) */
+static inline uint64_t caching_round_size_plain(uint64_t size) {
+  return size < CACHING_MIN_BLOCK ? CACHING_MIN_BLOCK : (size + CACHING_MIN_BLOCK - 1) & ~(CACHING_MIN_BLOCK - 1);
+}
 
 /* get_allocation_size: small -> 2 MiB; < 10 MiB -> 20 MiB; else rounded up to 2 MiB. */
 static inline uint64_t caching_allocation_size(uint64_t rounded) {
@@ -97,6 +101,7 @@ struct cblock {
   uint8_t allocated;
   uint8_t in_pool;
   uint8_t mapped;           /* 1 unless an expandable segment's unmapped range */
+  uint16_t bin;             /* its size bin while in_pool (set by cpool_insert) */
 };
 
 static inline int cblock_is_split(const struct cblock *b) { return b->prev || b->next; }
@@ -121,15 +126,29 @@ struct cblock_slab;
 struct cblock_store {
   struct cblock *free_list;   /* linked through ->next */
   struct cblock_slab *slabs;
+  size_t nfree;               /* blocks on free_list */
 };
 
 void cblock_store_init(struct cblock_store *s);
 void cblock_store_destroy(struct cblock_store *s);   /* frees every slab */
+int cblock_store_grow(struct cblock_store *s);       /* one more slab (0, or -1 on host OOM) */
 /* Make sure n blocks can be taken without failing (0, or -1 on host OOM). */
-int cblock_store_reserve(struct cblock_store *s, int n);
+static inline int cblock_store_reserve(struct cblock_store *s, int n) {
+  return s->nfree >= (size_t)n ? 0 : cblock_store_grow(s);
+}
 /* A zeroed block; only after a successful reserve covering it. */
-struct cblock *cblock_take(struct cblock_store *s);
-void cblock_put(struct cblock_store *s, struct cblock *b);
+static inline struct cblock *cblock_take(struct cblock_store *s) {
+  struct cblock *b = s->free_list;
+  s->free_list = b->next;
+  s->nfree--;
+  *b = (struct cblock){.mapped = 1};
+  return b;
+}
+static inline void cblock_put(struct cblock_store *s, struct cblock *b) {
+  b->next = s->free_list;
+  s->free_list = b;
+  s->nfree++;
+}
 
 void cpool_init(struct cpool *p, int is_small);
 void cpool_destroy(struct cpool *p);                 /* frees the stream records */
@@ -166,5 +185,8 @@ struct cblock *cblock_split_front(struct cblock_store *s, struct cblock *b, uint
  * (same segment, same mapped state), taking them out of the pool; returns the number of
  * neighbours merged. seg_head as above. */
 int cblock_coalesce(struct cblock_store *s, struct cblock *b, struct cblock **seg_head);
+
+/* free_block: cblock_coalesce, then cpool_insert into b's pool, in one call. */
+void cblock_free_to_pool(struct cblock_store *s, struct cblock *b, struct cblock **seg_head);
 
 #endif

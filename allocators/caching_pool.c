@@ -16,6 +16,7 @@ struct cblock_slab {
 void cblock_store_init(struct cblock_store *s) {
   s->free_list = NULL;
   s->slabs = NULL;
+  s->nfree = 0;
 }
 
 void cblock_store_destroy(struct cblock_store *s) {
@@ -25,9 +26,10 @@ void cblock_store_destroy(struct cblock_store *s) {
     s->slabs = n;
   }
   s->free_list = NULL;
+  s->nfree = 0;
 }
 
-static int grow(struct cblock_store *s) {
+int cblock_store_grow(struct cblock_store *s) {
   struct cblock_slab *sl = malloc(sizeof *sl);
   if (!sl) return -1;
   sl->next = s->slabs;
@@ -36,26 +38,8 @@ static int grow(struct cblock_store *s) {
     sl->blocks[i].next = s->free_list;
     s->free_list = &sl->blocks[i];
   }
+  s->nfree += SLAB_BLOCKS;
   return 0;
-}
-
-int cblock_store_reserve(struct cblock_store *s, int n) {
-  int have = 0;
-  for (struct cblock *b = s->free_list; b && have < n; b = b->next) have++;
-  return have >= n ? 0 : grow(s);
-}
-
-struct cblock *cblock_take(struct cblock_store *s) {
-  struct cblock *b = s->free_list;
-  s->free_list = b->next;
-  memset(b, 0, sizeof *b);
-  b->mapped = 1;
-  return b;
-}
-
-void cblock_put(struct cblock_store *s, struct cblock *b) {
-  b->next = s->free_list;
-  s->free_list = b;
 }
 
 /* ---- size bins ---------------------------------------------------------------------
@@ -164,9 +148,12 @@ struct cstream *cpool_stream(struct cpool *p, uint64_t stream, int create) {
   return cs;
 }
 
-void cpool_insert(struct cpool *p, struct cblock *b) {
+/* The hot operations are inline here (best fit, split, free_block call them); the
+ * extern cpool_* functions wrap them for the strategies. */
+static inline __attribute__((always_inline)) void pool_insert(struct cpool *p, struct cblock *b) {
   struct cstream *cs = b->cs;
   unsigned i = bin_of(b->size);
+  b->bin = (uint16_t)i;
   b->gc_base = p->get_free_calls;
   b->in_pool = 1;
   bin_insert(&cs->bins[i], &b->node);
@@ -176,9 +163,9 @@ void cpool_insert(struct cpool *p, struct cblock *b) {
   p->free_bytes += b->size;
 }
 
-void cpool_erase(struct cpool *p, struct cblock *b) {
+static inline __attribute__((always_inline)) void pool_erase(struct cpool *p, struct cblock *b) {
   struct cstream *cs = b->cs;
-  unsigned i = bin_of(b->size);
+  unsigned i = b->bin;
   ordset_erase_inline(&cs->bins[i], &b->node);
   if (!cs->bins[i].count) cs->nonempty[i >> 6] &= ~(1ull << (i & 63));
   b->in_pool = 0;
@@ -187,11 +174,14 @@ void cpool_erase(struct cpool *p, struct cblock *b) {
   p->free_bytes -= b->size;
 }
 
+void cpool_insert(struct cpool *p, struct cblock *b) { pool_insert(p, b); }
+void cpool_erase(struct cpool *p, struct cblock *b) { pool_erase(p, b); }
+
 static struct cblock *bin_first(const struct cstream *cs, unsigned i) { return entry(ordset_first_inline(&cs->bins[i])); }
 static struct cblock *bin_last(const struct cstream *cs, unsigned i) { return entry(ordset_last_inline(&cs->bins[i])); }
 
-struct cblock *cpool_lower_bound(struct cpool *p, uint64_t stream, uint64_t size) {
-  struct cstream *cs = cpool_stream(p, stream, 0);
+static inline __attribute__((always_inline)) struct cblock *pool_lower_bound(struct cpool *p, uint64_t stream, uint64_t size) {
+  struct cstream *cs = p->last && p->last->stream == stream ? p->last : cpool_stream(p, stream, 0);
   if (!cs || !cs->count) return NULL;
   unsigned i = bin_of(size);
   if (cs->nonempty[i >> 6] & (1ull << (i & 63))) {
@@ -202,6 +192,8 @@ struct cblock *cpool_lower_bound(struct cpool *p, uint64_t stream, uint64_t size
   i = bin_next(cs, i + 1);
   return i < NBINS ? bin_first(cs, i) : NULL;
 }
+
+struct cblock *cpool_lower_bound(struct cpool *p, uint64_t stream, uint64_t size) { return pool_lower_bound(p, stream, size); }
 
 struct cblock *cpool_stream_last(struct cpool *p, uint64_t stream) {
   struct cstream *cs = cpool_stream(p, stream, 0);
@@ -251,10 +243,10 @@ uint64_t cpool_largest(const struct cpool *p) {
 }
 
 struct cblock *caching_take_best_fit(const struct caching_config *c, struct cpool *p, uint64_t stream, uint64_t rounded) {
-  struct cblock *b = cpool_lower_bound(p, stream, rounded);
+  struct cblock *b = pool_lower_bound(p, stream, rounded);
   if (!b) return NULL;
   if (!caching_oversize_ok(c, rounded, b->size)) return NULL;
-  cpool_erase(p, b);
+  pool_erase(p, b);
   return b;
 }
 
@@ -274,12 +266,13 @@ struct cblock *cblock_split_front(struct cblock_store *s, struct cblock *b, uint
   b->prev = front;
   b->addr += size;
   b->size -= size;
-  cpool_insert(b->pool, b);
+  pool_insert(b->pool, b);
   return front;
 }
 
 /* try_merge_blocks(dst, src) */
-static int merge(struct cblock_store *s, struct cblock *dst, struct cblock *src, struct cblock **seg_head) {
+static inline __attribute__((always_inline)) int merge(struct cblock_store *s, struct cblock *dst, struct cblock *src,
+                                                       struct cblock **seg_head) {
   if (!src || src->allocated || !src->in_pool || src->mapped != dst->mapped) return 0;
   if (dst->prev == src) {
     dst->addr = src->addr;
@@ -291,7 +284,7 @@ static int merge(struct cblock_store *s, struct cblock *dst, struct cblock *src,
     if (dst->next) dst->next->prev = dst;
   }
   dst->size += src->size;
-  cpool_erase(src->pool, src);
+  pool_erase(src->pool, src);
   cblock_put(s, src);
   return 1;
 }
@@ -299,4 +292,11 @@ static int merge(struct cblock_store *s, struct cblock *dst, struct cblock *src,
 int cblock_coalesce(struct cblock_store *s, struct cblock *b, struct cblock **seg_head) {
   struct cblock *prev = b->prev, *next = b->next;
   return merge(s, b, prev, seg_head) + merge(s, b, next, seg_head);
+}
+
+void cblock_free_to_pool(struct cblock_store *s, struct cblock *b, struct cblock **seg_head) {
+  struct cblock *prev = b->prev, *next = b->next;
+  merge(s, b, prev, seg_head);
+  merge(s, b, next, seg_head);
+  pool_insert(b->pool, b);
 }
