@@ -10,6 +10,7 @@ extern const struct allocator_ops async_allocator;
 extern const struct allocator_ops bfc_allocator;
 extern const struct allocator_ops pool_allocator;
 extern const struct allocator_ops stitch_allocator;
+extern const struct allocator_ops oracle_allocator;
 
 const struct allocator_ops *const allocator_table[] = {
   &raw_allocator,
@@ -19,6 +20,7 @@ const struct allocator_ops *const allocator_table[] = {
   &bfc_allocator,
   &pool_allocator,
   &stitch_allocator,
+  &oracle_allocator,
   NULL,
 };
 

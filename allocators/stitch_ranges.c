@@ -265,24 +265,33 @@ static void add_run(struct srange *s, struct sblock *lent) {
   s->runs[s->nruns++] = (struct srun){.home = lent->r, .addr = lent->addr, .npages = lent->size / ST_PAGE, .lent = lent};
 }
 
-/* Lend npages whole free pages to s, smallest free blocks first (fragments before large
- * blocks): s's own stream first, then the others (standing for a device synchronize, as
- * PyTorch's release of cached blocks does before memory changes streams). */
+/* The free block of pool p with the fewest whole pages >= need (looking at a few blocks
+ * past the size bound, as alignment may cost a page), else the largest one with any (or,
+ * where the largest straddles pages without holding one, the first that holds one). */
+static struct sblock *pick_pages(struct spool *p, uint64_t need) {
+  struct sblock *f = fset_lower_bound(&p->prim_free, need * ST_PAGE);
+  for (int k = 0; f && k < 8; k++, f = fset_next(&p->prim_free, f))
+    if (whole_pages(f->addr, f->size) >= need) return f;
+  if ((f = fset_last(&p->prim_free)) && whole_pages(f->addr, f->size)) return f;
+  for (f = fset_lower_bound(&p->prim_free, ST_PAGE); f; f = fset_next(&p->prim_free, f))
+    if (whole_pages(f->addr, f->size)) return f;   /* the largest straddles pages; some other has one */
+  return NULL;
+}
+
+/* Lend npages whole free pages to s in few runs: while no free block holds all that is
+ * still needed, the largest one's, then the best fitting one's; s's own stream first,
+ * then the others (standing for a device synchronize, as PyTorch's release of cached
+ * blocks does before memory changes streams). */
 static uint64_t gather(struct stitch *st, struct spool *own, uint64_t npages, struct srange *s) {
   uint64_t got = 0;
   for (int pass = -1; pass < st->npools && got < npages; pass++) {
     struct spool *p = pass < 0 ? own : st->pools[pass];
     if (pass >= 0 && p == own) continue;
-    struct sblock *f = fset_lower_bound(&p->prim_free, ST_PAGE);
-    while (f && got < npages) {
-      struct sblock *next = fset_next(&p->prim_free, f);
-      uint64_t w = whole_pages(f->addr, f->size);
-      if (w) {
-        uint64_t k = w < npages - got ? w : npages - got;
-        add_run(s, lend_at(st, f, (f->addr + ST_PAGE - 1) / ST_PAGE * ST_PAGE, k, s));
-        got += k;
-      }
-      f = next;
+    struct sblock *f;
+    while (got < npages && (f = pick_pages(p, npages - got))) {
+      uint64_t w = whole_pages(f->addr, f->size), k = w < npages - got ? w : npages - got;
+      add_run(s, lend_at(st, f, (f->addr + ST_PAGE - 1) / ST_PAGE * ST_PAGE, k, s));
+      got += k;
     }
   }
   return got;
