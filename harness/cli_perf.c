@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
+#include "livemap.h"
 #include "timing.h"
 
 static uint64_t events_env(const char *name, uint64_t def) {
@@ -52,7 +53,9 @@ static double engine_rate(const struct run_result *r) {
   return ns > 0 ? (double)r->events / ns * 1e9 : NAN;
 }
 
-/* Peak RSS of a child that replays `live` blocks held at once (KiB). */
+/* Peak RSS of a child that replays `live` allocations and holds them all (KiB): with
+ * live=2N the random stream only allocates until N are live, so events=N ends with
+ * exactly N live blocks (their frees come at teardown). */
 static long rss_with_live(const char *alloc, uint64_t live) {
   int fd[2];
   if (pipe(fd)) return -1;
@@ -60,8 +63,8 @@ static long rss_with_live(const char *alloc, uint64_t live) {
   if (pid == 0) {
     close(fd[0]);
     char wl[128];
-    snprintf(wl, sizeof wl, "random:events=%llu,live=%llu,min=512,max=4096", (unsigned long long)(live * 2),
-             (unsigned long long)live);
+    snprintf(wl, sizeof wl, "random:events=%llu,live=%llu,min=512,max=4096", (unsigned long long)live,
+             (unsigned long long)(live * 2));
     struct run_result r;
     run_one(wl, NULL, alloc, 1, &r);
     struct rusage ru;
@@ -219,9 +222,21 @@ int cmd_perf(struct cli_opts *o) {
   double mbs = pickle_mb_per_s("tests/data/gpt_train.pickle.gz", &bytes);
   printf("pickle reading: %.1f MB/s over %.1f MB of uncompressed pickle (target >= 50)\n", mbs, (double)bytes / 1e6);
 
-  long base = rss_with_live("caching", 1000), big_rss = rss_with_live("caching", 1000000);
-  double per_block = base > 0 && big_rss > 0 ? (double)(big_rss - base) * 1024.0 / 999000.0 : NAN;
-  if (!isnan(per_block)) printf("host memory: %.1f bytes per live block (caching, 1 M live; target <= 64 + constant)\n", per_block);
+  /* host memory per live block: caching, and raw (no block struct of its own: the
+   * harness's share); the livemap's part follows from its growth rule */
+  const uint64_t small = 1000, large = 1000000;
+  long base = rss_with_live("caching", small), big_rss = rss_with_live("caching", large);
+  long raw_base = rss_with_live("raw", small), raw_big = rss_with_live("raw", large);
+  double per_block = base > 0 && big_rss > 0 ? (double)(big_rss - base) * 1024.0 / (double)(large - small) : NAN;
+  double raw_per_block = raw_base > 0 && raw_big > 0 ? (double)(raw_big - raw_base) * 1024.0 / (double)(large - small) : NAN;
+  uint64_t cap = 8192;   /* replay's livemap_init(4096), grown at 3/4 */
+  while (large >= cap / 4 * 3) cap *= 2;
+  double map_per_block = (double)(cap * sizeof(struct live_entry)) / (double)large;
+  printf("host memory per live block at %llu live (target <= 64 + constant):\n", (unsigned long long)large);
+  printf("  caching %.1f bytes; raw %.1f bytes = the harness: livemap %.1f (%zu-byte entries at load %.2f)\n"
+         "  + the random workload's live-id array 8 + malloc/page rounding; caching's own blocks: %.1f\n",
+         per_block, raw_per_block, map_per_block, sizeof(struct live_entry), (double)large / (double)cap,
+         per_block - raw_per_block);
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   printf("peak host RSS of this run: %.1f MiB\n", (double)ru.ru_maxrss / 1024.0);
@@ -240,7 +255,8 @@ int cmd_perf(struct cli_opts *o) {
   verdict(&v, fabs(growth) <= 10, "per-event cost %llu -> %llu events %+.1f%% (target within 10%%)",
           (unsigned long long)sizes[0], (unsigned long long)sizes[1], growth);
   verdict(&v, mbs >= 50, "pickle reading %.1f MB/s (target >= 50)", mbs);
-  verdict(&v, per_block <= 64, "host memory %.1f bytes per live block (target <= 64 + constant)", per_block);
+  verdict(&v, per_block <= 64, "host memory %.1f bytes per live block with caching (raw: %.1f; target <= 64 + constant)",
+          per_block, raw_per_block);
   printf("perf: %d targets met, %d missed\n", v.pass, v.miss);
   return 0;
 }

@@ -1,55 +1,62 @@
-/* livemap.c - id -> live block hash map; see livemap.h. */
+/* livemap.c - id -> live block hash map: setup and growth; see livemap.h. Tables are
+ * anonymous mappings: pages are zero until written, and a growth hands the old table's
+ * pages back as it empties them, so a growing map's peak is its new table, not the new
+ * table plus the old one. */
 #include "livemap.h"
-#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
-static inline size_t slot_of(const struct livemap *m, uint64_t id) {
-  return (size_t)((id * 0x9E3779B97F4A7C15ull) >> 17) & m->mask;
+static size_t table_bytes(size_t cap) { return cap * sizeof(struct live_entry); }
+
+static struct live_entry *table_new(size_t cap) {
+  void *p = mmap(NULL, table_bytes(cap), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
 }
 
 int livemap_init(struct livemap *m, size_t initial) {
   size_t cap = 64;
   while (cap < initial * 2) cap <<= 1;
-  m->slots = calloc(cap, sizeof *m->slots);
+  m->slots = table_new(cap);
   m->mask = cap - 1;
   m->count = 0;
+  m->grow_at = cap / 4 * 3;
   return m->slots ? 0 : -1;
 }
 
 void livemap_free(struct livemap *m) {
-  free(m->slots);
+  if (m->slots) munmap(m->slots, table_bytes(m->mask + 1));
   m->slots = NULL;
 }
 
-struct live_entry *livemap_get(struct livemap *m, uint64_t id) {
-  size_t i = slot_of(m, id);
-  for (;;) {
-    struct live_entry *e = &m->slots[i];
-    if (e->state == LIVE_EMPTY) return NULL;
-    if (e->id == id) return e;
-    i = (i + 1) & m->mask;
-  }
-}
-
-static int grow(struct livemap *m) {
+/* Every entry, in slot order, into a table twice the size (the same placement as
+ * inserting them one by one); the old table's pages go back once read. */
+int livemap_grow(struct livemap *m) {
   struct livemap n;
   if (livemap_init(&n, (m->mask + 1))) return -1;
+  size_t page = (size_t)sysconf(_SC_PAGESIZE), released = 0;
   for (size_t i = 0; i <= m->mask; i++) {
     struct live_entry *e = &m->slots[i];
-    if (e->state == LIVE_EMPTY) continue;
-    size_t j = slot_of(&n, e->id);
-    while (n.slots[j].state != LIVE_EMPTY) j = (j + 1) & n.mask;
-    n.slots[j] = *e;
-    n.count++;
+    if (e->state != LIVE_EMPTY) {
+      size_t j = livemap_home(&n, e->id);
+      while (n.slots[j].state != LIVE_EMPTY) j = (j + 1) & n.mask;
+      n.slots[j] = *e;
+      n.count++;
+    }
+    size_t done = (i + 1) * sizeof *e / page * page;   /* whole pages read so far */
+    if (done - released >= 64 * page) {
+      madvise((char *)m->slots + released, done - released, MADV_DONTNEED);
+      released = done;
+    }
   }
-  free(m->slots);
+  livemap_free(m);
   *m = n;
   return 0;
 }
 
 struct live_entry *livemap_put(struct livemap *m, uint64_t id) {
-  if ((m->count + 1) * 4 > (m->mask + 1) * 3 && grow(m)) return NULL;
-  size_t i = slot_of(m, id);
+  if (m->count >= m->grow_at && livemap_grow(m)) return NULL;
+  size_t i = livemap_home(m, id);
   while (m->slots[i].state != LIVE_EMPTY) i = (i + 1) & m->mask;
   struct live_entry *e = &m->slots[i];
   memset(e, 0, sizeof *e);
@@ -57,33 +64,4 @@ struct live_entry *livemap_put(struct livemap *m, uint64_t id) {
   e->state = LIVE_BLOCK;
   m->count++;
   return e;
-}
-
-struct live_entry *livemap_slot(struct livemap *m, uint64_t id) {
-  if ((m->count + 1) * 4 > (m->mask + 1) * 3 && grow(m)) return NULL;
-  size_t i = slot_of(m, id);
-  for (;;) {
-    struct live_entry *e = &m->slots[i];
-    if (e->state == LIVE_EMPTY || e->id == id) return e;
-    i = (i + 1) & m->mask;
-  }
-}
-
-void livemap_del(struct livemap *m, struct live_entry *e) {
-  size_t i = (size_t)(e - m->slots);
-  size_t j = i;
-  for (;;) {
-    j = (j + 1) & m->mask;
-    struct live_entry *n = &m->slots[j];
-    if (n->state == LIVE_EMPTY) break;
-    size_t home = slot_of(m, n->id);
-    /* can n move back to i? only if its home is not cyclically in (i, j] */
-    int in_range = i <= j ? (home > i && home <= j) : (home > i || home <= j);
-    if (!in_range) {
-      m->slots[i] = *n;
-      i = j;
-    }
-  }
-  m->slots[i].state = LIVE_EMPTY;
-  m->count--;
 }

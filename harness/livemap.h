@@ -1,6 +1,7 @@
 /* livemap.h - the replay engine's map from event id to live block: open addressing with
  * linear probing and backward-shift deletion (no tombstones), so memory stays
- * proportional to the blocks live now and a lookup touches one or two cache lines. */
+ * proportional to the blocks live now and a lookup touches one or two cache lines.
+ * The per-event operations are inline; growth is out of line. */
 #ifndef FB_LIVEMAP_H
 #define FB_LIVEMAP_H
 #include <stdint.h>
@@ -9,33 +10,93 @@
 
 enum live_state { LIVE_EMPTY = 0, LIVE_BLOCK = 1, LIVE_DROPPED = 2 /* its alloc OOMed under --on-oom skip */ };
 
+/* 48 bytes. requested fits in 48 bits: the engines skip requests of 2^48 bytes and more
+ * (HUGE_REQUEST, larger than any device). state is the low 16 bits of the word
+ * (tests/test_livemap.c checks the layout). */
+#define LIVE_REQUESTED_MAX ((1ull << 48) - 1)
 struct live_entry {
   uint64_t id;
-  uint64_t requested;
+  union {
+    struct {
+      uint64_t state : 16;    /* enum live_state */
+      uint64_t requested : 48;
+    };
+    uint64_t state_requested; /* both, written at once */
+  };
   struct block b;
-  uint32_t state;
-  uint32_t pad;
 };
 
 struct livemap {
   struct live_entry *slots;
   size_t mask;        /* capacity - 1 (power of two) */
   size_t count;
+  size_t grow_at;     /* count at which an insert grows the table first: 3/4 of capacity */
 };
 
 int livemap_init(struct livemap *m, size_t initial);
 void livemap_free(struct livemap *m);
-struct live_entry *livemap_get(struct livemap *m, uint64_t id);
+int livemap_grow(struct livemap *m);   /* double the capacity (0, or -1 out of memory) */
+
+static inline size_t livemap_home(const struct livemap *m, uint64_t id) {
+  return (size_t)((id * 0x9E3779B97F4A7C15ull) >> 17) & m->mask;
+}
+
+static inline struct live_entry *livemap_get(struct livemap *m, uint64_t id) {
+  size_t i = livemap_home(m, id);
+  for (;;) {
+    struct live_entry *e = &m->slots[i];
+    if (e->state == LIVE_EMPTY) return NULL;
+    if (e->id == id) return e;
+    i = (i + 1) & m->mask;
+  }
+}
+
 /* insert a new id (must not be present); returns the entry to fill, NULL if out of memory */
 struct live_entry *livemap_put(struct livemap *m, uint64_t id);
+
 /* the entry of id, or a new LIVE_EMPTY slot for it (state still EMPTY: fill it, then
  * livemap_commit); one probe for lookup and insert. NULL if out of memory. */
-struct live_entry *livemap_slot(struct livemap *m, uint64_t id);
+static inline struct live_entry *livemap_slot(struct livemap *m, uint64_t id) {
+  if (m->count >= m->grow_at && livemap_grow(m)) return NULL;
+  size_t i = livemap_home(m, id);
+  for (;;) {
+    struct live_entry *e = &m->slots[i];
+    if (e->state == LIVE_EMPTY || e->id == id) return e;
+    i = (i + 1) & m->mask;
+  }
+}
+
 static inline void livemap_commit(struct livemap *m, struct live_entry *e, uint64_t id, uint32_t state) {
   e->id = id;
   e->state = state;
   m->count++;
 }
-void livemap_del(struct livemap *m, struct live_entry *e);
+/* livemap_commit and e->requested = requested (<= LIVE_REQUESTED_MAX) in one store */
+static inline void livemap_commit_requested(struct livemap *m, struct live_entry *e, uint64_t id, uint32_t state,
+                                            uint64_t requested) {
+  e->id = id;
+  e->state_requested = (uint64_t)(state & 0xffff) | requested << 16;
+  m->count++;
+}
+
+/* remove e; a later entry of its probe run may move into e's slot */
+static inline void livemap_del(struct livemap *m, struct live_entry *e) {
+  size_t i = (size_t)(e - m->slots);
+  size_t j = i;
+  for (;;) {
+    j = (j + 1) & m->mask;
+    struct live_entry *n = &m->slots[j];
+    if (n->state == LIVE_EMPTY) break;
+    size_t home = livemap_home(m, n->id);
+    /* can n move back to i? only if its home is not cyclically in (i, j] */
+    int in_range = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+    if (!in_range) {
+      m->slots[i] = *n;
+      i = j;
+    }
+  }
+  m->slots[i].state = LIVE_EMPTY;
+  m->count--;
+}
 
 #endif

@@ -10,7 +10,8 @@ Per (ALLOC, INPUT) it prints
   events       replayed events (alloc + free calls: what ns_per_op divides by)
   timed/ev     instructions per event in the timed region: the replay engine's per-event
                code (do_event and what it calls), the strategy's calls included; not the
-               workload's event generation, not setup or teardown
+               workload's event generation (nor replay.c's batch-fill loop), not setup;
+               teardown's frees of what is left live are included (live/events of them)
   strategy/op  instructions per alloc/free call inside the strategy (its ops->alloc and
                ops->free, inclusive)
   harness/ev   timed/ev minus the strategy's alloc/free: livemap, metrics, timing samples,
@@ -45,14 +46,15 @@ STRATEGY_FNS = {
 
 
 def parse(path):
-    """exclusive cost per (fn, file), call cost per (caller, callee), calls per callee"""
-    excl = defaultdict(int)          # (fn, file) -> Ir
+    """exclusive cost per (fn, file, line), call cost per (caller, callee), calls per callee"""
+    excl = defaultdict(int)          # (fn, file, line) -> Ir
     callcost = defaultdict(int)      # (caller, callee) -> inclusive Ir of those calls
     calls = defaultdict(int)         # callee -> number of calls
     names = {"fn": {}, "fl": {}}
-    fn = fl = fi = None
+    fn = fl = fi = callee = None
     pending_call = None
     total = 0
+    last = 0                         # positions are lines, compressed relative to the last one
 
     def name_of(kind, text):
         m = re.match(r"\((\d+)\)(?:\s+(.*))?$", text)
@@ -71,12 +73,14 @@ def parse(path):
             c = line[0]
             if c.isdigit() or c in "+-*":
                 parts = line.split()
+                tok = parts[0]
+                last = last if tok == "*" else last + int(tok) if tok[0] in "+-" else int(tok)
                 cost = int(parts[1]) if len(parts) > 1 else 0
                 if pending_call:
                     callcost[(fn, pending_call)] += cost
                     pending_call = None
                 else:
-                    excl[(fn, fi or fl)] += cost
+                    excl[(fn, fi or fl, last)] += cost
                 continue
             if line.startswith(("summary:", "totals:")):
                 total = int(line.split(":", 1)[1].split()[0])
@@ -100,6 +104,15 @@ def parse(path):
     return excl, callcost, calls, total
 
 
+def fill_lines(src="harness/replay.c"):
+    """replay.c's batch-fill line(s): event generation, outside the timed region"""
+    try:
+        with open(src) as f:
+            return {i + 1 for i, l in enumerate(f) if "workload_next(&x->w, &buf[" in l}
+    except OSError:
+        return set()
+
+
 def csv_row(path):
     with open(path) as f:
         rows = list(csv.reader(l for l in f if not l.startswith("#")))
@@ -119,9 +132,10 @@ def measure(binary, alloc, inp, keep=None, verbose=False):
     events = int(row["allocs"]) + int(row["frees"])
     a, fr, q, ec = STRATEGY_FNS.get(alloc, (f"{alloc}_alloc", f"{alloc}_free", f"{alloc}_query", f"{alloc}_empty_cache"))
     timed = strategy = query = gen = 0
-    for (fn, file), cost in excl.items():
+    fill = fill_lines()
+    for (fn, file, line), cost in excl.items():
         if fn in HARNESS:
-            if file and file.endswith("workload.h"):
+            if file and (file.endswith("workload.h") or (file.endswith("replay.c") and line in fill)):
                 gen += cost
             else:
                 timed += cost
@@ -145,7 +159,10 @@ def measure(binary, alloc, inp, keep=None, verbose=False):
            "strategy": strategy / ops if ops else float("nan"), "harness": (timed - strategy) / events,
            "query": query / events, "gen": gen / events, "total": total, "out": out}
     if verbose:
-        top = sorted(((c, fn, file) for (fn, file), c in excl.items()), reverse=True)[:25]
+        byfn = defaultdict(int)
+        for (fn, file, _), c in excl.items():
+            byfn[(fn, file)] += c
+        top = sorted(((c, fn, file) for (fn, file), c in byfn.items()), reverse=True)[:25]
         print(f"top exclusive ({alloc}, {inp}; {total} Ir total):")
         for c, fn, file in top:
             print(f"  {c:>12,} {100.0 * c / total:5.1f}%  {fn}  ({file})")

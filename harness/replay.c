@@ -142,6 +142,7 @@ struct replay {
   struct histogram hist;
   struct validator v;
   int validating;
+  int extras;                   /* --timeline, --validate, --touch or --verify: per-event work beyond the replay */
   uint64_t ev_index, host_ns, timed_calls, sample_tick;
   int seen_iter;
   uint64_t win_requested, win_reserved;   /* --timeline: highest since the last sample */
@@ -184,25 +185,46 @@ static void note_reserved(struct replay *x) {
   }
 }
 
+/* After an alloc, in this order: --timeline's peak tracking, --validate, --touch, --verify. */
+static int alloc_extras(struct replay *x, const struct event *ev, const struct block *b) {
+  if (x->s->timeline) timeline_track(x);
+  if (x->validating) {
+    if (validator_alloc(&x->v, b, ev->size, x->err)) { set_status(x->r, 1, "error: %s", x->err); return -1; }
+  }
+  if (x->s->touch && x->dev.ops->touch && x->dev.ops->touch(&x->dev, b->addr, b->size, b->stream)) {
+    set_status(x->r, 1, "error: %s", x->dev.err);
+    return -1;
+  }
+  if (x->s->verify && x->dev.ops->verify_write && x->dev.ops->verify_write(&x->dev, b->addr, b->size, b->stream, ev->id)) {
+    set_status(x->r, 1, "error: %s", x->dev.err);
+    return -1;
+  }
+  return 0;
+}
+
 /* returns 0 to go on, 1 to stop (OOM under --on-oom stop), <0 on failure (status set) */
 static int do_alloc(struct replay *x, const struct event *ev) {
-  if (ev->size == 0) { if (x->s->strict) goto strict; warn_skip(x, "zero-size allocation", ev->id); return 0; }
-  if (ev->size >= HUGE_REQUEST) { if (x->s->strict) goto strict; warn_skip(x, "allocation larger than any device", ev->id); return 0; }
+  if (ev->size - 1 >= HUGE_REQUEST - 1) {   /* 0, or 2^48 and more (one test for both) */
+    if (x->s->strict) goto strict;
+    warn_skip(x, ev->size == 0 ? "zero-size allocation" : "allocation larger than any device", ev->id);
+    return 0;
+  }
   struct live_entry *e = livemap_slot(&x->live, ev->id);
   if (!e) goto nomem;
   if (e->state == LIVE_BLOCK) { if (x->s->strict) goto strict; warn_skip(x, "allocation of an id that is already live", ev->id); return 0; }
   if (e->state == LIVE_DROPPED) { livemap_del(&x->live, e); e = livemap_slot(&x->live, ev->id); }
-  struct block b = {0};
+  struct block *b = &e->b;   /* the strategy fills the map's slot directly */
+  *b = (struct block){0};
   int rc;
   if (++x->sample_tick >= TIMING_SAMPLE) {
     x->sample_tick = 0;
     uint64_t d0 = x->dev.c.modeled_ns, t0 = now_ns();
-    rc = x->ops->alloc(x->a, ev->size, ev->stream, &b);
+    rc = x->ops->alloc(x->a, ev->size, ev->stream, b);
     uint64_t t = now_ns() - t0;
     if (x->is_cuda) t -= x->dev.c.modeled_ns - d0 < t ? x->dev.c.modeled_ns - d0 : t;
     hist_add(&x->hist, t);
   } else {
-    rc = x->ops->alloc(x->a, ev->size, ev->stream, &b);
+    rc = x->ops->alloc(x->a, ev->size, ev->stream, b);
   }
   x->timed_calls++;
   x->r->allocs++;
@@ -217,24 +239,10 @@ static int do_alloc(struct replay *x, const struct event *ev) {
     set_status(x->r, 1, "error: %s", x->dev.err[0] ? x->dev.err : "device error");
     return -1;
   }
-  e->requested = ev->size;
-  e->b = b;
-  livemap_commit(&x->live, e, ev->id, LIVE_BLOCK);
-  metrics_alloc(&x->m, ev->size, b.size);
+  livemap_commit_requested(&x->live, e, ev->id, LIVE_BLOCK, ev->size);
+  metrics_alloc(&x->m, ev->size, b->size);
   note_reserved(x);
-  if (x->s->timeline) timeline_track(x);
-  if (x->validating) {
-    if (validator_alloc(&x->v, &b, ev->size, x->err)) { set_status(x->r, 1, "error: %s", x->err); return -1; }
-  }
-  if (x->s->touch && x->dev.ops->touch && x->dev.ops->touch(&x->dev, b.addr, b.size, b.stream)) {
-    set_status(x->r, 1, "error: %s", x->dev.err);
-    return -1;
-  }
-  if (x->s->verify && x->dev.ops->verify_write && x->dev.ops->verify_write(&x->dev, b.addr, b.size, b.stream, ev->id)) {
-    set_status(x->r, 1, "error: %s", x->dev.err);
-    return -1;
-  }
-  return 0;
+  return x->extras ? alloc_extras(x, ev, b) : 0;
 nomem:
   set_status(x->r, 1, "error: %s", "out of host memory");
   return -1;
@@ -247,16 +255,22 @@ strict:
   return -1;
 }
 
-static int free_entry(struct replay *x, struct live_entry *e, int timed) {
+/* Before a free, in this order: --verify's check, --validate. */
+static int free_extras(struct replay *x, const struct block *b, uint64_t id) {
+  if (x->s->verify && x->dev.ops->verify_check && x->dev.ops->verify_check(&x->dev, b->addr, b->size, b->stream, id)) {
+    set_status(x->r, 1, "error: %s", x->dev.err);
+    return -1;
+  }
+  if (x->validating && validator_free(&x->v, b, x->err)) { set_status(x->r, 1, "error: %s", x->err); return -1; }
+  return 0;
+}
+
+static inline __attribute__((always_inline)) int free_entry(struct replay *x, struct live_entry *e, int timed) {
   struct block b = e->b;
   uint64_t id = e->id;
   metrics_free(&x->m, e->requested, b.size);
   livemap_del(&x->live, e);
-  if (x->s->verify && x->dev.ops->verify_check && x->dev.ops->verify_check(&x->dev, b.addr, b.size, b.stream, id)) {
-    set_status(x->r, 1, "error: %s", x->dev.err);
-    return -1;
-  }
-  if (x->validating && validator_free(&x->v, &b, x->err)) { set_status(x->r, 1, "error: %s", x->err); return -1; }
+  if (x->extras && free_extras(x, &b, id)) return -1;
   if (timed && ++x->sample_tick >= TIMING_SAMPLE) {
     x->sample_tick = 0;
     uint64_t d0 = x->dev.c.modeled_ns, t0 = now_ns();
@@ -288,11 +302,23 @@ static int do_free(struct replay *x, const struct event *ev) {
   return free_entry(x, e, 1);
 }
 
+/* After each event: --timeline's samples when the workload has no ITERs, --validate's
+ * periodic full check. */
+static int event_extras(struct replay *x) {
+  if (x->s->timeline && !x->seen_iter && x->ev_index % 1000 == 0) timeline_sample(x, 0);
+  if (x->validating && ++x->v.ops_since_check >= CHECK_EVERY) {
+    x->v.ops_since_check = 0;
+    if (validator_counts(&x->v, x->err)) { set_status(x->r, 1, "error: %s", x->err); return -1; }
+  }
+  return 0;
+}
+
 static int do_event(struct replay *x, const struct event *ev) {
   int rc = 0;
-  switch (ev->op) {
-  case OP_ALLOC: rc = do_alloc(x, ev); break;
-  case OP_FREE: rc = do_free(x, ev); break;
+  if (ev->op == OP_ALLOC) rc = do_alloc(x, ev);   /* the two common ops first: no jump table */
+  else if (ev->op == OP_FREE) rc = do_free(x, ev);
+  else switch (ev->op) {
+  case OP_ALLOC: case OP_FREE: break;
   case OP_EMPTY_CACHE:
     x->ops->empty_cache(x->a);
     break;
@@ -304,12 +330,7 @@ static int do_event(struct replay *x, const struct event *ev) {
   }
   if (rc) return rc;
   x->ev_index++;
-  if (x->s->timeline && !x->seen_iter && x->ev_index % 1000 == 0) timeline_sample(x, 0);
-  if (x->validating && ++x->v.ops_since_check >= CHECK_EVERY) {
-    x->v.ops_since_check = 0;
-    if (validator_counts(&x->v, x->err)) { set_status(x->r, 1, "error: %s", x->err); return -1; }
-  }
-  return 0;
+  return x->extras ? event_extras(x) : 0;
 }
 
 static void progress(struct replay *x, uint64_t t_start, uint64_t *t_last) {
@@ -460,6 +481,7 @@ int replay_run(const struct run_spec *s, struct run_result *r) {
   note_reserved(x);
   x->validating = s->validate;
   if (x->validating) validator_init(&x->v, x->ops, x->a, &x->dev);
+  x->extras = x->validating || s->timeline || s->touch || s->verify;
 
   int rc = replay_loop(x);
   fill_result(x);
