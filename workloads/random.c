@@ -20,6 +20,7 @@ static const struct param_spec random_params[] = {
 
 struct rnd {
   uint64_t events, live_max, min, max, streams, iter_every;
+  double lmin, lmax;                   /* log(min), log(max) */
   uint64_t seed, rng, emitted, allocs, next_id;
   uint64_t *live; uint64_t nlive;      /* ids live now */
   int pending_iter;
@@ -51,6 +52,8 @@ static int random_open(void **st, const struct params *p, const struct workload_
   r->max = param_bytes(p, "max");
   r->streams = (uint64_t)param_int(p, "streams");
   r->iter_every = (uint64_t)param_int(p, "iter_every");
+  r->lmin = log((double)r->min);
+  r->lmax = log((double)r->max);
   if (!r->live_max || !r->min || r->max < r->min || !r->streams) {
     snprintf(err, FB_ERRLEN, "random: need live >= 1, streams >= 1 and 0 < min <= max");
     free(r);
@@ -85,10 +88,9 @@ static int random_next(void *st, struct event *ev, char *err) {
     r->live[k] = r->live[--r->nlive];
     return 1;
   }
-  double lmin = log((double)r->min), lmax = log((double)r->max);
   ev->op = OP_ALLOC;
   ev->id = r->next_id++;
-  ev->size = (uint64_t)exp(lmin + (lmax - lmin) * unit(r));
+  ev->size = (uint64_t)exp(r->lmin + (r->lmax - r->lmin) * unit(r));
   if (ev->size < r->min) ev->size = r->min;
   ev->stream = r->streams > 1 ? next_u64(r) % r->streams : 0;
   r->live[r->nlive++] = ev->id;
