@@ -9,20 +9,26 @@
 
 static size_t table_bytes(size_t cap) { return cap * sizeof(struct live_entry); }
 
-static struct live_entry *table_new(size_t cap) {
-  void *p = mmap(NULL, table_bytes(cap), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+/* populate: fault every page in now (a new map's first table: the replay's timed region
+ * then starts on a table already in memory); a growth's table fills page by page as the
+ * old one empties */
+static struct live_entry *table_new(size_t cap, int populate) {
+  void *p = mmap(NULL, table_bytes(cap), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0),
+                 -1, 0);
   return p == MAP_FAILED ? NULL : p;
 }
 
-int livemap_init(struct livemap *m, size_t initial) {
+static int init(struct livemap *m, size_t initial, int populate) {
   size_t cap = 64;
   while (cap < initial * 2) cap <<= 1;
-  m->slots = table_new(cap);
+  m->slots = table_new(cap, populate);
   m->mask = cap - 1;
   m->count = 0;
   m->grow_at = cap / 4 * 3;
   return m->slots ? 0 : -1;
 }
+
+int livemap_init(struct livemap *m, size_t initial) { return init(m, initial, 1); }
 
 void livemap_free(struct livemap *m) {
   if (m->slots) munmap(m->slots, table_bytes(m->mask + 1));
@@ -33,7 +39,7 @@ void livemap_free(struct livemap *m) {
  * inserting them one by one); the old table's pages go back once read. */
 int livemap_grow(struct livemap *m) {
   struct livemap n;
-  if (livemap_init(&n, (m->mask + 1))) return -1;
+  if (init(&n, m->mask + 1, 0)) return -1;
   size_t page = (size_t)sysconf(_SC_PAGESIZE), released = 0;
   for (size_t i = 0; i <= m->mask; i++) {
     struct live_entry *e = &m->slots[i];
