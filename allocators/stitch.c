@@ -7,9 +7,11 @@
  *   1. best fit over free blocks of its stream: primitive ranges (split at 512 B), and
  *      stitched ranges (views) it fills to within their last page whose pages are all
  *      free at home - reused without mapping;
- *   2. stitching: if the free pages held (counting wholly free small ranges, given back
- *      on demand) are enough, they are mapped into a new VA range at consecutive
- *      offsets, smallest free fragments first; no new memory;
+ *   2. stitching: if the free pages held (counting those of wholly free small and
+ *      stitched ranges, given back on demand) are enough, they are mapped into a new VA
+ *      range at consecutive offsets, in few runs; where r ends inside a page, the free
+ *      end of a page begun at home serves as that page; or a view with some busy pages
+ *      has just those remapped; no new memory;
  *   3. growth: only the shortfall is created - or fewer pages, where mapping them right
  *      after a free block makes one block that fits (the expandable-segments move) -
  *      then 1 or 2 again. If creating fails (cap), every free page is released (the
@@ -79,27 +81,50 @@ static struct sblock *reclaim_for(struct stitch *st, struct spool *p, uint64_t n
   return NULL;
 }
 
+/* Step 2: stitch free pages (no new memory) into a range for r, or say how many whole
+ * free pages that needs (returned in *need when it returns 1). */
+static int stitch_step(struct stitch *st, struct spool *p, uint64_t r, uint64_t npages, struct sblock **out, uint64_t *need) {
+  uint64_t head = r - (npages - 1) * ST_PAGE;   /* bytes r takes of its last page */
+  if (head == ST_PAGE) head = 0;
+  *need = head && head_fragment(p, head) ? npages - 1 : npages;
+  if (pages_avail_total(st) < *need) return 1;
+  if ((*out = reclaim_for(st, p, *need, r))) return 0;
+  if (head && !head_fragment(p, head)) head = 0;   /* what reclaiming merged may have taken it */
+  if (!head && pages_free_total(st) < npages) {
+    *need = npages;
+    if ((*out = reclaim_for(st, p, npages, r))) return 0;
+    if (pages_free_total(st) < npages) return 1;
+  }
+  struct srange *s = head ? NULL : view_repairable(p, npages);
+  int rc;
+  if (s) {
+    rc = view_repair(st, s);
+    st->stitched_repaired += !rc;
+  } else {
+    rc = stitch_build(st, p, npages, head, &s);
+    st->stitched_built += !rc;
+  }
+  if (rc) return rc < 0 ? rc : -1;
+  *out = s->first;
+  return 0;
+}
+
 static int alloc_large(struct stitch *st, struct spool *p, uint64_t r, struct block *out) {
-  uint64_t npages = (r + ST_PAGE - 1) / ST_PAGE;
+  uint64_t npages = (r + ST_PAGE - 1) / ST_PAGE, need = npages;
   int flushed = 0;
   for (;;) {
     struct sblock *b = best_fit_large(st, p, r);
-    uint64_t avail = b ? 0 : pages_avail_total(st);
-    if (!b && avail >= npages && !(b = reclaim_for(st, p, npages, r))) {
-      struct srange *s = view_repairable(p, npages);
-      int repaired = s != NULL;
-      int rc = repaired ? view_repair(st, s) : stitch_build(st, p, npages, &s);
-      if (rc) return rc;
-      if (repaired) st->stitched_repaired++;
-      else st->stitched_built++;
-      b = s->first;
+    if (!b) {
+      int rc = stitch_step(st, p, r, npages, &b, &need);
+      if (rc < 0) return rc;
     }
     if (b) {
       place(st, b, r, p->stream, out);
       return 0;
     }
     int extended;
-    int rc = grow(st, p, r, npages - avail, &extended);
+    uint64_t avail = pages_avail_total(st);
+    int rc = grow(st, p, r, need > avail ? need - avail : 1, &extended);
     if (rc == FB_OOM && !flushed) {
       release_free_pages(st);
       st->cache_flushes++;

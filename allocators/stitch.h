@@ -7,7 +7,9 @@
  * merged at 512 B, so neighbouring blocks share pages and a request pays no 2 MiB
  * rounding. When no free block fits a request but enough whole free pages exist, those
  * pages are mapped a second time, at consecutive offsets of a new VA range: a stitched
- * range (STITCH) - before any new page is created. Its pages are lent to it (LENT at
+ * range (STITCH) - before any new page is created. Where the request ends inside a page,
+ * that part comes from the free end of a page a block at home has begun (a head run),
+ * so a stitched block pays no rounding either. Its pages are lent to it (LENT at
  * home) while it holds a block and, once wholly free, until they are wanted elsewhere;
  * then they go back home and the range stays mapped as a view (GMLake's fused block):
  * it serves a request of its size again, without mapping, whenever all its pages are
@@ -62,17 +64,22 @@ struct fset {
   struct ordset bins[FS_NBINS];
 };
 
-/* A run of a stitched or small range: npages pages of a primitive range from addr. */
+/* A run of a stitched or small range: the pages of a primitive range from addr; only a
+ * stitched range's first run may start inside a page (its head: the free end of a page
+ * whose start a block at home holds), the others are whole pages. */
 struct srun {
   struct srange *home;
-  uint64_t addr, npages;
+  uint64_t addr, npages;      /* first byte lent; pages it touches */
   struct sblock *lent;        /* the LENT block at home while the range holds its pages */
 };
 
 struct srange {
   uint8_t kind;
   struct spool *pool;         /* the stream it serves */
-  uint64_t va, size;          /* PRIM/STITCH: the VA reservation; SMALL: its page's home address */
+  uint64_t va, size;          /* where its blocks lie: PRIM the VA reservation; STITCH the VA
+                                 reservation from `lead` bytes into its first page (which it may
+                                 share with a block at home); SMALL its page's home address */
+  uint64_t vbase;             /* STITCH: the VA reservation (npages pages) */
   struct sblock *first;
   uint64_t nbusy;             /* ALLOC blocks, plus LENT blocks in a PRIM range */
   /* PRIM, by page index: the handles, which are mapped, how many ALLOC and LENT blocks
@@ -100,6 +107,10 @@ struct srange {
 
 struct rlist { struct srange *head, *tail; uint64_t count, pages; };
 
+/* the whole free pages a wholly free stitched range gives back home (its head page, if it
+ * has one, stays busy there) */
+static inline uint64_t whole_pages_of(const struct srange *r) { return r->npages - (r->va != r->vbase); }
+
 struct spool {                /* one per stream */
   uint64_t stream;
   struct fset prim_free, stitch_free, small_free;     /* FREE blocks by (size, addr) */
@@ -115,7 +126,7 @@ struct stitch {
   int npools, cap_pools;
   struct spool *last_pool;
   struct rlist views;         /* wholly free stitched ranges, least recently used first */
-  uint64_t holding_pages;     /* pages lent to wholly free stitched ranges */
+  uint64_t holding_pages;     /* whole pages lent to wholly free stitched ranges */
   struct srange *all;
   struct sblock *spare;       /* recycled block nodes: no malloc on cache hits */
   uint64_t max_stitched, large_round, prim_va;
@@ -155,7 +166,8 @@ struct spool *pool_get(struct stitch *st, uint64_t stream);
 uint64_t pages_free_total(const struct stitch *st);          /* prim_free_pages over all pools */
 uint64_t pages_avail_total(const struct stitch *st);         /* plus wholly free small and stitched ranges' */
 int grow(struct stitch *st, struct spool *p, uint64_t want_bytes, uint64_t max_new_pages, int *extended);
-int stitch_build(struct stitch *st, struct spool *p, uint64_t npages, struct srange **out);
+struct sblock *head_fragment(struct spool *p, uint64_t h);   /* a free block whose first page's free end holds h bytes */
+int stitch_build(struct stitch *st, struct spool *p, uint64_t npages, uint64_t head, struct srange **out);
 struct srange *view_find(struct spool *p, uint64_t r, const struct sblock *better);  /* an available view */
 void view_take(struct stitch *st, struct srange *s);        /* lend its pages again; its block joins stitch_free */
 struct srange *view_repairable(struct spool *p, uint64_t npages);

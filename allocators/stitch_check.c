@@ -50,8 +50,10 @@ static int check_range(const struct srange *r, uint64_t *free_blocks, uint64_t *
            b->kind == BK_FREE ? "free" : "unmapped", (unsigned long long)b->addr);
     if (r->kind != RK_PRIM && (b->kind == BK_LENT || b->kind == BK_UNMAPPED))
       FAIL("%s range %#llx holds a lent or unmapped block", kind_name(r->kind), (unsigned long long)r->va);
-    if ((b->kind == BK_LENT || b->kind == BK_UNMAPPED) && (b->addr % ST_PAGE || b->size % ST_PAGE))
-      FAIL("lent or unmapped block %#llx+%llu is not page aligned", (unsigned long long)b->addr, (unsigned long long)b->size);
+    if ((b->kind == BK_LENT && (b->addr + b->size - r->va) % ST_PAGE) ||
+        (b->kind == BK_UNMAPPED && ((b->addr - r->va) % ST_PAGE || b->size % ST_PAGE)))
+      FAIL("%s block %#llx+%llu does not end (lent) or lie (unmapped) on pages", b->kind == BK_LENT ? "lent" : "unmapped",
+           (unsigned long long)b->addr, (unsigned long long)b->size);
     if (r->kind == RK_PRIM) {
       uint64_t lo = (b->addr - r->va) / ST_PAGE, hi = (b->addr + b->size - r->va + ST_PAGE - 1) / ST_PAGE;
       for (uint64_t i = lo; i < hi; i++)
@@ -85,15 +87,19 @@ static int check_range(const struct srange *r, uint64_t *free_blocks, uint64_t *
   uint64_t pages = 0;
   for (uint32_t j = 0; j < r->nruns; j++) {
     const struct srun *u = &r->runs[j];
+    uint64_t in = (u->addr - u->home->va) % ST_PAGE, end = u->addr - in + u->npages * ST_PAGE;
     if (r->lent && (!u->lent || u->lent->kind != BK_LENT || u->lent->borrower != r || u->lent->addr != u->addr ||
-                    u->lent->size != u->npages * ST_PAGE || u->lent->r != u->home))
+                    u->lent->addr + u->lent->size != end || u->lent->r != u->home))
       FAIL("%s range %#llx: run %u is not lent to it", kind_name(r->kind), (unsigned long long)r->va, j);
     if (!r->lent && u->lent) FAIL("view %#llx: run %u still lent", (unsigned long long)r->va, j);
-    if (u->home->kind != RK_PRIM || u->addr % ST_PAGE || u->addr < u->home->va || u->addr + u->npages * ST_PAGE > u->home->va + u->home->size)
+    if (u->home->kind != RK_PRIM || u->addr < u->home->va || end > u->home->va + u->home->size)
       FAIL("%s range %#llx: run %u is not inside a primitive range", kind_name(r->kind), (unsigned long long)r->va, j);
+    if (in && (j || r->kind != RK_STITCH || in != r->va - r->vbase))
+      FAIL("%s range %#llx: run %u starts %llu bytes into a page; only a stitched range's head may, by its lead", kind_name(r->kind),
+           (unsigned long long)r->va, j, (unsigned long long)in);
     pages += u->npages;
   }
-  if (pages != r->npages || r->size != pages * ST_PAGE)
+  if (pages != r->npages || r->size != pages * ST_PAGE - (r->kind == RK_STITCH ? r->va - r->vbase : 0))
     FAIL("%s range %#llx: %llu pages in runs for %llu bytes", kind_name(r->kind), (unsigned long long)r->va, (unsigned long long)pages, (unsigned long long)r->size);
   if (r->kind == RK_SMALL && (r->va != r->runs[0].addr || !r->lent)) FAIL("small range %#llx is not lent its page at home", (unsigned long long)r->va);
   if (!r->lent && r->nbusy) FAIL("stitched range %#llx is busy but its pages are not lent to it", (unsigned long long)r->va);
@@ -125,7 +131,7 @@ int stitch_check(void *a, char *err) {
     else if (r->lent) runs += r->nruns;
     else free_blocks--;                   /* a released view's block is in no free set */
     if (r->kind == RK_STITCH && r->cached) views++;
-    if (r->kind == RK_STITCH && r->cached && r->lent) holding += r->npages;
+    if (r->kind == RK_STITCH && r->cached && r->lent) holding += whole_pages_of(r);
   }
   uint64_t set_blocks = 0, view_sets = 0;
   for (int i = 0; i < st->npools; i++) {

@@ -108,7 +108,7 @@ void range_busy_inc(struct stitch *st, struct srange *r) {
   if (r->nbusy++ || !r->cached) return;
   if (r->kind == RK_SMALL) { rlist_remove(&r->pool->small_cached, r); return; }
   rlist_remove(&st->views, r);            /* a holding view, taken by best fit */
-  st->holding_pages -= r->npages;
+  st->holding_pages -= whole_pages_of(r);
 }
 
 /* A wholly free small range is cached with its page. A wholly free stitched range keeps
@@ -118,20 +118,27 @@ void range_busy_dec(struct stitch *st, struct srange *r) {
   if (--r->nbusy || r->kind == RK_PRIM) return;
   if (r->kind == RK_SMALL) { rlist_push(&r->pool->small_cached, r); return; }
   rlist_push(&st->views, r);
-  st->holding_pages += r->npages;
+  st->holding_pages += whole_pages_of(r);
   while (st->views.count > st->max_stitched) view_evict(st, st->views.head);
 }
 
-/* A holding view gives its pages back home (no unmapping): it can be taken again once
- * they are all free, or repaired. */
-void view_release(struct stitch *st, struct srange *r) {
+/* A holding view's pages go back home (it stays mapped). */
+static void view_give_back(struct stitch *st, struct srange *r) {
   free_erase(r->first);
   for (uint32_t j = 0; j < r->nruns; j++) {
     unlend(st, r->runs[j].lent);
     r->runs[j].lent = NULL;
   }
   r->lent = 0;
-  st->holding_pages -= r->npages;
+  st->holding_pages -= whole_pages_of(r);
+}
+
+/* A holding view gives its pages back home (no unmapping): it can be taken again once
+ * they are all free, or repaired. One with a head run cannot (its head page stays busy
+ * at home) and is unmapped instead. */
+void view_release(struct stitch *st, struct srange *r) {
+  if (r->va != r->vbase) { view_evict(st, r); return; }
+  view_give_back(st, r);
   ordset_insert(&r->pool->views, &r->vnode);
 }
 
@@ -166,32 +173,38 @@ static int prim_create(struct stitch *st, struct spool *p, uint64_t min_pages, s
   return 0;
 }
 
-/* Create and map k pages at the start of hole h; what was mapped becomes FREE (merging
- * with a free block before it). On failure the pages mapped so far stay (FREE). */
+/* Create and map k pages at the start of hole h; they become FREE (merging with a free
+ * block before it). All or nothing: on a failure the pages made so far are released. */
 static int map_pages(struct stitch *st, struct sblock *h, uint64_t k) {
   struct srange *r = h->r;
-  uint64_t done = 0;
+  uint64_t done = 0, base = (h->addr - r->va) / ST_PAGE;
   int rc = 0;
   for (; done < k; done++) {
-    uint64_t handle, va = h->addr + done * ST_PAGE, idx = (va - r->va) / ST_PAGE;
+    uint64_t handle, va = h->addr + done * ST_PAGE;
     rc = dev_phys_create(st->dev, ST_PAGE, &handle);
     if (rc) break;
     rc = dev_map(st->dev, va, ST_PAGE, handle);
     if (rc) { dev_phys_release(st->dev, handle); break; }
-    r->handle[idx] = handle;
-    r->mapped[idx] = 1;
-    r->nmapped++;
-    st->held += ST_PAGE;
+    r->handle[base + done] = handle;
   }
-  if (done) {
-    ordset_erase(&r->holes, &h->node);
-    if (h->size > done * ST_PAGE) {
-      struct sblock *rest = sb_split(st, h, done * ST_PAGE);
-      ordset_insert(&r->holes, &rest->node);
+  if (rc) {
+    while (done--) {
+      dev_unmap(st->dev, h->addr + done * ST_PAGE, ST_PAGE);
+      dev_phys_release(st->dev, r->handle[base + done]);
+      r->handle[base + done] = 0;
     }
-    free_coalesce_insert(st, h);
+    return rc;
   }
-  return rc;
+  for (uint64_t i = 0; i < k; i++) r->mapped[base + i] = 1;
+  r->nmapped += k;
+  st->held += k * ST_PAGE;
+  ordset_erase(&r->holes, &h->node);
+  if (h->size > k * ST_PAGE) {
+    struct sblock *rest = sb_split(st, h, k * ST_PAGE);
+    ordset_insert(&r->holes, &rest->node);
+  }
+  free_coalesce_insert(st, h);
+  return 0;
 }
 
 /* Which hole to grow into: the one where the fewest new pages make a free block of
@@ -234,15 +247,15 @@ int grow(struct stitch *st, struct spool *p, uint64_t want_bytes, uint64_t short
 
 /* ---- lending whole free pages to stitched and small ranges ---- */
 
-/* Carve the k pages at addr out of FREE block f (which holds them) as a LENT block. */
-static struct sblock *lend_at(struct stitch *st, struct sblock *f, uint64_t addr, uint64_t k, struct srange *borrower) {
+/* Carve [addr, addr+bytes) out of FREE block f (which holds it) as a LENT block. */
+static struct sblock *lend_at(struct stitch *st, struct sblock *f, uint64_t addr, uint64_t bytes, struct srange *borrower) {
   free_erase(f);
   if (addr > f->addr) {
     struct sblock *left = f;
     f = sb_split(st, f, addr - f->addr);
     free_insert(left);
   }
-  if (f->size > k * ST_PAGE) free_insert(sb_split(st, f, k * ST_PAGE));
+  if (f->size > bytes) free_insert(sb_split(st, f, bytes));
   f->kind = BK_LENT;
   f->borrower = borrower;
   f->r->nbusy++;
@@ -262,7 +275,9 @@ static uint64_t page_handle(const struct srun *u, uint64_t i) {
 }
 
 static void add_run(struct srange *s, struct sblock *lent) {
-  s->runs[s->nruns++] = (struct srun){.home = lent->r, .addr = lent->addr, .npages = lent->size / ST_PAGE, .lent = lent};
+  uint64_t first = (lent->addr - lent->r->va) / ST_PAGE * ST_PAGE + lent->r->va;
+  s->runs[s->nruns++] = (struct srun){.home = lent->r, .addr = lent->addr,
+                                      .npages = (lent->addr + lent->size - first) / ST_PAGE, .lent = lent};
 }
 
 /* The free block of pool p with the fewest whole pages >= need (looking at a few blocks
@@ -290,7 +305,7 @@ static uint64_t gather(struct stitch *st, struct spool *own, uint64_t npages, st
     struct sblock *f;
     while (got < npages && (f = pick_pages(p, npages - got))) {
       uint64_t w = whole_pages(f->addr, f->size), k = w < npages - got ? w : npages - got;
-      add_run(s, lend_at(st, f, (f->addr + ST_PAGE - 1) / ST_PAGE * ST_PAGE, k, s));
+      add_run(s, lend_at(st, f, (f->addr + ST_PAGE - 1) / ST_PAGE * ST_PAGE, k * ST_PAGE, s));
       got += k;
     }
   }
@@ -312,31 +327,57 @@ static int map_runs(struct stitch *st, struct srange *s) {
   int rc = 0;
   for (uint32_t j = 0; j < s->nruns && !rc; j++)
     for (uint64_t q = 0; q < s->runs[j].npages; q++, i++)
-      if ((rc = dev_map(st->dev, s->va + i * ST_PAGE, ST_PAGE, page_handle(&s->runs[j], q)))) break;
+      if ((rc = dev_map(st->dev, s->vbase + i * ST_PAGE, ST_PAGE, page_handle(&s->runs[j], q)))) break;
   if (rc)
-    while (i--) dev_unmap(st->dev, s->va + i * ST_PAGE, ST_PAGE);
+    while (i--) dev_unmap(st->dev, s->vbase + i * ST_PAGE, ST_PAGE);
   return rc;
 }
 
-int stitch_build(struct stitch *st, struct spool *p, uint64_t npages, struct srange **out) {
-  uint64_t va;
+/* A free primitive block of pool p that starts inside a page and reaches that page's
+ * end with at least h bytes: the free end of a page a block at home has begun. The
+ * smallest of the first few that fit, fragments before whole free pages. */
+struct sblock *head_fragment(struct spool *p, uint64_t h) {
+  struct sblock *f = fset_lower_bound(&p->prim_free, h);
+  for (int k = 0; f && k < 16; k++, f = fset_next(&p->prim_free, f)) {
+    uint64_t in = (f->addr - f->r->va) % ST_PAGE, room = ST_PAGE - in;
+    if (in && room >= h && f->size >= room) return f;
+  }
+  return NULL;
+}
+
+/* A new stitched range of npages pages: with head > 0, its first page is the free end
+ * (head bytes) of a page begun at home, followed there by as many free whole pages as
+ * that block has; the rest gathered. Its block then starts `lead` = 2 MiB - head bytes
+ * into the first page. Precondition: enough whole free pages besides. */
+int stitch_build(struct stitch *st, struct spool *p, uint64_t npages, uint64_t head, struct srange **out) {
+  uint64_t va, lead = 0;
   int rc = dev_va_reserve(st->dev, npages * ST_PAGE, &va);
   if (rc) return rc < 0 ? rc : -1;
   struct srange *s = range_new(st, RK_STITCH, p);
-  s->va = va;
-  s->size = npages * ST_PAGE;
+  s->vbase = va;
   s->npages = npages;
   s->runs = xcalloc(npages, sizeof *s->runs);
   s->lent = 1;
-  uint64_t got = gather(st, p, npages, s);
+  uint64_t got = 0;
+  struct sblock *f = head ? head_fragment(p, head) : NULL;
+  if (f) {
+    uint64_t end = f->addr - (f->addr - f->r->va) % ST_PAGE + ST_PAGE;   /* the page's end */
+    uint64_t w = whole_pages(f->addr, f->size), k = w < npages - 1 ? w : npages - 1;
+    add_run(s, lend_at(st, f, end - head, head + k * ST_PAGE, s));
+    lead = ST_PAGE - head;
+    got = 1 + k;
+  }
+  got += gather(st, p, npages - got, s);
   if (got != npages || (rc = map_runs(st, s))) {   /* a device error, or a broken precondition */
     if (!rc) snprintf(st->dev->err, FB_ERRLEN, "stitch: found %llu of %llu free pages to stitch",
                       (unsigned long long)got, (unsigned long long)npages);
-    dev_va_release(st->dev, va, s->size);
+    dev_va_release(st->dev, va, npages * ST_PAGE);
     for (uint32_t j = 0; j < s->nruns; j++) unlend(st, s->runs[j].lent);
     range_free(st, s);
     return rc < 0 ? rc : -1;
   }
+  s->va = va + lead;
+  s->size = npages * ST_PAGE - lead;
   range_set_single_free(st, s);
   *out = s;
   return 0;
@@ -381,18 +422,18 @@ void view_take(struct stitch *st, struct srange *s) {
   rlist_remove(&st->views, s);
   for (uint32_t j = 0; j < s->nruns; j++) {
     struct srun *u = &s->runs[j];
-    u->lent = lend_at(st, run_home_block(u), u->addr, u->npages, s);
+    u->lent = lend_at(st, run_home_block(u), u->addr, u->npages * ST_PAGE, s);
   }
   s->lent = 1;
   free_insert(s->first);
 }
 
 static void view_evict(struct stitch *st, struct srange *s) {
-  if (s->lent) view_release(st, s);
-  ordset_erase(&s->pool->views, &s->vnode);
+  if (s->lent) view_give_back(st, s);
+  else ordset_erase(&s->pool->views, &s->vnode);
   rlist_remove(&st->views, s);
-  for (uint64_t i = 0; i < s->npages; i++) dev_unmap(st->dev, s->va + i * ST_PAGE, ST_PAGE);
-  dev_va_release(st->dev, s->va, s->size);
+  for (uint64_t i = 0; i < s->npages; i++) dev_unmap(st->dev, s->vbase + i * ST_PAGE, ST_PAGE);
+  dev_va_release(st->dev, s->vbase, s->npages * ST_PAGE);
   range_free(st, s);
 }
 
@@ -436,7 +477,7 @@ int view_repair(struct stitch *st, struct srange *s) {
       for (len = 1; i + len < old[j].npages && page_free(h, p0 + i + len) == f; len++) {}
       if (f) {
         struct srun sub = {.home = old[j].home, .addr = old[j].addr + i * ST_PAGE, .npages = len};
-        add_run(s, lend_at(st, run_home_block(&sub), sub.addr, len, s));
+        add_run(s, lend_at(st, run_home_block(&sub), sub.addr, len * ST_PAGE, s));
       } else {
         memset(fresh + slot, 1, len);
         gather(st, s->pool, len, s);
@@ -446,17 +487,17 @@ int view_repair(struct stitch *st, struct srange *s) {
   free(old);
   int rc = slot == s->npages ? 0 : -1;
   for (uint64_t q = 0; q < s->npages; q++)
-    if (fresh[q]) dev_unmap(st->dev, s->va + q * ST_PAGE, ST_PAGE);
+    if (fresh[q]) dev_unmap(st->dev, s->vbase + q * ST_PAGE, ST_PAGE);
   uint64_t q = 0;
   for (uint32_t j = 0; j < s->nruns && !rc; j++)
     for (uint64_t i = 0; i < s->runs[j].npages && !rc; i++, q++)
-      if (fresh[q] && (rc = dev_map(st->dev, s->va + q * ST_PAGE, ST_PAGE, page_handle(&s->runs[j], i)))) fresh[q] = 2;
+      if (fresh[q] && (rc = dev_map(st->dev, s->vbase + q * ST_PAGE, ST_PAGE, page_handle(&s->runs[j], i)))) fresh[q] = 2;
   if (rc || q != s->npages) {   /* unmap what is mapped (kept pages, remapped ones), give everything back */
     if (!rc) snprintf(st->dev->err, FB_ERRLEN, "stitch: found %llu of %llu free pages to repair a view",
                       (unsigned long long)q, (unsigned long long)s->npages);
     for (uint64_t k = 0; k < s->npages; k++)
-      if (!fresh[k] || (fresh[k] == 1 && k < q)) dev_unmap(st->dev, s->va + k * ST_PAGE, ST_PAGE);
-    dev_va_release(st->dev, s->va, s->size);
+      if (!fresh[k] || (fresh[k] == 1 && k < q)) dev_unmap(st->dev, s->vbase + k * ST_PAGE, ST_PAGE);
+    dev_va_release(st->dev, s->vbase, s->npages * ST_PAGE);
     for (uint32_t j = 0; j < s->nruns; j++) unlend(st, s->runs[j].lent);
     free(fresh);
     range_free(st, s);
@@ -480,7 +521,7 @@ int small_build(struct stitch *st, struct spool *p, struct srange **out) {
       s->npages = 1;
       s->runs = xcalloc(1, sizeof *s->runs);
       s->lent = 1;
-      add_run(s, lend_at(st, f, (f->addr + ST_PAGE - 1) / ST_PAGE * ST_PAGE, 1, s));
+      add_run(s, lend_at(st, f, (f->addr + ST_PAGE - 1) / ST_PAGE * ST_PAGE, ST_PAGE, s));
       s->va = s->runs[0].addr;
       s->size = ST_PAGE;
       range_set_single_free(st, s);
@@ -505,7 +546,11 @@ static void small_dissolve(struct stitch *st, struct srange *s) {
 uint64_t reclaim_one(struct stitch *st, struct spool *own) {
   if (own->small_cached.head) { small_dissolve(st, own->small_cached.head); return 1; }
   for (struct srange *v = st->views.head; v; v = v->lru_next)
-    if (v->lent) { view_release(st, v); return v->npages; }
+    if (v->lent) {
+      uint64_t n = whole_pages_of(v);
+      view_release(st, v);
+      return n;
+    }
   for (int i = 0; i < st->npools; i++)
     if (st->pools[i]->small_cached.head) { small_dissolve(st, st->pools[i]->small_cached.head); return 1; }
   return 0;
@@ -556,8 +601,8 @@ void release_free_pages(struct stitch *st) {
 void ranges_destroy(struct stitch *st) {
   for (struct srange *r = st->all; r; r = r->all_next)
     if (r->kind == RK_STITCH) {
-      for (uint64_t i = 0; i < r->npages; i++) dev_unmap(st->dev, r->va + i * ST_PAGE, ST_PAGE);
-      dev_va_release(st->dev, r->va, r->size);
+      for (uint64_t i = 0; i < r->npages; i++) dev_unmap(st->dev, r->vbase + i * ST_PAGE, ST_PAGE);
+      dev_va_release(st->dev, r->vbase, r->npages * ST_PAGE);
     }
   for (struct srange *r = st->all; r; r = r->all_next)
     if (r->kind == RK_PRIM) {
