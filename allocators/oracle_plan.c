@@ -151,25 +151,37 @@ static uint64_t first_start_at(const struct plan *p, uint64_t t) {
   return lo;
 }
 
+static int push_hit(uint64_t **out, uint64_t *cap, uint64_t n, uint64_t k) {
+  if (n == *cap) {
+    uint64_t nc = *cap ? 2 * *cap : 256;
+    uint64_t *q = realloc(*out, nc * sizeof *q);
+    if (!q) return -1;
+    *out = q;
+    *cap = nc;
+  }
+  (*out)[n] = k;
+  return 0;
+}
+
 int64_t plan_overlapping(const struct plan *p, uint64_t t0, uint64_t t1, uint64_t limit, uint64_t **out, uint64_t *cap) {
-  uint64_t lim = first_start_at(p, t1), n = 0;
+  if (!p->tree) return 0;
+  uint64_t mid = first_start_at(p, t0), lim = first_start_at(p, t1), n = 0;
   if (limit < lim) lim = limit;
-  if (!p->tree || !lim) return 0;
-  /* explicit stack of (node, lo, width) */
-  uint64_t stack[3 * 130], sp = 0;   /* depth-first: at most one node per level waits */
+  if (mid > lim) mid = lim;
+  const uint64_t *leaf = p->tree + p->leaves;
+  /* those made during [t0, t1): every placed one overlaps - a plain scan */
+  for (uint64_t k = mid; k < lim; k++)
+    if (leaf[k] && push_hit(out, cap, n++, k)) return -1;
+  if (!mid) return (int64_t)n;
+  /* those made before t0 and still live at t0: descend where a placed end exceeds t0;
+   * an explicit stack of (node, lo, width) - depth-first, one node per level waits */
+  uint64_t stack[3 * 130], sp = 0;
   stack[sp++] = 1; stack[sp++] = 0; stack[sp++] = p->leaves;
   while (sp) {
     uint64_t width = stack[--sp], lo = stack[--sp], node = stack[--sp];
-    if (lo >= lim || p->tree[node] <= t0) continue;
+    if (lo >= mid || p->tree[node] <= t0) continue;
     if (width == 1) {
-      if (n == *cap) {
-        uint64_t nc = *cap ? 2 * *cap : 256;
-        uint64_t *q = realloc(*out, nc * sizeof *q);
-        if (!q) return -1;
-        *out = q;
-        *cap = nc;
-      }
-      (*out)[n++] = lo;
+      if (push_hit(out, cap, n++, lo)) return -1;
       continue;
     }
     uint64_t half = width / 2;
@@ -190,9 +202,30 @@ static int by_size_desc(const void *a, const void *b, void *ctx) {
 
 struct span { uint64_t off, size; };
 
-static int by_offset(const void *a, const void *b) {
-  const struct span *x = a, *y = b;
-  return x->off < y->off ? -1 : x->off > y->off;
+/* Sort spans by offset: insertion sort when few, else LSD radix on offset / 512 in 8-bit
+ * digits (as many passes as the largest offset needs) - the planner's inner loop. */
+static void sort_spans(struct span *a, struct span *tmp, uint64_t n) {
+  if (n < 48) {
+    for (uint64_t i = 1; i < n; i++) {
+      struct span x = a[i];
+      uint64_t j = i;
+      for (; j && a[j - 1].off > x.off; j--) a[j] = a[j - 1];
+      a[j] = x;
+    }
+    return;
+  }
+  uint64_t max = 0;
+  for (uint64_t i = 0; i < n; i++) if (a[i].off > max) max = a[i].off;
+  max /= ORACLE_ALIGN;
+  struct span *src = a, *dst = tmp;
+  for (unsigned shift = 0; shift < 64 && (max >> shift); shift += 8) {
+    uint64_t count[257] = {0};
+    for (uint64_t i = 0; i < n; i++) count[((src[i].off / ORACLE_ALIGN) >> shift & 255) + 1]++;
+    for (int d = 0; d < 256; d++) count[d + 1] += count[d];
+    for (uint64_t i = 0; i < n; i++) dst[count[(src[i].off / ORACLE_ALIGN) >> shift & 255]++] = src[i];
+    struct span *t = src; src = dst; dst = t;
+  }
+  if (src != a) memcpy(a, src, n * sizeof *a);
 }
 
 int plan_place(struct plan *p, char *err) {
@@ -210,13 +243,13 @@ int plan_place(struct plan *p, char *err) {
     int64_t cnt = plan_overlapping(p, p->start[b], p->end[b], p->n, &hits, &hits_cap);
     if (cnt < 0) goto nomem;
     if ((uint64_t)cnt > spans_cap) {
-      struct span *q = realloc(spans, (uint64_t)cnt * sizeof *q);
+      struct span *q = realloc(spans, 2 * (uint64_t)cnt * sizeof *q);   /* and room to sort */
       if (!q) goto nomem;
       spans = q;
       spans_cap = (uint64_t)cnt;
     }
     for (int64_t i = 0; i < cnt; i++) spans[i] = (struct span){p->offset[hits[i]], p->size[hits[i]]};
-    qsort(spans, (size_t)cnt, sizeof *spans, by_offset);
+    sort_spans(spans, spans + cnt, (uint64_t)cnt);
     uint64_t x = 0, best = UINT64_MAX, best_gap = UINT64_MAX;
     for (int64_t i = 0; i < cnt; i++) {
       if (spans[i].off >= x + size) {
