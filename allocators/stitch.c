@@ -76,7 +76,7 @@ static struct sblock *best_fit_large(struct stitch *st, struct spool *p, uint64_
  * ranges' pages; after each, a freshly merged block may fit r (if r) and is returned. */
 static struct sblock *reclaim_for(struct stitch *st, struct spool *p, uint64_t npages, uint64_t r) {
   struct sblock *b;
-  while (pages_free_total(st) < npages && reclaim_one(st, p))
+  while (pages_free_total(st) < npages && reclaim_one(st, p, npages - pages_free_total(st)))
     if (r && (b = best_fit_large(st, p, r))) return b;
   return NULL;
 }

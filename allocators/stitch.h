@@ -37,6 +37,7 @@
 #define ST_PAGE DEV_PAGE
 #define ST_SMALL_MAX (1ull << 20)   /* largest small request (PyTorch kSmallSize) */
 #define ST_MIN_BLOCK 512ull         /* rounding and smallest split remainder (kMinBlockSize) */
+#define ST_PARTIAL_RELEASE 16       /* pages a view gives back in part; asked for more, it gives all */
 
 enum sblock_kind { BK_FREE, BK_ALLOC, BK_LENT, BK_UNMAPPED };
 enum srange_kind { RK_PRIM, RK_STITCH, RK_SMALL };
@@ -86,7 +87,7 @@ struct srange {
    * lie on each, and the FREE block whose first whole page it is */
   uint64_t *handle;
   uint8_t *mapped;
-  uint16_t *busy;
+  uint8_t *busy;
   struct sblock **head;
   uint64_t npages;            /* PRIM: pages the reservation spans; STITCH/SMALL: pages mapped */
   uint64_t nmapped;           /* PRIM: pages mapped */
@@ -95,9 +96,10 @@ struct srange {
   /* STITCH/SMALL: where its pages live, in page order */
   struct srun *runs;
   uint32_t nruns;
-  int lent;                   /* the runs are lent to it (always for SMALL; STITCH unless released) */
+  uint32_t nlent;             /* runs [0, nlent) are lent to it: all but while a view has given
+                                 some back (the last ones) */
   /* wholly free (cached): SMALL in its pool's list; STITCH in the global LRU list, and
-   * when released (pages given back) in its pool's views */
+   * once it has given pages back, in its pool's views */
   struct ordnode vnode;
   struct srange *lru_prev, *lru_next;
   int cached;
@@ -175,8 +177,8 @@ int view_repair(struct stitch *st, struct srange *s);       /* remap its busy pa
 int small_build(struct stitch *st, struct spool *p, struct srange **out);
 void range_busy_inc(struct stitch *st, struct srange *r);
 void range_busy_dec(struct stitch *st, struct srange *r);
-uint64_t reclaim_one(struct stitch *st, struct spool *own);
-void view_release(struct stitch *st, struct srange *r);       /* a holding view gives its pages back */
+uint64_t reclaim_one(struct stitch *st, struct spool *own, uint64_t k);
+uint64_t view_release(struct stitch *st, struct srange *r, uint64_t k);   /* a view gives back >= k pages */
 void release_free_pages(struct stitch *st);
 void ranges_destroy(struct stitch *st);
 

@@ -3,6 +3,7 @@
  * and splitting and merging of neighbouring blocks. No policy here; see stitch.h. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "stitch.h"
 
 struct sblock *sb_new(struct stitch *st) {
@@ -68,9 +69,16 @@ void free_erase(struct sblock *b) {
   b->r->head[first_whole_page(b)] = NULL;
 }
 
+/* A block's whole pages are busy through it alone (they were whole pages of a free block
+ * before, and no other block touches them): set at once; its partial end pages, which
+ * neighbours may share, are counted. */
 void prim_busy(struct srange *r, uint64_t addr, uint64_t size, int delta) {
-  uint64_t lo = (addr - r->va) / ST_PAGE, hi = (addr + size - r->va + ST_PAGE - 1) / ST_PAGE;
-  for (uint64_t i = lo; i < hi; i++) r->busy[i] = (uint16_t)(r->busy[i] + delta);
+  uint64_t off = addr - r->va, end = off + size;
+  uint64_t lo = (off + ST_PAGE - 1) / ST_PAGE, hi = end / ST_PAGE;   /* whole pages [lo, hi) */
+  if (hi > lo) memset(r->busy + lo, delta > 0, hi - lo);
+  if (off % ST_PAGE) r->busy[off / ST_PAGE] = (uint8_t)(r->busy[off / ST_PAGE] + delta);
+  if (end % ST_PAGE && (!(off % ST_PAGE) || end / ST_PAGE != off / ST_PAGE))   /* not the same page */
+    r->busy[end / ST_PAGE] = (uint8_t)(r->busy[end / ST_PAGE] + delta);
 }
 
 struct sblock *sb_split(struct stitch *st, struct sblock *b, uint64_t at) {

@@ -14,7 +14,7 @@ static const char *kind_name(int k) { return k == RK_PRIM ? "primitive" : k == R
 
 /* busy counts and heads against the blocks */
 static int check_pages(const struct srange *r, char *err) {
-  uint16_t *want = calloc(r->npages ? r->npages : 1, sizeof *want);
+  uint8_t *want = calloc(r->npages ? r->npages : 1, sizeof *want);
   if (!want) FAIL("out of host memory");
   int bad = 0;
   for (const struct sblock *b = r->first; b && !bad; b = b->next) {
@@ -88,10 +88,10 @@ static int check_range(const struct srange *r, uint64_t *free_blocks, uint64_t *
   for (uint32_t j = 0; j < r->nruns; j++) {
     const struct srun *u = &r->runs[j];
     uint64_t in = (u->addr - u->home->va) % ST_PAGE, end = u->addr - in + u->npages * ST_PAGE;
-    if (r->lent && (!u->lent || u->lent->kind != BK_LENT || u->lent->borrower != r || u->lent->addr != u->addr ||
-                    u->lent->addr + u->lent->size != end || u->lent->r != u->home))
+    if (j < r->nlent && (!u->lent || u->lent->kind != BK_LENT || u->lent->borrower != r || u->lent->addr != u->addr ||
+                         u->lent->addr + u->lent->size != end || u->lent->r != u->home))
       FAIL("%s range %#llx: run %u is not lent to it", kind_name(r->kind), (unsigned long long)r->va, j);
-    if (!r->lent && u->lent) FAIL("view %#llx: run %u still lent", (unsigned long long)r->va, j);
+    if (j >= r->nlent && u->lent) FAIL("view %#llx: run %u, given back, still points at a lent block", (unsigned long long)r->va, j);
     if (u->home->kind != RK_PRIM || u->addr < u->home->va || end > u->home->va + u->home->size)
       FAIL("%s range %#llx: run %u is not inside a primitive range", kind_name(r->kind), (unsigned long long)r->va, j);
     if (in && (j || r->kind != RK_STITCH || in != r->va - r->vbase))
@@ -101,10 +101,12 @@ static int check_range(const struct srange *r, uint64_t *free_blocks, uint64_t *
   }
   if (pages != r->npages || r->size != pages * ST_PAGE - (r->kind == RK_STITCH ? r->va - r->vbase : 0))
     FAIL("%s range %#llx: %llu pages in runs for %llu bytes", kind_name(r->kind), (unsigned long long)r->va, (unsigned long long)pages, (unsigned long long)r->size);
-  if (r->kind == RK_SMALL && (r->va != r->runs[0].addr || !r->lent)) FAIL("small range %#llx is not lent its page at home", (unsigned long long)r->va);
-  if (!r->lent && r->nbusy) FAIL("stitched range %#llx is busy but its pages are not lent to it", (unsigned long long)r->va);
+  if (r->nlent > r->nruns) FAIL("%s range %#llx: %u runs lent of %u", kind_name(r->kind), (unsigned long long)r->va, r->nlent, r->nruns);
+  if (r->kind == RK_SMALL && (r->va != r->runs[0].addr || r->nlent != 1)) FAIL("small range %#llx is not lent its page at home", (unsigned long long)r->va);
+  if (r->nlent < r->nruns && r->nbusy) FAIL("stitched range %#llx is busy but not all its pages are lent to it", (unsigned long long)r->va);
+  if (r->nlent < r->nruns && r->nruns && r->nlent == 0 && r->va != r->vbase) FAIL("view %#llx gave back its head run", (unsigned long long)r->va);
   if (r->cached != (r->nbusy == 0)) FAIL("%s range %#llx: %s but %scached", kind_name(r->kind), (unsigned long long)r->va, r->nbusy ? "busy" : "wholly free", r->cached ? "" : "not ");
-  if (!r->lent && (r->first->next || r->first->kind != BK_FREE)) FAIL("view %#llx is not one free block", (unsigned long long)r->va);
+  if (r->nlent < r->nruns && (r->first->next || r->first->kind != BK_FREE)) FAIL("view %#llx is not one free block", (unsigned long long)r->va);
   return 0;
 }
 
@@ -128,10 +130,14 @@ int stitch_check(void *a, char *err) {
   for (const struct srange *r = st->all; r; r = r->all_next) {
     if (check_range(r, &free_blocks, &lent, &live, err)) return -1;
     if (r->kind == RK_PRIM) mapped += r->nmapped;
-    else if (r->lent) runs += r->nruns;
-    else free_blocks--;                   /* a released view's block is in no free set */
-    if (r->kind == RK_STITCH && r->cached) views++;
-    if (r->kind == RK_STITCH && r->cached && r->lent) holding += whole_pages_of(r);
+    else {
+      runs += r->nlent;
+      if (r->nlent < r->nruns) free_blocks--;   /* a view that gave pages back: its block is in no free set */
+    }
+    if (r->kind == RK_STITCH && r->cached) {
+      views++;
+      for (uint32_t j = 0; j < r->nlent; j++) holding += r->runs[j].npages - (j == 0 && r->va != r->vbase);
+    }
   }
   uint64_t set_blocks = 0, view_sets = 0;
   for (int i = 0; i < st->npools; i++) {
@@ -144,7 +150,7 @@ int stitch_check(void *a, char *err) {
     set_blocks += p->prim_free.count + p->stitch_free.count + p->small_free.count;
     for (struct ordnode *n = ordset_first(&p->views); n; n = ordset_next(n)) {
       const struct srange *v = ORD_ENTRY(n, struct srange, vnode);
-      if (v->kind != RK_STITCH || v->pool != p || v->lent || !v->cached) FAIL("stream %llu: released views hold a busy, holding or foreign range", (unsigned long long)p->stream);
+      if (v->kind != RK_STITCH || v->pool != p || v->nlent == v->nruns || !v->cached) FAIL("stream %llu: the views that gave pages back hold a busy, whole or foreign range", (unsigned long long)p->stream);
       view_sets++;
     }
     uint64_t small_cached = 0;
@@ -158,7 +164,7 @@ int stitch_check(void *a, char *err) {
   if (set_blocks != free_blocks) FAIL("%llu free blocks but %llu in the free sets", (unsigned long long)free_blocks, (unsigned long long)set_blocks);
   if (lent != runs) FAIL("%llu lent blocks but %llu runs lent to stitched and small ranges", (unsigned long long)lent, (unsigned long long)runs);
   uint64_t lru = 0;
-  for (const struct srange *v = st->views.head; v; v = v->lru_next) { lru++; released += !v->lent; }
+  for (const struct srange *v = st->views.head; v; v = v->lru_next) { lru++; released += v->nlent < v->nruns; }
   if (released != view_sets || views != lru || views != st->views.count)
     FAIL("%llu cached stitched ranges (%llu released, %llu in the pools' sets), %llu in the LRU list, counted %llu", (unsigned long long)views,
          (unsigned long long)released, (unsigned long long)view_sets, (unsigned long long)lru, (unsigned long long)st->views.count);

@@ -4,6 +4,15 @@
  * bins are ordered by size and each bin is ordered inside. See stitch.h. */
 #include "stitch.h"
 
+/* (size, address), inlined into the bins' descents */
+static inline int fs_cmp(const struct ordnode *a, const struct ordnode *b) {
+  const struct sblock *x = ORD_ENTRY(a, struct sblock, node), *y = ORD_ENTRY(b, struct sblock, node);
+  if (x->size != y->size) return x->size < y->size ? -1 : 1;
+  return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+ORDSET_TYPED(fsbin, fs_cmp)
+
 static unsigned bin_of(uint64_t size) {
   uint64_t u = size >> 9;
   if (u < FS_SUB) return (unsigned)u;
@@ -44,14 +53,14 @@ void fset_init(struct fset *fs) {
 
 void fset_insert(struct fset *fs, struct sblock *b) {
   unsigned i = bin_of(b->size);
-  ordset_insert(&fs->bins[i], &b->node);
+  fsbin_insert(&fs->bins[i], &b->node);
   fs->nonempty[i >> 6] |= 1ull << (i & 63);
   fs->count++;
 }
 
 void fset_erase(struct fset *fs, struct sblock *b) {
   unsigned i = bin_of(b->size);
-  ordset_erase(&fs->bins[i], &b->node);
+  ordset_erase_inline(&fs->bins[i], &b->node);
   if (!fs->bins[i].count) fs->nonempty[i >> 6] &= ~(1ull << (i & 63));
   fs->count--;
 }
@@ -61,18 +70,18 @@ struct sblock *fset_lower_bound(const struct fset *fs, uint64_t size) {
   unsigned i = bin_of(size);
   if (fs->nonempty[i >> 6] & (1ull << (i & 63))) {
     struct sblock key = {.size = size};
-    struct sblock *b = sb_of(ordset_lower_bound(&fs->bins[i], &key.node));
+    struct sblock *b = sb_of(fsbin_lower_bound(&fs->bins[i], &key.node));
     if (b) return b;
   }
   i = bin_next(fs, i + 1);
-  return i < FS_NBINS ? sb_of(ordset_first(&fs->bins[i])) : NULL;
+  return i < FS_NBINS ? sb_of(ordset_first_inline(&fs->bins[i])) : NULL;
 }
 
 struct sblock *fset_next(const struct fset *fs, const struct sblock *b) {
-  struct sblock *n = sb_of(ordset_next(&b->node));
+  struct sblock *n = sb_of(ordset_next_inline(&b->node));
   if (n) return n;
   unsigned i = bin_next(fs, bin_of(b->size) + 1);
-  return i < FS_NBINS ? sb_of(ordset_first(&fs->bins[i])) : NULL;
+  return i < FS_NBINS ? sb_of(ordset_first_inline(&fs->bins[i])) : NULL;
 }
 
 struct sblock *fset_first(const struct fset *fs) { return fset_lower_bound(fs, 0); }
@@ -80,5 +89,5 @@ struct sblock *fset_first(const struct fset *fs) { return fset_lower_bound(fs, 0
 struct sblock *fset_last(const struct fset *fs) {
   if (!fs->count) return NULL;
   unsigned i = bin_prev(fs, FS_NBINS - 1);
-  return i < FS_NBINS ? sb_of(ordset_last(&fs->bins[i])) : NULL;
+  return i < FS_NBINS ? sb_of(ordset_last_inline(&fs->bins[i])) : NULL;
 }

@@ -104,6 +104,11 @@ static void rlist_remove(struct rlist *l, struct srange *r) {
 static void unlend(struct stitch *st, struct sblock *l);
 static void view_evict(struct stitch *st, struct srange *s);
 
+/* whole pages of run j of stitched or small range r (a head run's first page is shared) */
+static uint64_t run_whole(const struct srange *r, uint32_t j) {
+  return r->runs[j].npages - (j == 0 && r->kind == RK_STITCH && r->va != r->vbase);
+}
+
 void range_busy_inc(struct stitch *st, struct srange *r) {
   if (r->nbusy++ || !r->cached) return;
   if (r->kind == RK_SMALL) { rlist_remove(&r->pool->small_cached, r); return; }
@@ -122,24 +127,33 @@ void range_busy_dec(struct stitch *st, struct srange *r) {
   while (st->views.count > st->max_stitched) view_evict(st, st->views.head);
 }
 
-/* A holding view's pages go back home (it stays mapped). */
-static void view_give_back(struct stitch *st, struct srange *r) {
-  free_erase(r->first);
-  for (uint32_t j = 0; j < r->nruns; j++) {
+/* A holding view gives back the pages of its last runs (at least k whole pages; all when
+ * k is more than ST_PARTIAL_RELEASE, so that they merge into large free blocks at home
+ * that a large request can take without stitching) to their homes; it stays mapped and, with any run given back, waits in its pool's
+ * views to be taken again (once those pages are free) or repaired. A head run is never
+ * given back alone: a view would have to give it back is unmapped instead. Returns the
+ * whole pages given back. */
+uint64_t view_release(struct stitch *st, struct srange *r, uint64_t k) {
+  uint64_t got = 0;
+  if (k > ST_PARTIAL_RELEASE) k = r->npages;   /* asked for much: all, to merge into large free blocks */
+  if (r->nlent == r->nruns) {
+    free_erase(r->first);
+    ordset_insert(&r->pool->views, &r->vnode);
+  }
+  while (r->nlent && got < k) {
+    uint32_t j = r->nlent - 1;
+    if (j == 0 && r->va != r->vbase) {
+      got += run_whole(r, 0);
+      view_evict(st, r);
+      return got;
+    }
     unlend(st, r->runs[j].lent);
     r->runs[j].lent = NULL;
+    r->nlent--;
+    got += run_whole(r, j);
+    st->holding_pages -= run_whole(r, j);
   }
-  r->lent = 0;
-  st->holding_pages -= whole_pages_of(r);
-}
-
-/* A holding view gives its pages back home (no unmapping): it can be taken again once
- * they are all free, or repaired. One with a head run cannot (its head page stays busy
- * at home) and is unmapped instead. */
-void view_release(struct stitch *st, struct srange *r) {
-  if (r->va != r->vbase) { view_evict(st, r); return; }
-  view_give_back(st, r);
-  ordset_insert(&r->pool->views, &r->vnode);
+  return got;
 }
 
 /* ---- primitive ranges: a VA reservation per stream, pages mapped on demand ---- */
@@ -357,7 +371,6 @@ int stitch_build(struct stitch *st, struct spool *p, uint64_t npages, uint64_t h
   s->vbase = va;
   s->npages = npages;
   s->runs = xcalloc(npages, sizeof *s->runs);
-  s->lent = 1;
   uint64_t got = 0;
   struct sblock *f = head ? head_fragment(p, head) : NULL;
   if (f) {
@@ -376,6 +389,7 @@ int stitch_build(struct stitch *st, struct spool *p, uint64_t npages, uint64_t h
     range_free(st, s);
     return rc < 0 ? rc : -1;
   }
+  s->nlent = s->nruns;
   s->va = va + lead;
   s->size = npages * ST_PAGE - lead;
   range_set_single_free(st, s);
@@ -398,8 +412,9 @@ static struct sblock *run_home_block(const struct srun *u) {
   }
 }
 
+/* its given-back runs' pages all free at home (the others are still lent to it) */
 static int view_available(const struct srange *s) {
-  for (uint32_t j = 0; j < s->nruns; j++)
+  for (uint32_t j = s->nlent; j < s->nruns; j++)
     if (!run_home_block(&s->runs[j])) return 0;
   return 1;
 }
@@ -417,27 +432,47 @@ struct srange *view_find(struct spool *p, uint64_t r, const struct sblock *bette
   return NULL;
 }
 
-void view_take(struct stitch *st, struct srange *s) {
+/* A view leaves the cache to be used: its still-lent pages stop counting as held. */
+static void view_unlist(struct stitch *st, struct srange *s) {
   ordset_erase(&s->pool->views, &s->vnode);
   rlist_remove(&st->views, s);
-  for (uint32_t j = 0; j < s->nruns; j++) {
+  for (uint32_t j = 0; j < s->nlent; j++) st->holding_pages -= run_whole(s, j);
+}
+
+void view_take(struct stitch *st, struct srange *s) {
+  view_unlist(st, s);
+  for (uint32_t j = s->nlent; j < s->nruns; j++) {
     struct srun *u = &s->runs[j];
     u->lent = lend_at(st, run_home_block(u), u->addr, u->npages * ST_PAGE, s);
   }
-  s->lent = 1;
+  s->nlent = s->nruns;
   free_insert(s->first);
 }
 
 static void view_evict(struct stitch *st, struct srange *s) {
-  if (s->lent) view_give_back(st, s);
+  if (s->nlent == s->nruns) free_erase(s->first);
   else ordset_erase(&s->pool->views, &s->vnode);
   rlist_remove(&st->views, s);
+  for (uint32_t j = 0; j < s->nlent; j++) {
+    st->holding_pages -= run_whole(s, j);
+    unlend(st, s->runs[j].lent);
+  }
   for (uint64_t i = 0; i < s->npages; i++) dev_unmap(st->dev, s->vbase + i * ST_PAGE, ST_PAGE);
   dev_va_release(st->dev, s->vbase, s->npages * ST_PAGE);
   range_free(st, s);
 }
 
 static int page_free(const struct srange *h, uint64_t i) { return h->mapped[i] && !h->busy[i]; }
+
+/* pages of the runs a view gave back that are busy at home now */
+static uint64_t view_busy_pages(const struct srange *s, uint64_t stop) {
+  uint64_t busy = 0;
+  for (uint32_t j = s->nlent; j < s->nruns && busy < stop; j++) {
+    uint64_t p0 = (s->runs[j].addr - s->runs[j].home->va) / ST_PAGE;
+    for (uint64_t i = 0; i < s->runs[j].npages; i++) busy += !page_free(s->runs[j].home, p0 + i);
+  }
+  return busy;
+}
 
 /* The view of exactly npages pages with the fewest pages busy at home, if remapping
  * those (an unmap and a map each) costs fewer calls than stitching anew (npages maps). */
@@ -447,29 +482,27 @@ struct srange *view_repairable(struct spool *p, uint64_t npages) {
   for (struct ordnode *n = ordset_lower_bound(&p->views, &key.vnode); n; n = ordset_next(n)) {
     struct srange *s = ORD_ENTRY(n, struct srange, vnode);
     if (s->size != key.size) break;
-    uint64_t busy = 0;
-    for (uint32_t j = 0; j < s->nruns && busy < best_busy; j++) {
-      uint64_t p0 = (s->runs[j].addr - s->runs[j].home->va) / ST_PAGE;
-      for (uint64_t i = 0; i < s->runs[j].npages; i++) busy += !page_free(s->runs[j].home, p0 + i);
-    }
+    uint64_t busy = view_busy_pages(s, best_busy);
     if (busy < best_busy) { best_busy = busy; best = s; }
   }
   return best;
 }
 
-/* Serve view s again: its free pages are lent to it in place, its busy ones replaced by
- * other free pages (gathered as for a new stitch) unmapped and mapped at their offsets.
- * Precondition: pages_free_total() >= s->npages. On a device error s is evicted. */
+/* Serve view s again: the pages of the runs it gave back are lent to it again where they
+ * are free, and replaced where busy by other free pages (gathered as for a new stitch),
+ * unmapped and mapped at their offsets. Precondition: pages_free_total() >= the pages it
+ * gave back. On a device error s is evicted. */
 int view_repair(struct stitch *st, struct srange *s) {
-  ordset_erase(&s->pool->views, &s->vnode);
-  rlist_remove(&st->views, s);
+  view_unlist(st, s);
   struct srun *old = s->runs;
-  uint32_t nold = s->nruns;
+  uint32_t nold = s->nruns, kept = s->nlent;
   uint8_t *fresh = xcalloc(s->npages, 1);
   s->runs = xcalloc(s->npages, sizeof *s->runs);
-  s->nruns = 0;
+  memcpy(s->runs, old, kept * sizeof *old);
+  s->nruns = kept;
   uint64_t slot = 0;
-  for (uint32_t j = 0; j < nold; j++) {
+  for (uint32_t j = 0; j < kept; j++) slot += old[j].npages;
+  for (uint32_t j = kept; j < nold; j++) {
     const struct srange *h = old[j].home;
     uint64_t p0 = (old[j].addr - h->va) / ST_PAGE;
     for (uint64_t i = 0, len; i < old[j].npages; i += len, slot += len) {
@@ -485,6 +518,7 @@ int view_repair(struct stitch *st, struct srange *s) {
     }
   }
   free(old);
+  s->nlent = s->nruns;
   int rc = slot == s->npages ? 0 : -1;
   for (uint64_t q = 0; q < s->npages; q++)
     if (fresh[q]) dev_unmap(st->dev, s->vbase + q * ST_PAGE, ST_PAGE);
@@ -504,7 +538,6 @@ int view_repair(struct stitch *st, struct srange *s) {
     return rc < 0 ? rc : -1;
   }
   free(fresh);
-  s->lent = 1;
   free_insert(s->first);
   return 0;
 }
@@ -520,8 +553,8 @@ int small_build(struct stitch *st, struct spool *p, struct srange **out) {
       struct srange *s = range_new(st, RK_SMALL, p);
       s->npages = 1;
       s->runs = xcalloc(1, sizeof *s->runs);
-      s->lent = 1;
       add_run(s, lend_at(st, f, (f->addr + ST_PAGE - 1) / ST_PAGE * ST_PAGE, ST_PAGE, s));
+      s->nlent = 1;
       s->va = s->runs[0].addr;
       s->size = ST_PAGE;
       range_set_single_free(st, s);
@@ -540,17 +573,16 @@ static void small_dissolve(struct stitch *st, struct srange *s) {
   range_free(st, s);
 }
 
-/* Give back the pages of one wholly free range: a small one of the own stream, else
- * the least recently used holding view, else another stream's small one. Returns the
- * pages given back (0: nothing left to give). */
-uint64_t reclaim_one(struct stitch *st, struct spool *own) {
+/* Give back pages of wholly free ranges, about k: a small one of the own stream, else
+ * the last runs of the least recently used view still holding pages, else another
+ * stream's small one. Returns the whole pages given back (0: nothing left to give). */
+uint64_t reclaim_one(struct stitch *st, struct spool *own, uint64_t k) {
   if (own->small_cached.head) { small_dissolve(st, own->small_cached.head); return 1; }
-  for (struct srange *v = st->views.head; v; v = v->lru_next)
-    if (v->lent) {
-      uint64_t n = whole_pages_of(v);
-      view_release(st, v);
-      return n;
-    }
+  for (struct srange *v = st->views.head, *next; v; v = next) {
+    next = v->lru_next;
+    uint64_t got = v->nlent ? view_release(st, v, k) : 0;   /* 0: it only held a head page (now unmapped) */
+    if (got) return got;
+  }
   for (int i = 0; i < st->npools; i++)
     if (st->pools[i]->small_cached.head) { small_dissolve(st, st->pools[i]->small_cached.head); return 1; }
   return 0;
