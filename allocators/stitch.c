@@ -18,8 +18,9 @@
  *      EMPTY_CACHE pass, one cache flush) and the request retried once, then FB_OOM.
  * Small requests (<= 1 MiB) use best fit with splitting in single lent pages, as
  * PyTorch's small pool does in 2 MiB segments (a compact suballocator of our own; the
- * caching strategy's policy header is tied to its own block and segment records). Reserved memory is only
- * ever the pages created: mapping a page into a stitched range does not add to it. */
+ * caching strategy's policy header is tied to its own block and segment records).
+ * Reserved memory is only ever the pages created: mapping a page into a stitched range
+ * does not add to it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
