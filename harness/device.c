@@ -16,51 +16,71 @@ int cuda_device_count(char *err) {
 }
 #endif
 
-/* A held range (by address) or a physical handle (by id). */
+/* A held range, by address (kept with --validate). Physical handles: handle_table.h. */
 struct held {
   struct ordnode node;
   uint64_t key;       /* address, or handle id */
   uint64_t size;
-  int kind;           /* 0 malloc, 1 mapped, 2 pool block, 3 physical handle */
-  int maps;           /* handles: how many ranges map it */
+  int kind;           /* 0 malloc, 1 mapped, 2 pool block */
 };
 
-static int held_cmp(const struct ordnode *a, const struct ordnode *b) {
+static inline int held_cmp(const struct ordnode *a, const struct ordnode *b) {
   uint64_t x = ORD_ENTRY(a, struct held, node)->key, y = ORD_ENTRY(b, struct held, node)->key;
   return x < y ? -1 : x > y;
 }
+ORDSET_TYPED(held_set, held_cmp)
 
+/* finds: the comparison inlined (a stitching strategy maps and unmaps a page every few
+ * events, so these are on its hot path) */
 static struct held *held_find(const struct ordset *s, uint64_t key) {
   struct held k = {.key = key};
-  struct ordnode *n = ordset_lower_bound(s, &k.node);
+  struct ordnode *n = held_set_lower_bound(s, &k.node);
   if (!n) return NULL;
   struct held *h = ORD_ENTRY(n, struct held, node);
   return h->key == key ? h : NULL;
 }
 
-static void held_add(struct ordset *s, uint64_t key, uint64_t size, int kind) {
-  struct held *h = calloc(1, sizeof *h);
-  if (!h) { fprintf(stderr, "fragbench: out of host memory\n"); exit(1); }
+static struct held *held_floor(const struct ordset *s, uint64_t key) {
+  struct held k = {.key = key};
+  struct ordnode *n = held_set_floor(s, &k.node);
+  return n ? ORD_ENTRY(n, struct held, node) : NULL;
+}
+
+/* records are kept for reuse on a per-device spare list (chained through node.left), so
+ * a map or create after the first few costs no malloc */
+static void held_add(struct device *d, struct ordset *s, uint64_t key, uint64_t size, int kind) {
+  struct held *h = d->held_spare;
+  if (h) d->held_spare = h->node.left;
+  else if (!(h = malloc(sizeof *h))) { fprintf(stderr, "fragbench: out of host memory\n"); exit(1); }
+  memset(h, 0, sizeof *h);
   h->key = key;
   h->size = size;
   h->kind = kind;
-  ordset_insert(s, &h->node);
+  held_set_insert(s, &h->node);
 }
 
-static void held_drop(struct ordset *s, struct held *h) {
-  ordset_erase(s, &h->node);
-  free(h);
+static void held_drop(struct device *d, struct ordset *s, struct held *h) {
+  ordset_erase_inline(s, &h->node);
+  h->node.left = d->held_spare;
+  d->held_spare = h;
 }
 
-static void held_clear(struct ordset *s) {
+static void held_clear(struct device *d, struct ordset *s) {
   struct ordnode *n;
-  while ((n = ordset_first(s))) held_drop(s, ORD_ENTRY(n, struct held, node));
+  while ((n = ordset_first(s))) held_drop(d, s, ORD_ENTRY(n, struct held, node));
+}
+
+static void held_spare_free(struct device *d) {
+  while (d->held_spare) {
+    struct held *h = d->held_spare;
+    d->held_spare = h->node.left;
+    free(h);
+  }
 }
 
 int device_open(struct device *d, const struct device_config *cfg, char *err) {
   memset(d, 0, sizeof *d);
   ordset_init(&d->ranges, held_cmp);
-  ordset_init(&d->handles, held_cmp);
   d->index = cfg->index;
   d->fail_rng = 0x9E3779B97F4A7C15ull ^ (uint64_t)cfg->index;
   if (!strcmp(cfg->kind, "sim")) return sim_open(d, cfg, err);
@@ -78,8 +98,9 @@ int device_open(struct device *d, const struct device_config *cfg, char *err) {
 
 void device_close(struct device *d) {
   if (d->ops && d->ops->close) d->ops->close(d);
-  held_clear(&d->ranges);
-  held_clear(&d->handles);
+  held_clear(d, &d->ranges);
+  handle_table_free(&d->handles);
+  held_spare_free(d);
   d->ops = NULL;
 }
 
@@ -121,7 +142,7 @@ int dev_malloc(struct device *d, uint64_t size, uint64_t *addr) {
   if (rc) return rc;
   d->c.device_allocs++;
   took(d, size);
-  if (d->track_ranges) held_add(&d->ranges, *addr, size, 0);
+  if (d->track_ranges) held_add(d, &d->ranges, *addr, size, 0);
   return 0;
 }
 
@@ -134,7 +155,7 @@ void dev_free(struct device *d, uint64_t addr, uint64_t size) {
               (unsigned long long)addr, (unsigned long long)size);
       abort();
     }
-    held_drop(&d->ranges, h);
+    held_drop(d, &d->ranges, h);
   }
   d->ops->free(d, addr, size);
   d->c.device_frees++;
@@ -162,22 +183,20 @@ int dev_phys_create(struct device *d, uint64_t size, uint64_t *h) {
   if (rc) return rc;
   d->c.device_allocs++;
   took(d, size);
-  held_add(&d->handles, *h, size, 3);
+  if (handle_table_put(&d->handles, *h, size)) { fprintf(stderr, "fragbench: out of host memory\n"); exit(1); }
   return 0;
 }
 
 int dev_map(struct device *d, uint64_t va, uint64_t size, uint64_t h) {
-  struct held *ph = held_find(&d->handles, h);
+  struct handle_slot *ph = handle_table_get(&d->handles, h);
   if (!ph || ph->size != size || va % DEV_PAGE) {
     snprintf(d->err, FB_ERRLEN, "cuMemMap: handle %llu of %llu bytes cannot map %llu bytes at %#llx",
              (unsigned long long)h, (unsigned long long)(ph ? ph->size : 0), (unsigned long long)size, (unsigned long long)va);
     return -1;
   }
   if (d->track_ranges) {
-    struct held k = {.key = va + size - 1};
-    struct ordnode *n = ordset_floor(&d->ranges, &k.node);
-    if (n) {
-      struct held *r = ORD_ENTRY(n, struct held, node);
+    struct held *r = held_floor(&d->ranges, va + size - 1);
+    if (r) {
       if (r->key + r->size > va) {
         snprintf(d->err, FB_ERRLEN, "cuMemMap: %#llx+%llu overlaps a range already held", (unsigned long long)va, (unsigned long long)size);
         return -1;
@@ -188,7 +207,7 @@ int dev_map(struct device *d, uint64_t va, uint64_t size, uint64_t h) {
   if (rc) return rc;
   ph->maps++;
   d->c.maps++;
-  if (d->track_ranges) held_add(&d->ranges, va, size, 1);
+  if (d->track_ranges) held_add(d, &d->ranges, va, size, 1);
   return 0;
 }
 
@@ -200,14 +219,14 @@ void dev_unmap(struct device *d, uint64_t va, uint64_t size) {
               (unsigned long long)va, (unsigned long long)size);
       abort();
     }
-    held_drop(&d->ranges, r);
+    held_drop(d, &d->ranges, r);
   }
   d->ops->unmap(d, va, size);
   d->c.unmaps++;
 }
 
 void dev_phys_release(struct device *d, uint64_t h) {
-  struct held *ph = held_find(&d->handles, h);
+  struct handle_slot *ph = handle_table_get(&d->handles, h);
   if (!ph) {
     fprintf(stderr, "fragbench: device: release of unknown physical handle %llu\n", (unsigned long long)h);
     abort();
@@ -215,7 +234,7 @@ void dev_phys_release(struct device *d, uint64_t h) {
   d->ops->phys_release(d, h);
   d->c.device_frees++;
   d->reserved -= ph->size;
-  held_drop(&d->handles, ph);
+  handle_table_del(&d->handles, ph);
 }
 
 int dev_has_pool(const struct device *d) { return d->ops->pool_alloc != NULL; }
@@ -232,7 +251,7 @@ int dev_pool_alloc(struct device *d, uint64_t size, uint64_t stream, uint64_t *a
   if (injected_failure(d)) return FB_OOM;
   int rc = d->ops->pool_alloc(d, size, stream, addr);
   if (rc) return rc;
-  if (d->track_ranges) held_add(&d->ranges, *addr, size, 2);
+  if (d->track_ranges) held_add(d, &d->ranges, *addr, size, 2);
   pool_sync_reserved(d);
   return 0;
 }
@@ -240,7 +259,7 @@ int dev_pool_alloc(struct device *d, uint64_t size, uint64_t stream, uint64_t *a
 void dev_pool_free(struct device *d, uint64_t addr, uint64_t stream) {
   if (d->track_ranges) {
     struct held *r = held_find(&d->ranges, addr);
-    if (r && r->kind == 2) held_drop(&d->ranges, r);
+    if (r && r->kind == 2) held_drop(d, &d->ranges, r);
   }
   d->ops->pool_free(d, addr, stream);
   pool_sync_reserved(d);
@@ -256,10 +275,8 @@ int dev_holds(const struct device *d, uint64_t addr, uint64_t size) {
   /* walk the ranges that cover [addr, addr+size) contiguously (mapped pages may be adjacent) */
   uint64_t pos = addr, end = addr + size;
   while (pos < end) {
-    struct held k = {.key = pos};
-    struct ordnode *n = ordset_floor(&d->ranges, &k.node);
-    if (!n) return 0;
-    struct held *r = ORD_ENTRY(n, struct held, node);
+    const struct held *r = held_floor(&d->ranges, pos);
+    if (!r) return 0;
     if (r->key + r->size <= pos) return 0;
     pos = r->key + r->size;
   }

@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include "event.h"
 #include "ordset.h"
+#include "handle_table.h"
 
 #define FB_OOM 1            /* return value of a device or allocator call that ran out */
 #define DEV_PAGE (2ull << 20) /* VMM granularity (cuMemGetAllocationGranularity on H100) */
@@ -70,7 +71,8 @@ struct device {
    * validator's view), physical handles by id (their sizes, for reserved accounting) */
   int track_ranges;           /* keep malloc'd/mapped/pool ranges (--validate) */
   struct ordset ranges;
-  struct ordset handles;
+  struct handle_table handles;
+  void *held_spare;           /* device.c: records of ranges dropped, for reuse */
   uint64_t pool_reserved;     /* async pool: reserved as the pool reports it */
   /* failure injection (stress): each malloc/phys_create/pool_alloc fails with this probability */
   double fail_rate; uint64_t fail_rng;
