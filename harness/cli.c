@@ -16,6 +16,8 @@ static const char usage[] =
 "  fragbench export (--workload W | --trace FILE) --out FILE   write the native trace CSV\n"
 "  fragbench list                            workloads, trace formats, allocators, parameters\n"
 "  fragbench perf [--out FILE.csv]           the suite's own speed on sim (make perf)\n"
+"  fragbench readspeed [--events N] [--frames K] [FILE...]   snapshot reading MB/s\n"
+"                                            (default: tests/data and a synthetic snapshot)\n"
 "\n"
 "selection (each may repeat):\n"
 "  --workload NAME[:k=v,...]   a synthetic generator (see `fragbench list`)\n"
@@ -149,12 +151,15 @@ int cli_parse(int argc, char **argv, struct cli_opts *o) {
   return 0;
 }
 
+int trace_bench_main(int argc, char **argv);
+
 int cli_main(int argc, char **argv) {
   if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
     print_usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
   const struct command *c = commands;
+  if (!strcmp(argv[1], "readspeed")) return trace_bench_main(argc - 1, argv + 1);
   while (c->name && strcmp(c->name, argv[1])) c++;
   if (!c->name) {
     fprintf(stderr, "fragbench: unknown command '%s'; known:", argv[1]);

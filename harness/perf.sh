@@ -7,3 +7,7 @@ mkdir -p results
 out=results/perf-$(date -u +%Y%m%dT%H%M%SZ).csv
 "$BIN" perf --out "$out"
 echo "perf: rows in $out"
+echo
+# the snapshot reader alone, per bundled snapshot and on a large synthetic one with stack
+# frames (the case that must not read slower than a frameless one)
+"$BIN" readspeed
