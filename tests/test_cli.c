@@ -114,3 +114,18 @@ TEST(cli_help_explains) {
   CHECK_CONTAINS(o, "exit status");
   free(o);
 }
+
+/* readspeed reads a snapshot through and reports its MB/s; a file it cannot read makes
+ * it exit 1 naming the file */
+TEST(cli_readspeed_reports_and_fails_on_a_bad_file) {
+  paths();
+  CHECK_EQ(test_cli(outp, errp, "readspeed", "tests/data/gpt_train_short_frames.pickle", NULL), 0);
+  char *o = test_read_file(outp);
+  CHECK_CONTAINS(o, "2247 events");
+  CHECK_CONTAINS(o, "pickle reading:");
+  free(o);
+  CHECK_EQ(test_cli(outp, errp, "readspeed", "tests/data/no_such.pickle", NULL), 1);
+  char *e = test_read_file(errp);
+  CHECK_CONTAINS(e, "no_such.pickle");
+  free(e);
+}
