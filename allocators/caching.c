@@ -196,14 +196,8 @@ static int caching_alloc(void *a, uint64_t orig_size, uint64_t stream, struct bl
     int rc = alloc_miss(c, pool, stream, size, gc, &b);
     if (rc) return rc;
   }
-  if (caching_should_split(&c->cfg, pool->is_small, 0, b->size, size))
-    b = cblock_split_front(&c->store, b, size, &b->seg->head);
-  b->allocated = 1;
-  b->requested = orig_size;
-  out->addr = b->addr;
-  out->size = b->size;
-  out->stream = b->stream;
-  out->handle = b;
+  cblock_hand_out(&c->store, b, caching_should_split(&c->cfg, pool->is_small, 0, b->size, size), size,
+                  orig_size, &b->seg->head, out);
   return 0;
 }
 

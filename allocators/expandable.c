@@ -118,14 +118,8 @@ static int exp_alloc(void *a, uint64_t orig_size, uint64_t stream, struct block 
     }
     if (rc) return rc;
   }
-  if (caching_should_split(&e->cfg, p->blocks.is_small, 1, b->size, size))
-    b = cblock_split_front(&e->store, b, size, &b->seg->head);
-  b->allocated = 1;
-  b->requested = orig_size;
-  out->addr = b->addr;
-  out->size = b->size;
-  out->stream = b->stream;
-  out->handle = b;
+  cblock_hand_out(&e->store, b, caching_should_split(&e->cfg, p->blocks.is_small, 1, b->size, size), size,
+                  orig_size, &b->seg->head, out);
   return 0;
 }
 
