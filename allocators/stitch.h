@@ -31,6 +31,7 @@
 #ifndef FB_STITCH_H
 #define FB_STITCH_H
 #include <stdint.h>
+#include <string.h>
 #include "allocator.h"
 #include "ordset.h"
 
@@ -52,6 +53,7 @@ struct sblock {
   struct sblock *prev, *next; /* address order within r */
   struct srange *borrower;    /* LENT: the range holding these pages */
   uint8_t kind;
+  uint16_t bin;               /* FREE: its bin in its free set */
 };
 
 /* A set of free blocks in best-fit order, binned by size (stitch_fset.c). */
@@ -61,6 +63,7 @@ struct sblock {
 #define FS_WORDS ((FS_NBINS + 63) / 64)
 struct fset {
   size_t count;
+  uint32_t words;             /* bit w: nonempty[w] has a bit set */
   uint64_t nonempty[FS_WORDS];
   struct ordset bins[FS_NBINS];
 };
@@ -77,6 +80,7 @@ struct srun {
 struct srange {
   uint8_t kind;
   struct spool *pool;         /* the stream it serves */
+  struct fset *free;          /* where its FREE blocks are: its pool's prim_free, stitch_free or small_free */
   uint64_t va, size;          /* where its blocks lie: PRIM the VA reservation; STITCH the VA
                                  reservation from `lead` bytes into its first page (which it may
                                  share with a block at home); SMALL its page's home address */
@@ -138,15 +142,8 @@ struct stitch {
   uint64_t stitched_built, stitched_reused, stitched_repaired;  /* diagnostics */
 };
 
-/* stitch_blocks.c: block nodes, free sets, split and merge */
-struct sblock *sb_new(struct stitch *st);
-void sb_put(struct stitch *st, struct sblock *b);
-uint64_t whole_pages(uint64_t addr, uint64_t size);
-struct fset *free_set_of(struct srange *r);
-void prim_busy(struct srange *r, uint64_t addr, uint64_t size, int delta);   /* busy counts of the pages under a block */
-void free_insert(struct sblock *b);        /* b becomes FREE and joins its set */
-void free_erase(struct sblock *b);         /* b leaves its set (still FREE until changed) */
-struct sblock *sb_split(struct stitch *st, struct sblock *b, uint64_t at);  /* b keeps [addr,addr+at) */
+/* stitch_blocks.c: block nodes, free sets, split and merge (the hot ones inline, below) */
+struct sblock *sb_alloc_node(struct stitch *st);             /* a new node when none is spare */
 void sb_absorb_next(struct stitch *st, struct sblock *b);   /* b takes over b->next */
 void free_coalesce_insert(struct stitch *st, struct sblock *b);  /* b (FREE, in no set) merges with FREE neighbours */
 void hole_coalesce_insert(struct stitch *st, struct sblock *b);  /* same for UNMAPPED */
@@ -154,13 +151,8 @@ int sb_cmp_size(const struct ordnode *a, const struct ordnode *b);
 int sb_cmp_addr(const struct ordnode *a, const struct ordnode *b);
 static inline struct sblock *sb_of(struct ordnode *n) { return n ? ORD_ENTRY(n, struct sblock, node) : NULL; }
 
-/* stitch_fset.c */
+/* stitch_fset.c (insert, erase, lower_bound, next, first: inline in stitch_fset.h) */
 void fset_init(struct fset *fs);
-void fset_insert(struct fset *fs, struct sblock *b);
-void fset_erase(struct fset *fs, struct sblock *b);
-struct sblock *fset_lower_bound(const struct fset *fs, uint64_t size);  /* smallest >= size */
-struct sblock *fset_next(const struct fset *fs, const struct sblock *b);
-struct sblock *fset_first(const struct fset *fs);
 struct sblock *fset_last(const struct fset *fs);
 
 /* stitch_ranges.c: ranges, pages, lending, stitching, views, reclaim and release */
@@ -184,5 +176,80 @@ void ranges_destroy(struct stitch *st);
 
 /* stitch_check.c */
 int stitch_check(void *a, char *err);
+
+#include "stitch_fset.h"
+
+/* ---- hot block operations (stitch_blocks.c has the rest) ---- */
+
+static inline struct sblock *sb_new(struct stitch *st) {
+  struct sblock *b = st->spare;
+  if (!b) return sb_alloc_node(st);
+  st->spare = b->next;
+  *b = (struct sblock){0};
+  return b;
+}
+
+static inline void sb_put(struct stitch *st, struct sblock *b) {
+  b->next = st->spare;
+  st->spare = b;
+}
+
+static inline uint64_t whole_pages(uint64_t addr, uint64_t size) {
+  uint64_t lo = (addr + ST_PAGE - 1) / ST_PAGE, hi = (addr + size) / ST_PAGE;
+  return hi > lo ? hi - lo : 0;
+}
+
+/* b becomes FREE and joins its set; in a PRIM range its whole pages count as free and
+ * its first whole page points at it */
+static inline void free_insert(struct sblock *b) {
+  struct srange *r = b->r;
+  b->kind = BK_FREE;
+  fset_insert(r->free, b);
+  if (r->kind != RK_PRIM) return;
+  uint64_t w = whole_pages(b->addr, b->size);
+  if (!w) return;
+  r->pool->prim_free_pages += w;
+  r->head[(b->addr - r->va + ST_PAGE - 1) / ST_PAGE] = b;
+}
+
+/* b leaves its set (still FREE until changed) */
+static inline void free_erase(struct sblock *b) {
+  struct srange *r = b->r;
+  fset_erase(r->free, b);
+  if (r->kind != RK_PRIM) return;
+  uint64_t w = whole_pages(b->addr, b->size);
+  if (!w) return;
+  r->pool->prim_free_pages -= w;
+  r->head[(b->addr - r->va + ST_PAGE - 1) / ST_PAGE] = NULL;
+}
+
+/* Busy counts of the pages under a block of PRIM range r. Its whole pages are busy
+ * through it alone (they were whole pages of a free block before, and no other block
+ * touches them): set at once; its partial end pages, which neighbours may share, are
+ * counted. */
+static inline void prim_busy(struct srange *r, uint64_t addr, uint64_t size, int delta) {
+  uint64_t off = addr - r->va, end = off + size;
+  uint64_t lo = (off + ST_PAGE - 1) / ST_PAGE, hi = end / ST_PAGE;   /* whole pages [lo, hi) */
+  if (hi > lo) memset(r->busy + lo, delta > 0, hi - lo);
+  if (off % ST_PAGE) r->busy[off / ST_PAGE] = (uint8_t)(r->busy[off / ST_PAGE] + delta);
+  if (end % ST_PAGE && (!(off % ST_PAGE) || end / ST_PAGE != off / ST_PAGE))   /* not the same page */
+    r->busy[end / ST_PAGE] = (uint8_t)(r->busy[end / ST_PAGE] + delta);
+}
+
+/* b keeps [addr, addr+at); the rest becomes a new block after it, of the same kind */
+static inline struct sblock *sb_split(struct stitch *st, struct sblock *b, uint64_t at) {
+  struct sblock *n = sb_new(st);
+  n->addr = b->addr + at;
+  n->size = b->size - at;
+  n->r = b->r;
+  n->kind = b->kind;
+  n->borrower = b->borrower;
+  n->prev = b;
+  n->next = b->next;
+  if (b->next) b->next->prev = n;
+  b->next = n;
+  b->size = at;
+  return n;
+}
 
 #endif

@@ -60,6 +60,7 @@ static struct srange *range_new(struct stitch *st, int kind, struct spool *p) {
   struct srange *r = xcalloc(1, sizeof *r);
   r->kind = (uint8_t)kind;
   r->pool = p;
+  r->free = kind == RK_PRIM ? &p->prim_free : kind == RK_STITCH ? &p->stitch_free : &p->small_free;
   r->all_next = st->all;
   if (st->all) st->all->all_prev = r;
   st->all = r;
