@@ -98,7 +98,8 @@ struct srange {
   struct ordset holes;        /* PRIM: UNMAPPED blocks by address */
   struct srange *next_prim;   /* PRIM: the pool's list */
   /* STITCH/SMALL: where its pages live, in page order */
-  struct srun *runs;
+  struct srun *runs;          /* &one_run when it has one run */
+  struct srun one_run;
   uint32_t nruns;
   uint32_t nlent;             /* runs [0, nlent) are lent to it: all but while a view has given
                                  some back (the last ones) */
@@ -135,6 +136,10 @@ struct stitch {
   uint64_t holding_pages;     /* whole pages lent to wholly free stitched ranges */
   struct srange *all;
   struct sblock *spare;       /* recycled block nodes: no malloc on cache hits */
+  struct srun *run_buf;       /* where a stitched range's runs are gathered (run_cap of them) */
+  uint64_t run_cap;
+  uint8_t *page_buf;          /* view_repair's marks, page_cap of them */
+  uint64_t page_cap;
   uint64_t max_stitched, large_round, prim_va;
   uint64_t held;              /* bytes of pages created and not released */
   uint64_t live_bytes;        /* bytes in ALLOC blocks */
@@ -156,7 +161,7 @@ void fset_init(struct fset *fs);
 struct sblock *fset_last(const struct fset *fs);
 
 /* stitch_ranges.c: ranges, pages, lending, stitching, views, reclaim and release */
-struct spool *pool_get(struct stitch *st, uint64_t stream);
+struct spool *pool_find(struct stitch *st, uint64_t stream);   /* pool_get's search; creates the pool if new */
 uint64_t pages_free_total(const struct stitch *st);          /* prim_free_pages over all pools */
 uint64_t pages_avail_total(const struct stitch *st);         /* plus wholly free small and stitched ranges' */
 int grow(struct stitch *st, struct spool *p, uint64_t want_bytes, uint64_t max_new_pages, int *extended);
@@ -167,8 +172,8 @@ void view_take(struct stitch *st, struct srange *s);        /* lend its pages ag
 struct srange *view_repairable(struct spool *p, uint64_t npages);
 int view_repair(struct stitch *st, struct srange *s);       /* remap its busy pages with free ones, then take it */
 int small_build(struct stitch *st, struct spool *p, struct srange **out);
-void range_busy_inc(struct stitch *st, struct srange *r);
-void range_busy_dec(struct stitch *st, struct srange *r);
+void range_uncache(struct stitch *st, struct srange *r);   /* a cached range becomes busy (range_busy_inc) */
+void range_cache(struct stitch *st, struct srange *r);     /* a small or stitched range becomes wholly free */
 uint64_t reclaim_one(struct stitch *st, struct spool *own, uint64_t k);
 uint64_t view_release(struct stitch *st, struct srange *r, uint64_t k);   /* a view gives back >= k pages */
 void release_free_pages(struct stitch *st);
@@ -234,6 +239,20 @@ static inline void prim_busy(struct srange *r, uint64_t addr, uint64_t size, int
   if (off % ST_PAGE) r->busy[off / ST_PAGE] = (uint8_t)(r->busy[off / ST_PAGE] + delta);
   if (end % ST_PAGE && (!(off % ST_PAGE) || end / ST_PAGE != off / ST_PAGE))   /* not the same page */
     r->busy[end / ST_PAGE] = (uint8_t)(r->busy[end / ST_PAGE] + delta);
+}
+
+static inline struct spool *pool_get(struct stitch *st, uint64_t stream) {
+  if (st->last_pool && st->last_pool->stream == stream) return st->last_pool;
+  return pool_find(st, stream);
+}
+
+/* an ALLOC block (or, in a PRIM range, a LENT one) more or fewer on r */
+static inline void range_busy_inc(struct stitch *st, struct srange *r) {
+  if (!r->nbusy++ && r->cached) range_uncache(st, r);
+}
+
+static inline void range_busy_dec(struct stitch *st, struct srange *r) {
+  if (!--r->nbusy && r->kind != RK_PRIM) range_cache(st, r);
 }
 
 /* b keeps [addr, addr+at); the rest becomes a new block after it, of the same kind */

@@ -21,8 +21,7 @@ static int view_cmp(const struct ordnode *a, const struct ordnode *b) {
   return x->va < y->va ? -1 : x->va > y->va;
 }
 
-struct spool *pool_get(struct stitch *st, uint64_t stream) {
-  if (st->last_pool && st->last_pool->stream == stream) return st->last_pool;
+struct spool *pool_find(struct stitch *st, uint64_t stream) {
   for (int i = 0; i < st->npools; i++)
     if (st->pools[i]->stream == stream) return st->last_pool = st->pools[i];
   if (st->npools == st->cap_pools) {
@@ -76,8 +75,35 @@ static void range_free(struct stitch *st, struct srange *r) {
   free(r->mapped);
   free(r->busy);
   free(r->head);
-  free(r->runs);
+  if (r->runs != &r->one_run) free(r->runs);
   free(r);
+}
+
+/* st's scratch buffers, grown to hold n runs (pages) */
+static struct srun *run_scratch(struct stitch *st, uint64_t n) {
+  if (st->run_cap < n) {
+    free(st->run_buf);
+    st->run_cap = n > 2 * st->run_cap ? n : 2 * st->run_cap;
+    st->run_buf = xcalloc(st->run_cap, sizeof *st->run_buf);
+  }
+  return st->run_buf;
+}
+
+static uint8_t *page_scratch(struct stitch *st, uint64_t n) {
+  if (st->page_cap < n) {
+    free(st->page_buf);
+    st->page_cap = n > 2 * st->page_cap ? n : 2 * st->page_cap;
+    st->page_buf = xcalloc(st->page_cap, 1);
+  }
+  memset(st->page_buf, 0, n);
+  return st->page_buf;
+}
+
+/* r's runs, gathered in st's scratch buffer, moved into r (its own one_run if only one) */
+static void runs_keep(struct srange *r) {
+  struct srun *runs = r->nruns == 1 ? &r->one_run : xcalloc(r->nruns, sizeof *runs);
+  memcpy(runs, r->runs, r->nruns * sizeof *runs);
+  r->runs = runs;
 }
 
 static void rlist_push(struct rlist *l, struct srange *r) {
@@ -110,8 +136,7 @@ static uint64_t run_whole(const struct srange *r, uint32_t j) {
   return r->runs[j].npages - (j == 0 && r->kind == RK_STITCH && r->va != r->vbase);
 }
 
-void range_busy_inc(struct stitch *st, struct srange *r) {
-  if (r->nbusy++ || !r->cached) return;
+void range_uncache(struct stitch *st, struct srange *r) {
   if (r->kind == RK_SMALL) { rlist_remove(&r->pool->small_cached, r); return; }
   rlist_remove(&st->views, r);            /* a holding view, taken by best fit */
   st->holding_pages -= whole_pages_of(r);
@@ -120,8 +145,7 @@ void range_busy_inc(struct stitch *st, struct srange *r) {
 /* A wholly free small range is cached with its page. A wholly free stitched range keeps
  * its pages (holding) until they are wanted elsewhere; either way it stays mapped, in an
  * LRU list of views, the least recently used beyond max_stitched unmapped. */
-void range_busy_dec(struct stitch *st, struct srange *r) {
-  if (--r->nbusy || r->kind == RK_PRIM) return;
+void range_cache(struct stitch *st, struct srange *r) {
   if (r->kind == RK_SMALL) { rlist_push(&r->pool->small_cached, r); return; }
   rlist_push(&st->views, r);
   st->holding_pages += whole_pages_of(r);
@@ -371,7 +395,7 @@ int stitch_build(struct stitch *st, struct spool *p, uint64_t npages, uint64_t h
   struct srange *s = range_new(st, RK_STITCH, p);
   s->vbase = va;
   s->npages = npages;
-  s->runs = xcalloc(npages, sizeof *s->runs);
+  s->runs = run_scratch(st, npages);
   uint64_t got = 0;
   struct sblock *f = head ? head_fragment(p, head) : NULL;
   if (f) {
@@ -387,9 +411,11 @@ int stitch_build(struct stitch *st, struct spool *p, uint64_t npages, uint64_t h
                       (unsigned long long)got, (unsigned long long)npages);
     dev_va_release(st->dev, va, npages * ST_PAGE);
     for (uint32_t j = 0; j < s->nruns; j++) unlend(st, s->runs[j].lent);
+    s->runs = NULL;
     range_free(st, s);
     return rc < 0 ? rc : -1;
   }
+  runs_keep(s);
   s->nlent = s->nruns;
   s->va = va + lead;
   s->size = npages * ST_PAGE - lead;
@@ -497,8 +523,8 @@ int view_repair(struct stitch *st, struct srange *s) {
   view_unlist(st, s);
   struct srun *old = s->runs;
   uint32_t nold = s->nruns, kept = s->nlent;
-  uint8_t *fresh = xcalloc(s->npages, 1);
-  s->runs = xcalloc(s->npages, sizeof *s->runs);
+  uint8_t *fresh = page_scratch(st, s->npages);
+  s->runs = run_scratch(st, s->npages);
   memcpy(s->runs, old, kept * sizeof *old);
   s->nruns = kept;
   uint64_t slot = 0;
@@ -518,7 +544,7 @@ int view_repair(struct stitch *st, struct srange *s) {
       }
     }
   }
-  free(old);
+  if (old != &s->one_run) free(old);
   s->nlent = s->nruns;
   int rc = slot == s->npages ? 0 : -1;
   for (uint64_t q = 0; q < s->npages; q++)
@@ -534,11 +560,11 @@ int view_repair(struct stitch *st, struct srange *s) {
       if (!fresh[k] || (fresh[k] == 1 && k < q)) dev_unmap(st->dev, s->vbase + k * ST_PAGE, ST_PAGE);
     dev_va_release(st->dev, s->vbase, s->npages * ST_PAGE);
     for (uint32_t j = 0; j < s->nruns; j++) unlend(st, s->runs[j].lent);
-    free(fresh);
+    s->runs = NULL;
     range_free(st, s);
     return rc < 0 ? rc : -1;
   }
-  free(fresh);
+  runs_keep(s);
   free_insert(s->first);
   return 0;
 }
@@ -553,7 +579,7 @@ int small_build(struct stitch *st, struct spool *p, struct srange **out) {
       if (!whole_pages(f->addr, f->size)) continue;
       struct srange *s = range_new(st, RK_SMALL, p);
       s->npages = 1;
-      s->runs = xcalloc(1, sizeof *s->runs);
+      s->runs = &s->one_run;
       add_run(s, lend_at(st, f, (f->addr + ST_PAGE - 1) / ST_PAGE * ST_PAGE, ST_PAGE, s));
       s->nlent = 1;
       s->va = s->runs[0].addr;
@@ -650,6 +676,11 @@ void ranges_destroy(struct stitch *st) {
   while (st->all) range_free(st, st->all);
   for (struct sblock *b = st->spare, *n; b; b = n) { n = b->next; free(b); }
   st->spare = NULL;
+  free(st->run_buf);
+  free(st->page_buf);
+  st->run_buf = NULL;
+  st->page_buf = NULL;
+  st->run_cap = st->page_cap = 0;
   for (int i = 0; i < st->npools; i++) free(st->pools[i]);
   free(st->pools);
   st->pools = NULL;
