@@ -98,8 +98,10 @@ struct srange {
   struct ordset holes;        /* PRIM: UNMAPPED blocks by address */
   struct srange *next_prim;   /* PRIM: the pool's list */
   /* STITCH/SMALL: where its pages live, in page order */
-  struct srun *runs;          /* &one_run when it has one run */
+  struct srun *runs;          /* &one_run when it has one run, else runs_mem */
   struct srun one_run;
+  struct srun *runs_mem;      /* owned, runs_cap runs; kept when the range is recycled */
+  uint32_t runs_cap;
   uint32_t nruns;
   uint32_t nlent;             /* runs [0, nlent) are lent to it: all but while a view has given
                                  some back (the last ones) */
@@ -108,6 +110,10 @@ struct srange {
   struct ordnode vnode;
   struct srange *lru_prev, *lru_next;
   int cached;
+  /* STITCH, while in the LRU list with pages lent to it (nlent > 0): in the holding list,
+   * which keeps the LRU order (reclaim walks it) */
+  struct srange *hold_prev, *hold_next;
+  int holding;
   /* every range, for destroy and check */
   struct srange *all_prev, *all_next;
 };
@@ -133,6 +139,8 @@ struct stitch {
   int npools, cap_pools;
   struct spool *last_pool;
   struct rlist views;         /* wholly free stitched ranges, least recently used first */
+  struct srange *hold_head, *hold_tail;   /* those of them still holding pages, in the same order */
+  struct srange *spare_ranges;            /* recycled range records (linked by all_next) */
   uint64_t holding_pages;     /* whole pages lent to wholly free stitched ranges */
   struct srange *all;
   struct sblock *spare;       /* recycled block nodes: no malloc on cache hits */

@@ -1,8 +1,9 @@
 /* stitch_check.c - the `stitch` strategy's internal consistency check (--validate):
  * blocks tile every range with no two free (or two unmapped) neighbours, the free sets
  * hold exactly the free blocks (views' blocks aside), every lent block has its borrower
- * and every borrower holding its pages its lent runs, mapped pages match the blocks, and
- * the counts (busy, free pages, views, held, live bytes) agree with the structures. See
+ * and every borrower holding its pages its lent runs, mapped pages match the blocks, the
+ * holding list follows the LRU list, and the counts (busy, free pages, views, held, live
+ * bytes) agree with the structures. See
  * stitch.h for the invariants. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,7 +165,14 @@ int stitch_check(void *a, char *err) {
   if (set_blocks != free_blocks) FAIL("%llu free blocks but %llu in the free sets", (unsigned long long)free_blocks, (unsigned long long)set_blocks);
   if (lent != runs) FAIL("%llu lent blocks but %llu runs lent to stitched and small ranges", (unsigned long long)lent, (unsigned long long)runs);
   uint64_t lru = 0;
-  for (const struct srange *v = st->views.head; v; v = v->lru_next) { lru++; released += v->nlent < v->nruns; }
+  const struct srange *h = st->hold_head;
+  for (const struct srange *v = st->views.head; v; v = v->lru_next) {
+    lru++;
+    released += v->nlent < v->nruns;
+    if (v->holding != (v->nlent > 0) || (v->nlent && v != h)) FAIL("the holding list is not the LRU list's views with pages lent to them, in order");
+    if (v->nlent) h = h->hold_next;
+  }
+  if (h) FAIL("the holding list has a range that is not a cached view");
   if (released != view_sets || views != lru || views != st->views.count)
     FAIL("%llu cached stitched ranges (%llu released, %llu in the pools' sets), %llu in the LRU list, counted %llu", (unsigned long long)views,
          (unsigned long long)released, (unsigned long long)view_sets, (unsigned long long)lru, (unsigned long long)st->views.count);

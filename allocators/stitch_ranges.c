@@ -56,7 +56,15 @@ uint64_t pages_avail_total(const struct stitch *st) {
 /* ---- ranges ---- */
 
 static struct srange *range_new(struct stitch *st, int kind, struct spool *p) {
-  struct srange *r = xcalloc(1, sizeof *r);
+  struct srange *r = st->spare_ranges;
+  if (r) {
+    struct srun *mem = r->runs_mem;
+    uint32_t cap = r->runs_cap;
+    st->spare_ranges = r->all_next;
+    memset(r, 0, sizeof *r);
+    r->runs_mem = mem;
+    r->runs_cap = cap;
+  } else r = xcalloc(1, sizeof *r);
   r->kind = (uint8_t)kind;
   r->pool = p;
   r->free = kind == RK_PRIM ? &p->prim_free : kind == RK_STITCH ? &p->stitch_free : &p->small_free;
@@ -66,6 +74,7 @@ static struct srange *range_new(struct stitch *st, int kind, struct spool *p) {
   return r;
 }
 
+/* r's record goes to the spare list (with its runs memory) */
 static void range_free(struct stitch *st, struct srange *r) {
   if (r->all_prev) r->all_prev->all_next = r->all_next;
   else st->all = r->all_next;
@@ -75,8 +84,28 @@ static void range_free(struct stitch *st, struct srange *r) {
   free(r->mapped);
   free(r->busy);
   free(r->head);
-  if (r->runs != &r->one_run) free(r->runs);
-  free(r);
+  r->all_next = st->spare_ranges;
+  st->spare_ranges = r;
+}
+
+/* the holding list: views in the LRU list with pages lent to them, in LRU order */
+static void hold_push(struct stitch *st, struct srange *r) {
+  r->hold_prev = st->hold_tail;
+  r->hold_next = NULL;
+  if (st->hold_tail) st->hold_tail->hold_next = r;
+  else st->hold_head = r;
+  st->hold_tail = r;
+  r->holding = 1;
+}
+
+static void hold_remove(struct stitch *st, struct srange *r) {
+  if (!r->holding) return;
+  if (r->hold_prev) r->hold_prev->hold_next = r->hold_next;
+  else st->hold_head = r->hold_next;
+  if (r->hold_next) r->hold_next->hold_prev = r->hold_prev;
+  else st->hold_tail = r->hold_prev;
+  r->hold_prev = r->hold_next = NULL;
+  r->holding = 0;
 }
 
 /* st's scratch buffers, grown to hold n runs (pages) */
@@ -101,7 +130,15 @@ static uint8_t *page_scratch(struct stitch *st, uint64_t n) {
 
 /* r's runs, gathered in st's scratch buffer, moved into r (its own one_run if only one) */
 static void runs_keep(struct srange *r) {
-  struct srun *runs = r->nruns == 1 ? &r->one_run : xcalloc(r->nruns, sizeof *runs);
+  struct srun *runs = &r->one_run;
+  if (r->nruns > 1) {
+    if (r->runs_cap < r->nruns) {
+      free(r->runs_mem);
+      r->runs_cap = r->nruns < 8 ? 8 : r->nruns;
+      r->runs_mem = xcalloc(r->runs_cap, sizeof *runs);
+    }
+    runs = r->runs_mem;
+  }
   memcpy(runs, r->runs, r->nruns * sizeof *runs);
   r->runs = runs;
 }
@@ -139,6 +176,7 @@ static uint64_t run_whole(const struct srange *r, uint32_t j) {
 void range_uncache(struct stitch *st, struct srange *r) {
   if (r->kind == RK_SMALL) { rlist_remove(&r->pool->small_cached, r); return; }
   rlist_remove(&st->views, r);            /* a holding view, taken by best fit */
+  hold_remove(st, r);
   st->holding_pages -= whole_pages_of(r);
 }
 
@@ -148,6 +186,7 @@ void range_uncache(struct stitch *st, struct srange *r) {
 void range_cache(struct stitch *st, struct srange *r) {
   if (r->kind == RK_SMALL) { rlist_push(&r->pool->small_cached, r); return; }
   rlist_push(&st->views, r);
+  hold_push(st, r);
   st->holding_pages += whole_pages_of(r);
   while (st->views.count > st->max_stitched) view_evict(st, st->views.head);
 }
@@ -174,7 +213,7 @@ uint64_t view_release(struct stitch *st, struct srange *r, uint64_t k) {
     }
     unlend(st, r->runs[j].lent);
     r->runs[j].lent = NULL;
-    r->nlent--;
+    if (!--r->nlent) hold_remove(st, r);
     got += run_whole(r, j);
     st->holding_pages -= run_whole(r, j);
   }
@@ -463,6 +502,7 @@ struct srange *view_find(struct spool *p, uint64_t r, const struct sblock *bette
 static void view_unlist(struct stitch *st, struct srange *s) {
   ordset_erase(&s->pool->views, &s->vnode);
   rlist_remove(&st->views, s);
+  hold_remove(st, s);
   for (uint32_t j = 0; j < s->nlent; j++) st->holding_pages -= run_whole(s, j);
 }
 
@@ -480,6 +520,7 @@ static void view_evict(struct stitch *st, struct srange *s) {
   if (s->nlent == s->nruns) free_erase(s->first);
   else ordset_erase(&s->pool->views, &s->vnode);
   rlist_remove(&st->views, s);
+  hold_remove(st, s);
   for (uint32_t j = 0; j < s->nlent; j++) {
     st->holding_pages -= run_whole(s, j);
     unlend(st, s->runs[j].lent);
@@ -544,7 +585,6 @@ int view_repair(struct stitch *st, struct srange *s) {
       }
     }
   }
-  if (old != &s->one_run) free(old);
   s->nlent = s->nruns;
   int rc = slot == s->npages ? 0 : -1;
   for (uint64_t q = 0; q < s->npages; q++)
@@ -605,9 +645,9 @@ static void small_dissolve(struct stitch *st, struct srange *s) {
  * stream's small one. Returns the whole pages given back (0: nothing left to give). */
 uint64_t reclaim_one(struct stitch *st, struct spool *own, uint64_t k) {
   if (own->small_cached.head) { small_dissolve(st, own->small_cached.head); return 1; }
-  for (struct srange *v = st->views.head, *next; v; v = next) {
-    next = v->lru_next;
-    uint64_t got = v->nlent ? view_release(st, v, k) : 0;   /* 0: it only held a head page (now unmapped) */
+  for (struct srange *v = st->hold_head, *next; v; v = next) {
+    next = v->hold_next;
+    uint64_t got = view_release(st, v, k);   /* 0: it only held a head page (now unmapped) */
     if (got) return got;
   }
   for (int i = 0; i < st->npools; i++)
@@ -674,6 +714,12 @@ void ranges_destroy(struct stitch *st) {
       dev_va_release(st->dev, r->va, r->size);
     }
   while (st->all) range_free(st, st->all);
+  for (struct srange *r = st->spare_ranges, *n; r; r = n) {
+    n = r->all_next;
+    free(r->runs_mem);
+    free(r);
+  }
+  st->spare_ranges = NULL;
   for (struct sblock *b = st->spare, *n; b; b = n) { n = b->next; free(b); }
   st->spare = NULL;
   free(st->run_buf);
