@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "stitch.h"
 
 static void *xcalloc(size_t n, size_t sz) {
@@ -55,6 +56,20 @@ uint64_t pages_avail_total(const struct stitch *st) {
 
 /* ---- ranges ---- */
 
+/* A primitive range's per-page arrays (handle, head, mapped, busy) in one anonymous
+ * mapping: zero until written, so a reservation spanning the whole device costs no
+ * clearing up front. */
+static size_t page_arrays_bytes(uint64_t npages) { return npages * (sizeof(uint64_t) + sizeof(struct sblock *) + 2); }
+
+static void page_arrays_new(struct srange *r) {
+  void *p = mmap(NULL, page_arrays_bytes(r->npages), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) { fprintf(stderr, "fragbench: stitch: out of host memory\n"); exit(1); }
+  r->handle = p;
+  r->head = (struct sblock **)(r->handle + r->npages);
+  r->mapped = (uint8_t *)(r->head + r->npages);
+  r->busy = r->mapped + r->npages;
+}
+
 static struct srange *range_new(struct stitch *st, int kind, struct spool *p) {
   struct srange *r = st->spare_ranges;
   if (r) {
@@ -80,10 +95,7 @@ static void range_free(struct stitch *st, struct srange *r) {
   else st->all = r->all_next;
   if (r->all_next) r->all_next->all_prev = r->all_prev;
   for (struct sblock *b = r->first, *n; b; b = n) { n = b->next; sb_put(st, b); }
-  free(r->handle);
-  free(r->mapped);
-  free(r->busy);
-  free(r->head);
+  if (r->handle) munmap(r->handle, page_arrays_bytes(r->npages));
   r->all_next = st->spare_ranges;
   st->spare_ranges = r;
 }
@@ -232,10 +244,7 @@ static int prim_create(struct stitch *st, struct spool *p, uint64_t min_pages, s
   r->va = va;
   r->size = npages * ST_PAGE;
   r->npages = npages;
-  r->handle = xcalloc(npages, sizeof *r->handle);
-  r->mapped = xcalloc(npages, sizeof *r->mapped);
-  r->busy = xcalloc(npages, sizeof *r->busy);
-  r->head = xcalloc(npages, sizeof *r->head);
+  page_arrays_new(r);
   ordset_init(&r->holes, sb_cmp_addr);
   struct sblock *b = sb_new(st);
   b->addr = va;
