@@ -168,24 +168,41 @@ static inline struct sblock *sb_of(struct ordnode *n) { return n ? ORD_ENTRY(n, 
 void fset_init(struct fset *fs);
 struct sblock *fset_last(const struct fset *fs);
 
-/* stitch_ranges.c: ranges, pages, lending, stitching, views, reclaim and release */
+/* stitch_ranges.c: pools, ranges, pages, lending, stitching, small ranges, reclaim and
+ * release */
 struct spool *pool_find(struct stitch *st, uint64_t stream);   /* pool_get's search; creates the pool if new */
 uint64_t pages_free_total(const struct stitch *st);          /* prim_free_pages over all pools */
 uint64_t pages_avail_total(const struct stitch *st);         /* plus wholly free small and stitched ranges' */
 int grow(struct stitch *st, struct spool *p, uint64_t want_bytes, uint64_t max_new_pages, int *extended);
 struct sblock *head_fragment(struct spool *p, uint64_t h);   /* a free block whose first page's free end holds h bytes */
 int stitch_build(struct stitch *st, struct spool *p, uint64_t npages, uint64_t head, struct srange **out);
+int small_build(struct stitch *st, struct spool *p, struct srange **out);
+uint64_t reclaim_one(struct stitch *st, struct spool *own, uint64_t k);
+void release_free_pages(struct stitch *st);
+void ranges_destroy(struct stitch *st);
+/* ... and for stitch_views.c */
+void range_free(struct stitch *st, struct srange *r);        /* its record is recycled */
+void rlist_push(struct rlist *l, struct srange *r);
+void rlist_remove(struct rlist *l, struct srange *r);
+struct srun *run_scratch(struct stitch *st, uint64_t n);     /* a reused buffer of n runs */
+uint8_t *page_scratch(struct stitch *st, uint64_t n);        /* a reused buffer of n zero bytes */
+void runs_keep(struct srange *r);                            /* r's runs, gathered in run_scratch, kept in r */
+struct sblock *lend_at(struct stitch *st, struct sblock *f, uint64_t addr, uint64_t bytes, struct srange *borrower);
+void unlend(struct stitch *st, struct sblock *l);            /* a lent block's pages go back home */
+void add_run(struct srange *s, struct sblock *lent);
+uint64_t gather(struct stitch *st, struct spool *own, uint64_t npages, struct srange *s);  /* lend npages free pages to s */
+uint64_t page_handle(const struct srun *u, uint64_t i);
+
+/* stitch_views.c: views (wholly free stitched ranges, still mapped) and the small cache */
+int view_cmp(const struct ordnode *a, const struct ordnode *b);   /* a pool's views: (size, va) */
 struct srange *view_find(struct spool *p, uint64_t r, const struct sblock *better);  /* an available view */
 void view_take(struct stitch *st, struct srange *s);        /* lend its pages again; its block joins stitch_free */
 struct srange *view_repairable(struct spool *p, uint64_t npages);
 int view_repair(struct stitch *st, struct srange *s);       /* remap its busy pages with free ones, then take it */
-int small_build(struct stitch *st, struct spool *p, struct srange **out);
+void view_evict(struct stitch *st, struct srange *s);       /* unmapped, its pages back home */
+uint64_t view_release(struct stitch *st, struct srange *r, uint64_t k);   /* a view gives back >= k pages */
 void range_uncache(struct stitch *st, struct srange *r);   /* a cached range becomes busy (range_busy_inc) */
 void range_cache(struct stitch *st, struct srange *r);     /* a small or stitched range becomes wholly free */
-uint64_t reclaim_one(struct stitch *st, struct spool *own, uint64_t k);
-uint64_t view_release(struct stitch *st, struct srange *r, uint64_t k);   /* a view gives back >= k pages */
-void release_free_pages(struct stitch *st);
-void ranges_destroy(struct stitch *st);
 
 /* stitch_check.c */
 int stitch_check(void *a, char *err);

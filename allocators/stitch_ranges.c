@@ -1,7 +1,8 @@
-/* stitch_ranges.c - the `stitch` strategy's ranges and pages: per-stream pools, primitive
- * ranges and the pages mapped into them, lending whole free pages to stitched and small
- * ranges, building stitched ranges and keeping them as views, the cache of wholly free
- * small ranges, and the release pass (EMPTY_CACHE). Policy lives in stitch.c; see stitch.h. */
+/* stitch_ranges.c - the `stitch` strategy's ranges and pages: per-stream pools, range
+ * records, primitive ranges and the pages mapped into them, lending whole free pages to
+ * stitched and small ranges, building them, reclaiming pages from wholly free ones, and
+ * the release pass (EMPTY_CACHE). Views (wholly free stitched ranges kept mapped) are in
+ * stitch_views.c; policy lives in stitch.c; see stitch.h. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,12 +16,6 @@ static void *xcalloc(size_t n, size_t sz) {
 }
 
 /* ---- pools (one per stream) ---- */
-
-static int view_cmp(const struct ordnode *a, const struct ordnode *b) {
-  const struct srange *x = ORD_ENTRY(a, struct srange, vnode), *y = ORD_ENTRY(b, struct srange, vnode);
-  if (x->size != y->size) return x->size < y->size ? -1 : 1;
-  return x->va < y->va ? -1 : x->va > y->va;
-}
 
 struct spool *pool_find(struct stitch *st, uint64_t stream) {
   for (int i = 0; i < st->npools; i++)
@@ -90,7 +85,7 @@ static struct srange *range_new(struct stitch *st, int kind, struct spool *p) {
 }
 
 /* r's record goes to the spare list (with its runs memory) */
-static void range_free(struct stitch *st, struct srange *r) {
+void range_free(struct stitch *st, struct srange *r) {
   if (r->all_prev) r->all_prev->all_next = r->all_next;
   else st->all = r->all_next;
   if (r->all_next) r->all_next->all_prev = r->all_prev;
@@ -100,28 +95,8 @@ static void range_free(struct stitch *st, struct srange *r) {
   st->spare_ranges = r;
 }
 
-/* the holding list: views in the LRU list with pages lent to them, in LRU order */
-static void hold_push(struct stitch *st, struct srange *r) {
-  r->hold_prev = st->hold_tail;
-  r->hold_next = NULL;
-  if (st->hold_tail) st->hold_tail->hold_next = r;
-  else st->hold_head = r;
-  st->hold_tail = r;
-  r->holding = 1;
-}
-
-static void hold_remove(struct stitch *st, struct srange *r) {
-  if (!r->holding) return;
-  if (r->hold_prev) r->hold_prev->hold_next = r->hold_next;
-  else st->hold_head = r->hold_next;
-  if (r->hold_next) r->hold_next->hold_prev = r->hold_prev;
-  else st->hold_tail = r->hold_prev;
-  r->hold_prev = r->hold_next = NULL;
-  r->holding = 0;
-}
-
 /* st's scratch buffers, grown to hold n runs (pages) */
-static struct srun *run_scratch(struct stitch *st, uint64_t n) {
+struct srun *run_scratch(struct stitch *st, uint64_t n) {
   if (st->run_cap < n) {
     free(st->run_buf);
     st->run_cap = n > 2 * st->run_cap ? n : 2 * st->run_cap;
@@ -130,7 +105,7 @@ static struct srun *run_scratch(struct stitch *st, uint64_t n) {
   return st->run_buf;
 }
 
-static uint8_t *page_scratch(struct stitch *st, uint64_t n) {
+uint8_t *page_scratch(struct stitch *st, uint64_t n) {
   if (st->page_cap < n) {
     free(st->page_buf);
     st->page_cap = n > 2 * st->page_cap ? n : 2 * st->page_cap;
@@ -141,7 +116,7 @@ static uint8_t *page_scratch(struct stitch *st, uint64_t n) {
 }
 
 /* r's runs, gathered in st's scratch buffer, moved into r (its own one_run if only one) */
-static void runs_keep(struct srange *r) {
+void runs_keep(struct srange *r) {
   struct srun *runs = &r->one_run;
   if (r->nruns > 1) {
     if (r->runs_cap < r->nruns) {
@@ -155,7 +130,7 @@ static void runs_keep(struct srange *r) {
   r->runs = runs;
 }
 
-static void rlist_push(struct rlist *l, struct srange *r) {
+void rlist_push(struct rlist *l, struct srange *r) {
   r->lru_prev = l->tail;
   r->lru_next = NULL;
   if (l->tail) l->tail->lru_next = r;
@@ -166,7 +141,7 @@ static void rlist_push(struct rlist *l, struct srange *r) {
   r->cached = 1;
 }
 
-static void rlist_remove(struct rlist *l, struct srange *r) {
+void rlist_remove(struct rlist *l, struct srange *r) {
   if (r->lru_prev) r->lru_prev->lru_next = r->lru_next;
   else l->head = r->lru_next;
   if (r->lru_next) r->lru_next->lru_prev = r->lru_prev;
@@ -175,61 +150,6 @@ static void rlist_remove(struct rlist *l, struct srange *r) {
   l->pages -= r->npages;
   r->cached = 0;
   r->lru_prev = r->lru_next = NULL;
-}
-
-static void unlend(struct stitch *st, struct sblock *l);
-static void view_evict(struct stitch *st, struct srange *s);
-
-/* whole pages of run j of stitched or small range r (a head run's first page is shared) */
-static uint64_t run_whole(const struct srange *r, uint32_t j) {
-  return r->runs[j].npages - (j == 0 && r->kind == RK_STITCH && r->va != r->vbase);
-}
-
-void range_uncache(struct stitch *st, struct srange *r) {
-  if (r->kind == RK_SMALL) { rlist_remove(&r->pool->small_cached, r); return; }
-  rlist_remove(&st->views, r);            /* a holding view, taken by best fit */
-  hold_remove(st, r);
-  st->holding_pages -= whole_pages_of(r);
-}
-
-/* A wholly free small range is cached with its page. A wholly free stitched range keeps
- * its pages (holding) until they are wanted elsewhere; either way it stays mapped, in an
- * LRU list of views, the least recently used beyond max_stitched unmapped. */
-void range_cache(struct stitch *st, struct srange *r) {
-  if (r->kind == RK_SMALL) { rlist_push(&r->pool->small_cached, r); return; }
-  rlist_push(&st->views, r);
-  hold_push(st, r);
-  st->holding_pages += whole_pages_of(r);
-  while (st->views.count > st->max_stitched) view_evict(st, st->views.head);
-}
-
-/* A holding view gives back the pages of its last runs (at least k whole pages; all when
- * k is more than ST_PARTIAL_RELEASE, so that they merge into large free blocks at home
- * that a large request can take without stitching) to their homes; it stays mapped and, with any run given back, waits in its pool's
- * views to be taken again (once those pages are free) or repaired. A head run is never
- * given back alone: a view would have to give it back is unmapped instead. Returns the
- * whole pages given back. */
-uint64_t view_release(struct stitch *st, struct srange *r, uint64_t k) {
-  uint64_t got = 0;
-  if (k > ST_PARTIAL_RELEASE) k = r->npages;   /* asked for much: all, to merge into large free blocks */
-  if (r->nlent == r->nruns) {
-    free_erase(r->first);
-    ordset_insert(&r->pool->views, &r->vnode);
-  }
-  while (r->nlent && got < k) {
-    uint32_t j = r->nlent - 1;
-    if (j == 0 && r->va != r->vbase) {
-      got += run_whole(r, 0);
-      view_evict(st, r);
-      return got;
-    }
-    unlend(st, r->runs[j].lent);
-    r->runs[j].lent = NULL;
-    if (!--r->nlent) hold_remove(st, r);
-    got += run_whole(r, j);
-    st->holding_pages -= run_whole(r, j);
-  }
-  return got;
 }
 
 /* ---- primitive ranges: a VA reservation per stream, pages mapped on demand ---- */
@@ -335,7 +255,7 @@ int grow(struct stitch *st, struct spool *p, uint64_t want_bytes, uint64_t short
 /* ---- lending whole free pages to stitched and small ranges ---- */
 
 /* Carve [addr, addr+bytes) out of FREE block f (which holds it) as a LENT block. */
-static struct sblock *lend_at(struct stitch *st, struct sblock *f, uint64_t addr, uint64_t bytes, struct srange *borrower) {
+struct sblock *lend_at(struct stitch *st, struct sblock *f, uint64_t addr, uint64_t bytes, struct srange *borrower) {
   free_erase(f);
   if (addr > f->addr) {
     struct sblock *left = f;
@@ -350,18 +270,18 @@ static struct sblock *lend_at(struct stitch *st, struct sblock *f, uint64_t addr
   return f;
 }
 
-static void unlend(struct stitch *st, struct sblock *l) {
+void unlend(struct stitch *st, struct sblock *l) {
   l->borrower = NULL;
   l->r->nbusy--;
   prim_busy(l->r, l->addr, l->size, -1);
   free_coalesce_insert(st, l);
 }
 
-static uint64_t page_handle(const struct srun *u, uint64_t i) {
+uint64_t page_handle(const struct srun *u, uint64_t i) {
   return u->home->handle[(u->addr - u->home->va) / ST_PAGE + i];
 }
 
-static void add_run(struct srange *s, struct sblock *lent) {
+void add_run(struct srange *s, struct sblock *lent) {
   uint64_t first = (lent->addr - lent->r->va) / ST_PAGE * ST_PAGE + lent->r->va;
   s->runs[s->nruns++] = (struct srun){.home = lent->r, .addr = lent->addr,
                                       .npages = (lent->addr + lent->size - first) / ST_PAGE, .lent = lent};
@@ -384,7 +304,7 @@ static struct sblock *pick_pages(struct spool *p, uint64_t need) {
  * still needed, the largest one's, then the best fitting one's; s's own stream first,
  * then the others (standing for a device synchronize, as PyTorch's release of cached
  * blocks does before memory changes streams). */
-static uint64_t gather(struct stitch *st, struct spool *own, uint64_t npages, struct srange *s) {
+uint64_t gather(struct stitch *st, struct spool *own, uint64_t npages, struct srange *s) {
   uint64_t got = 0;
   for (int pass = -1; pass < st->npools && got < npages; pass++) {
     struct spool *p = pass < 0 ? own : st->pools[pass];
@@ -469,152 +389,6 @@ int stitch_build(struct stitch *st, struct spool *p, uint64_t npages, uint64_t h
   s->size = npages * ST_PAGE - lead;
   range_set_single_free(st, s);
   *out = s;
-  return 0;
-}
-
-/* ---- views: wholly free stitched ranges, still mapped ---- */
-
-/* The free primitive block holding all of run u, or NULL: none of its pages is busy or
- * unmapped, and walking back over free pages reaches the block's first whole page. */
-static struct sblock *run_home_block(const struct srun *u) {
-  const struct srange *h = u->home;
-  uint64_t p0 = (u->addr - h->va) / ST_PAGE;
-  for (uint64_t i = p0; i < p0 + u->npages; i++)
-    if (h->busy[i] || !h->mapped[i]) return NULL;
-  for (uint64_t q = p0;; q--) {
-    if (h->head[q]) return h->head[q];
-    if (q == 0 || h->busy[q - 1] || !h->mapped[q - 1]) return NULL;   /* not reached: free pages lie in a FREE block */
-  }
-}
-
-/* its given-back runs' pages all free at home (the others are still lent to it) */
-static int view_available(const struct srange *s) {
-  for (uint32_t j = s->nlent; j < s->nruns; j++)
-    if (!run_home_block(&s->runs[j])) return 0;
-  return 1;
-}
-
-/* The smallest view that r fills to within its last page and whose pages are all free,
- * if it is a better fit than `better` (a free block found elsewhere; may be NULL). */
-struct srange *view_find(struct spool *p, uint64_t r, const struct sblock *better) {
-  struct srange key = {.size = r};
-  for (struct ordnode *n = ordset_lower_bound(&p->views, &key.vnode); n; n = ordset_next(n)) {
-    struct srange *s = ORD_ENTRY(n, struct srange, vnode);
-    if (s->size - r >= ST_PAGE) break;
-    if (better && (better->size < s->size || (better->size == s->size && better->addr < s->va))) break;
-    if (view_available(s)) return s;
-  }
-  return NULL;
-}
-
-/* A view leaves the cache to be used: its still-lent pages stop counting as held. */
-static void view_unlist(struct stitch *st, struct srange *s) {
-  ordset_erase(&s->pool->views, &s->vnode);
-  rlist_remove(&st->views, s);
-  hold_remove(st, s);
-  for (uint32_t j = 0; j < s->nlent; j++) st->holding_pages -= run_whole(s, j);
-}
-
-void view_take(struct stitch *st, struct srange *s) {
-  view_unlist(st, s);
-  for (uint32_t j = s->nlent; j < s->nruns; j++) {
-    struct srun *u = &s->runs[j];
-    u->lent = lend_at(st, run_home_block(u), u->addr, u->npages * ST_PAGE, s);
-  }
-  s->nlent = s->nruns;
-  free_insert(s->first);
-}
-
-static void view_evict(struct stitch *st, struct srange *s) {
-  if (s->nlent == s->nruns) free_erase(s->first);
-  else ordset_erase(&s->pool->views, &s->vnode);
-  rlist_remove(&st->views, s);
-  hold_remove(st, s);
-  for (uint32_t j = 0; j < s->nlent; j++) {
-    st->holding_pages -= run_whole(s, j);
-    unlend(st, s->runs[j].lent);
-  }
-  for (uint64_t i = 0; i < s->npages; i++) dev_unmap(st->dev, s->vbase + i * ST_PAGE, ST_PAGE);
-  dev_va_release(st->dev, s->vbase, s->npages * ST_PAGE);
-  range_free(st, s);
-}
-
-static int page_free(const struct srange *h, uint64_t i) { return h->mapped[i] && !h->busy[i]; }
-
-/* pages of the runs a view gave back that are busy at home now */
-static uint64_t view_busy_pages(const struct srange *s, uint64_t stop) {
-  uint64_t busy = 0;
-  for (uint32_t j = s->nlent; j < s->nruns && busy < stop; j++) {
-    uint64_t p0 = (s->runs[j].addr - s->runs[j].home->va) / ST_PAGE;
-    for (uint64_t i = 0; i < s->runs[j].npages; i++) busy += !page_free(s->runs[j].home, p0 + i);
-  }
-  return busy;
-}
-
-/* The view of exactly npages pages with the fewest pages busy at home, if remapping
- * those (an unmap and a map each) costs fewer calls than stitching anew (npages maps). */
-struct srange *view_repairable(struct spool *p, uint64_t npages) {
-  struct srange key = {.size = npages * ST_PAGE}, *best = NULL;
-  uint64_t best_busy = npages / 2;
-  for (struct ordnode *n = ordset_lower_bound(&p->views, &key.vnode); n; n = ordset_next(n)) {
-    struct srange *s = ORD_ENTRY(n, struct srange, vnode);
-    if (s->size != key.size) break;
-    uint64_t busy = view_busy_pages(s, best_busy);
-    if (busy < best_busy) { best_busy = busy; best = s; }
-  }
-  return best;
-}
-
-/* Serve view s again: the pages of the runs it gave back are lent to it again where they
- * are free, and replaced where busy by other free pages (gathered as for a new stitch),
- * unmapped and mapped at their offsets. Precondition: pages_free_total() >= the pages it
- * gave back. On a device error s is evicted. */
-int view_repair(struct stitch *st, struct srange *s) {
-  view_unlist(st, s);
-  struct srun *old = s->runs;
-  uint32_t nold = s->nruns, kept = s->nlent;
-  uint8_t *fresh = page_scratch(st, s->npages);
-  s->runs = run_scratch(st, s->npages);
-  memcpy(s->runs, old, kept * sizeof *old);
-  s->nruns = kept;
-  uint64_t slot = 0;
-  for (uint32_t j = 0; j < kept; j++) slot += old[j].npages;
-  for (uint32_t j = kept; j < nold; j++) {
-    const struct srange *h = old[j].home;
-    uint64_t p0 = (old[j].addr - h->va) / ST_PAGE;
-    for (uint64_t i = 0, len; i < old[j].npages; i += len, slot += len) {
-      int f = page_free(h, p0 + i);
-      for (len = 1; i + len < old[j].npages && page_free(h, p0 + i + len) == f; len++) {}
-      if (f) {
-        struct srun sub = {.home = old[j].home, .addr = old[j].addr + i * ST_PAGE, .npages = len};
-        add_run(s, lend_at(st, run_home_block(&sub), sub.addr, len * ST_PAGE, s));
-      } else {
-        memset(fresh + slot, 1, len);
-        gather(st, s->pool, len, s);
-      }
-    }
-  }
-  s->nlent = s->nruns;
-  int rc = slot == s->npages ? 0 : -1;
-  for (uint64_t q = 0; q < s->npages; q++)
-    if (fresh[q]) dev_unmap(st->dev, s->vbase + q * ST_PAGE, ST_PAGE);
-  uint64_t q = 0;
-  for (uint32_t j = 0; j < s->nruns && !rc; j++)
-    for (uint64_t i = 0; i < s->runs[j].npages && !rc; i++, q++)
-      if (fresh[q] && (rc = dev_map(st->dev, s->vbase + q * ST_PAGE, ST_PAGE, page_handle(&s->runs[j], i)))) fresh[q] = 2;
-  if (rc || q != s->npages) {   /* unmap what is mapped (kept pages, remapped ones), give everything back */
-    if (!rc) snprintf(st->dev->err, FB_ERRLEN, "stitch: found %llu of %llu free pages to repair a view",
-                      (unsigned long long)q, (unsigned long long)s->npages);
-    for (uint64_t k = 0; k < s->npages; k++)
-      if (!fresh[k] || (fresh[k] == 1 && k < q)) dev_unmap(st->dev, s->vbase + k * ST_PAGE, ST_PAGE);
-    dev_va_release(st->dev, s->vbase, s->npages * ST_PAGE);
-    for (uint32_t j = 0; j < s->nruns; j++) unlend(st, s->runs[j].lent);
-    s->runs = NULL;
-    range_free(st, s);
-    return rc < 0 ? rc : -1;
-  }
-  runs_keep(s);
-  free_insert(s->first);
   return 0;
 }
 
