@@ -157,8 +157,6 @@ struct stitch {
 
 /* stitch_blocks.c: block nodes, free sets, split and merge (the hot ones inline, below) */
 struct sblock *sb_alloc_node(struct stitch *st);             /* a new node when none is spare */
-void sb_absorb_next(struct stitch *st, struct sblock *b);   /* b takes over b->next */
-void free_coalesce_insert(struct stitch *st, struct sblock *b);  /* b (FREE, in no set) merges with FREE neighbours */
 void hole_coalesce_insert(struct stitch *st, struct sblock *b);  /* same for UNMAPPED */
 int sb_cmp_size(const struct ordnode *a, const struct ordnode *b);
 int sb_cmp_addr(const struct ordnode *a, const struct ordnode *b);
@@ -282,7 +280,9 @@ static inline void range_busy_dec(struct stitch *st, struct srange *r) {
 
 /* b keeps [addr, addr+at); the rest becomes a new block after it, of the same kind */
 static inline struct sblock *sb_split(struct stitch *st, struct sblock *b, uint64_t at) {
-  struct sblock *n = sb_new(st);
+  struct sblock *n = st->spare;   /* every field set below; node and bin when it joins a set */
+  if (n) st->spare = n->next;
+  else n = sb_alloc_node(st);
   n->addr = b->addr + at;
   n->size = b->size - at;
   n->r = b->r;
@@ -294,6 +294,31 @@ static inline struct sblock *sb_split(struct stitch *st, struct sblock *b, uint6
   b->next = n;
   b->size = at;
   return n;
+}
+
+/* b takes over b->next */
+static inline void sb_absorb_next(struct stitch *st, struct sblock *b) {
+  struct sblock *n = b->next;
+  b->size += n->size;
+  b->next = n->next;
+  if (n->next) n->next->prev = b;
+  sb_put(st, n);
+}
+
+/* b (FREE, in no set) merges with FREE neighbours and joins its set */
+static inline void free_coalesce_insert(struct stitch *st, struct sblock *b) {
+  b->kind = BK_FREE;
+  if (b->next && b->next->kind == BK_FREE) {
+    free_erase(b->next);
+    sb_absorb_next(st, b);
+  }
+  if (b->prev && b->prev->kind == BK_FREE) {
+    struct sblock *p = b->prev;
+    free_erase(p);
+    sb_absorb_next(st, p);
+    b = p;
+  }
+  free_insert(b);
 }
 
 #endif

@@ -25,29 +25,6 @@ int sb_cmp_addr(const struct ordnode *a, const struct ordnode *b) {
   return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-void sb_absorb_next(struct stitch *st, struct sblock *b) {
-  struct sblock *n = b->next;
-  b->size += n->size;
-  b->next = n->next;
-  if (n->next) n->next->prev = b;
-  sb_put(st, n);
-}
-
-void free_coalesce_insert(struct stitch *st, struct sblock *b) {
-  b->kind = BK_FREE;
-  if (b->next && b->next->kind == BK_FREE) {
-    free_erase(b->next);
-    sb_absorb_next(st, b);
-  }
-  if (b->prev && b->prev->kind == BK_FREE) {
-    struct sblock *p = b->prev;
-    free_erase(p);
-    sb_absorb_next(st, p);
-    b = p;
-  }
-  free_insert(b);
-}
-
 void hole_coalesce_insert(struct stitch *st, struct sblock *b) {
   struct ordset *holes = &b->r->holes;
   b->kind = BK_UNMAPPED;
