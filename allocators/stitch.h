@@ -144,6 +144,7 @@ struct stitch {
   uint64_t holding_pages;     /* whole pages lent to wholly free stitched ranges */
   struct srange *all;
   struct sblock *spare;       /* recycled block nodes: no malloc on cache hits */
+  struct sb_slab *slabs;      /* where the nodes live (stitch_blocks.c) */
   struct srun *run_buf;       /* where a stitched range's runs are gathered (run_cap of them) */
   uint64_t run_cap;
   uint8_t *page_buf;          /* view_repair's marks, page_cap of them */
@@ -156,7 +157,8 @@ struct stitch {
 };
 
 /* stitch_blocks.c: block nodes, free sets, split and merge (the hot ones inline, below) */
-struct sblock *sb_alloc_node(struct stitch *st);             /* a new node when none is spare */
+struct sblock *sb_alloc_node(struct stitch *st);             /* a new (zeroed) node when none is spare */
+void sb_free_all(struct stitch *st);                         /* every node (destroy) */
 void hole_coalesce_insert(struct stitch *st, struct sblock *b);  /* same for UNMAPPED */
 int sb_cmp_size(const struct ordnode *a, const struct ordnode *b);
 int sb_cmp_addr(const struct ordnode *a, const struct ordnode *b);

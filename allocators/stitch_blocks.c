@@ -7,11 +7,30 @@
 #include <string.h>
 #include "stitch.h"
 
+/* Block nodes come in slabs of SB_SLAB (zeroed), freed together at destroy: one calloc
+ * per SB_SLAB nodes instead of one per node. */
+#define SB_SLAB 256
+struct sb_slab {
+  struct sb_slab *next;
+  struct sblock nodes[SB_SLAB];
+};
+
 struct sblock *sb_alloc_node(struct stitch *st) {
-  (void)st;
-  struct sblock *b = calloc(1, sizeof *b);
-  if (!b) { fprintf(stderr, "fragbench: stitch: out of host memory\n"); exit(1); }
-  return b;
+  struct sb_slab *s = calloc(1, sizeof *s);
+  if (!s) { fprintf(stderr, "fragbench: stitch: out of host memory\n"); exit(1); }
+  s->next = st->slabs;
+  st->slabs = s;
+  for (int i = SB_SLAB - 1; i >= 1; i--) sb_put(st, &s->nodes[i]);   /* handed out from nodes[1] up */
+  return &s->nodes[0];
+}
+
+void sb_free_all(struct stitch *st) {
+  for (struct sb_slab *s = st->slabs, *n; s; s = n) {
+    n = s->next;
+    free(s);
+  }
+  st->slabs = NULL;
+  st->spare = NULL;
 }
 
 int sb_cmp_size(const struct ordnode *a, const struct ordnode *b) {

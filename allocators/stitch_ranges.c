@@ -503,8 +503,7 @@ void ranges_destroy(struct stitch *st) {
     free(r);
   }
   st->spare_ranges = NULL;
-  for (struct sblock *b = st->spare, *n; b; b = n) { n = b->next; free(b); }
-  st->spare = NULL;
+  sb_free_all(st);
   free(st->run_buf);
   free(st->page_buf);
   st->run_buf = NULL;
