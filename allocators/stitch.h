@@ -191,7 +191,6 @@ struct sblock *lend_at(struct stitch *st, struct sblock *f, uint64_t addr, uint6
 void unlend(struct stitch *st, struct sblock *l);            /* a lent block's pages go back home */
 void add_run(struct srange *s, struct sblock *lent);
 uint64_t gather(struct stitch *st, struct spool *own, uint64_t npages, struct srange *s);  /* lend npages free pages to s */
-uint64_t page_handle(const struct srun *u, uint64_t i);
 
 /* stitch_views.c: views (wholly free stitched ranges, still mapped) and the small cache */
 int view_cmp(const struct ordnode *a, const struct ordnode *b);   /* a pool's views: (size, va) */
@@ -231,7 +230,7 @@ static inline uint64_t whole_pages(uint64_t addr, uint64_t size) {
 
 /* b becomes FREE and joins its set; in a PRIM range its whole pages count as free and
  * its first whole page points at it */
-static inline void free_insert(struct sblock *b) {
+static inline __attribute__((always_inline)) void free_insert(struct sblock *b) {
   struct srange *r = b->r;
   b->kind = BK_FREE;
   fset_insert(r->free, b);
@@ -243,7 +242,7 @@ static inline void free_insert(struct sblock *b) {
 }
 
 /* b leaves its set (still FREE until changed) */
-static inline void free_erase(struct sblock *b) {
+static inline __attribute__((always_inline)) void free_erase(struct sblock *b) {
   struct srange *r = b->r;
   fset_erase(r->free, b);
   if (r->kind != RK_PRIM) return;
@@ -297,6 +296,9 @@ static inline struct sblock *sb_split(struct stitch *st, struct sblock *b, uint6
   b->size = at;
   return n;
 }
+
+/* the handles of run u's pages at home, in order */
+static inline const uint64_t *run_handles(const struct srun *u) { return u->home->handle + (u->addr - u->home->va) / ST_PAGE; }
 
 /* b takes over b->next */
 static inline void sb_absorb_next(struct stitch *st, struct sblock *b) {

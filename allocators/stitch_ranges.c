@@ -277,10 +277,6 @@ void unlend(struct stitch *st, struct sblock *l) {
   free_coalesce_insert(st, l);
 }
 
-uint64_t page_handle(const struct srun *u, uint64_t i) {
-  return u->home->handle[(u->addr - u->home->va) / ST_PAGE + i];
-}
-
 void add_run(struct srange *s, struct sblock *lent) {
   uint64_t first = (lent->addr - lent->r->va) / ST_PAGE * ST_PAGE + lent->r->va;
   s->runs[s->nruns++] = (struct srun){.home = lent->r, .addr = lent->addr,
@@ -332,9 +328,11 @@ static void range_set_single_free(struct stitch *st, struct srange *r) {
 static int map_runs(struct stitch *st, struct srange *s) {
   uint64_t i = 0;
   int rc = 0;
-  for (uint32_t j = 0; j < s->nruns && !rc; j++)
+  for (uint32_t j = 0; j < s->nruns && !rc; j++) {
+    const uint64_t *h = run_handles(&s->runs[j]);
     for (uint64_t q = 0; q < s->runs[j].npages; q++, i++)
-      if ((rc = dev_map(st->dev, s->vbase + i * ST_PAGE, ST_PAGE, page_handle(&s->runs[j], q)))) break;
+      if ((rc = dev_map(st->dev, s->vbase + i * ST_PAGE, ST_PAGE, h[q]))) break;
+  }
   if (rc)
     while (i--) dev_unmap(st->dev, s->vbase + i * ST_PAGE, ST_PAGE);
   return rc;

@@ -219,7 +219,7 @@ int view_repair(struct stitch *st, struct srange *s) {
   uint64_t q = 0;
   for (uint32_t j = 0; j < s->nruns && !rc; j++)
     for (uint64_t i = 0; i < s->runs[j].npages && !rc; i++, q++)
-      if (fresh[q] && (rc = dev_map(st->dev, s->vbase + q * ST_PAGE, ST_PAGE, page_handle(&s->runs[j], i)))) fresh[q] = 2;
+      if (fresh[q] && (rc = dev_map(st->dev, s->vbase + q * ST_PAGE, ST_PAGE, run_handles(&s->runs[j])[i]))) fresh[q] = 2;
   if (rc || q != s->npages) {   /* unmap what is mapped (kept pages, remapped ones), give everything back */
     if (!rc) snprintf(st->dev->err, FB_ERRLEN, "stitch: found %llu of %llu free pages to repair a view",
                       (unsigned long long)q, (unsigned long long)s->npages);
