@@ -17,7 +17,8 @@ void fset_init(struct fset *fs) {
   fs->count = 0;
   fs->words = 0;
   for (unsigned i = 0; i < FS_WORDS; i++) fs->nonempty[i] = 0;
-  for (unsigned i = 0; i < FS_NBINS; i++) ordset_init(&fs->bins[i], sb_cmp_size);
+  ordset_init(&fs->bins[0], sb_cmp_size);
+  for (unsigned i = 1; i < FS_NBINS; i++) fs->bins[i] = fs->bins[0];   /* all alike, empty */
 }
 
 struct sblock *fset_last(const struct fset *fs) {

@@ -17,6 +17,8 @@ static void *xcalloc(size_t n, size_t sz) {
 
 /* ---- pools (one per stream) ---- */
 
+/* A pool (three free sets of FS_NBINS bins: tens of KiB) is an anonymous mapping, zero
+ * until written. */
 struct spool *pool_find(struct stitch *st, uint64_t stream) {
   for (int i = 0; i < st->npools; i++)
     if (st->pools[i]->stream == stream) return st->last_pool = st->pools[i];
@@ -27,7 +29,8 @@ struct spool *pool_find(struct stitch *st, uint64_t stream) {
     st->pools = np;
     st->cap_pools = cap;
   }
-  struct spool *p = xcalloc(1, sizeof *p);
+  struct spool *p = mmap(NULL, sizeof *p, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);   /* zero */
+  if (p == MAP_FAILED) { fprintf(stderr, "fragbench: stitch: out of host memory\n"); exit(1); }
   p->stream = stream;
   fset_init(&p->prim_free);
   fset_init(&p->stitch_free);
@@ -507,7 +510,7 @@ void ranges_destroy(struct stitch *st) {
   st->run_buf = NULL;
   st->page_buf = NULL;
   st->run_cap = st->page_cap = 0;
-  for (int i = 0; i < st->npools; i++) free(st->pools[i]);
+  for (int i = 0; i < st->npools; i++) munmap(st->pools[i], sizeof *st->pools[i]);
   free(st->pools);
   st->pools = NULL;
   st->npools = st->cap_pools = 0;
