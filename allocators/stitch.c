@@ -74,11 +74,15 @@ static struct sblock *best_fit_large(struct stitch *st, struct spool *p, uint64_
 }
 
 /* Make `npages` whole free pages lendable, giving back wholly free small and stitched
- * ranges' pages; after each, a freshly merged block may fit r (if r) and is returned. */
-static struct sblock *reclaim_for(struct stitch *st, struct spool *p, uint64_t npages, uint64_t r) {
+ * ranges' pages; after each, a freshly merged block may fit r (if r) and is returned.
+ * *touched (if given) is set when anything was given back (the free blocks changed). */
+static struct sblock *reclaim_for(struct stitch *st, struct spool *p, uint64_t npages, uint64_t r, int *touched) {
   struct sblock *b;
-  while (pages_free_total(st) < npages && reclaim_one(st, p, npages - pages_free_total(st)))
+  while (pages_free_total(st) < npages) {
+    if (touched) *touched = 1;
+    if (!reclaim_one(st, p, npages - pages_free_total(st))) break;
     if (r && (b = best_fit_large(st, p, r))) return b;
+  }
   return NULL;
 }
 
@@ -87,13 +91,16 @@ static struct sblock *reclaim_for(struct stitch *st, struct spool *p, uint64_t n
 static int stitch_step(struct stitch *st, struct spool *p, uint64_t r, uint64_t npages, struct sblock **out, uint64_t *need) {
   uint64_t head = r - (npages - 1) * ST_PAGE;   /* bytes r takes of its last page */
   if (head == ST_PAGE) head = 0;
-  *need = head && head_fragment(p, head) ? npages - 1 : npages;
+  struct sblock *frag = head ? head_fragment(p, head) : NULL;   /* serves r's last page */
+  *need = frag ? npages - 1 : npages;
   if (pages_avail_total(st) < *need) return 1;
-  if ((*out = reclaim_for(st, p, *need, r))) return 0;
-  if (head && !head_fragment(p, head)) head = 0;   /* what reclaiming merged may have taken it */
+  int touched = 0;
+  if ((*out = reclaim_for(st, p, *need, r, &touched))) return 0;
+  if (head && touched) frag = head_fragment(p, head);   /* reclaiming merged blocks: may have taken it, or made one */
+  if (!frag) head = 0;
   if (!head && pages_free_total(st) < npages) {
     *need = npages;
-    if ((*out = reclaim_for(st, p, npages, r))) return 0;
+    if ((*out = reclaim_for(st, p, npages, r, NULL))) return 0;
     if (pages_free_total(st) < npages) return 1;
   }
   struct srange *s = head ? NULL : view_repairable(p, npages);
@@ -102,7 +109,7 @@ static int stitch_step(struct stitch *st, struct spool *p, uint64_t r, uint64_t 
     rc = view_repair(st, s);
     st->stitched_repaired += !rc;
   } else {
-    rc = stitch_build(st, p, npages, head, &s);
+    rc = stitch_build(st, p, npages, head, frag, &s);
     st->stitched_built += !rc;
   }
   if (rc) return rc < 0 ? rc : -1;
@@ -142,7 +149,7 @@ static int alloc_small(struct stitch *st, struct spool *p, uint64_t r, struct bl
     struct sblock *b = fset_lower_bound(&p->small_free, r);
     if (b) { place(st, b, r, p->stream, out); return 0; }
     if (pages_avail_total(st) >= 1) {
-      reclaim_for(st, p, 1, 0);
+      reclaim_for(st, p, 1, 0, NULL);
       struct srange *s;
       int rc = small_build(st, p, &s);
       if (rc) return rc;

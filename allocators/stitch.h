@@ -175,7 +175,8 @@ uint64_t pages_free_total(const struct stitch *st);          /* prim_free_pages 
 uint64_t pages_avail_total(const struct stitch *st);         /* plus wholly free small and stitched ranges' */
 int grow(struct stitch *st, struct spool *p, uint64_t want_bytes, uint64_t max_new_pages, int *extended);
 struct sblock *head_fragment(struct spool *p, uint64_t h);   /* a free block whose first page's free end holds h bytes */
-int stitch_build(struct stitch *st, struct spool *p, uint64_t npages, uint64_t head, struct srange **out);
+/* with head > 0, f = head_fragment(p, head) (not NULL) */
+int stitch_build(struct stitch *st, struct spool *p, uint64_t npages, uint64_t head, struct sblock *f, struct srange **out);
 int small_build(struct stitch *st, struct spool *p, struct srange **out);
 uint64_t reclaim_one(struct stitch *st, struct spool *own, uint64_t k);
 void release_free_pages(struct stitch *st);

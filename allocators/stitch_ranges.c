@@ -356,8 +356,9 @@ struct sblock *head_fragment(struct spool *p, uint64_t h) {
 /* A new stitched range of npages pages: with head > 0, its first page is the free end
  * (head bytes) of a page begun at home, followed there by as many free whole pages as
  * that block has; the rest gathered. Its block then starts `lead` = 2 MiB - head bytes
- * into the first page. Precondition: enough whole free pages besides. */
-int stitch_build(struct stitch *st, struct spool *p, uint64_t npages, uint64_t head, struct srange **out) {
+ * into the first page; f is that block (head_fragment(p, head)). Precondition: enough
+ * whole free pages besides. */
+int stitch_build(struct stitch *st, struct spool *p, uint64_t npages, uint64_t head, struct sblock *f, struct srange **out) {
   uint64_t va, lead = 0;
   int rc = dev_va_reserve(st->dev, npages * ST_PAGE, &va);
   if (rc) return rc < 0 ? rc : -1;
@@ -366,7 +367,6 @@ int stitch_build(struct stitch *st, struct spool *p, uint64_t npages, uint64_t h
   s->npages = npages;
   s->runs = run_scratch(st, npages);
   uint64_t got = 0;
-  struct sblock *f = head ? head_fragment(p, head) : NULL;
   if (f) {
     uint64_t end = f->addr - (f->addr - f->r->va) % ST_PAGE + ST_PAGE;   /* the page's end */
     uint64_t w = whole_pages(f->addr, f->size), k = w < npages - 1 ? w : npages - 1;
