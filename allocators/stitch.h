@@ -56,7 +56,7 @@ struct sblock {
   uint16_t bin;               /* FREE: its bin in its free set */
 };
 
-/* A set of free blocks in best-fit order, binned by size (stitch_fset.c). */
+/* A set of free blocks in best-fit order, binned by size (stitch_fset.h, stitch_fset.c). */
 #define FS_SUB_BITS 4
 #define FS_SUB (1u << FS_SUB_BITS)
 #define FS_NBINS (FS_SUB + (55 - FS_SUB_BITS) * FS_SUB)

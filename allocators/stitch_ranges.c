@@ -205,7 +205,7 @@ static int map_pages(struct stitch *st, struct sblock *h, uint64_t k) {
     }
     return rc;
   }
-  for (uint64_t i = 0; i < k; i++) r->mapped[base + i] = 1;
+  memset(r->mapped + base, 1, k);
   r->nmapped += k;
   st->held += k * ST_PAGE;
   ordset_erase(&r->holes, &h->node);
