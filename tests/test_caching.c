@@ -2,8 +2,11 @@
  * pools and segment sizes, splitting, best fit, the max_split_size knobs, coalescing
  * (the failure path and the rest: test_caching_recovery.c). Each test is built so that it
  * fails when the rule it names is changed (the comment over each says what the broken
- * variant would do). Fixture: caching_fixture.h. */
-#include "caching_fixture.h"
+ * variant would do). Fixture: strategy_fixture.h. */
+#define FX_NAME "caching"
+#define FX_OPS caching_allocator
+#include "strategy_fixture.h"
+#include "../allocators/caching_policy.h"
 
 /* ---- rounding ----------------------------------------------------------------------- */
 

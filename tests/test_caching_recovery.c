@@ -1,8 +1,11 @@
 /* test_caching_recovery.c - PyTorch's caching allocator, continued: the failure path in
  * PyTorch's order (release and retry, OOM, release of cached oversize blocks, GC under a
  * cap), empty_cache, query, destroy, a random consistency run and the CLI's knob
- * checks. Each test fails when the rule it names is changed. Fixture: caching_fixture.h. */
-#include "caching_fixture.h"
+ * checks. Each test fails when the rule it names is changed. Fixture: strategy_fixture.h. */
+#define FX_NAME "caching"
+#define FX_OPS caching_allocator
+#include "strategy_fixture.h"
+#include "../allocators/caching_policy.h"
 
 /* ---- failure path ------------------------------------------------------------------- */
 

@@ -3,59 +3,12 @@
  * what the broken variant would do); and the bundled real traces against PyTorch's own
  * expandable-segments figures (tests/data/reference.csv). Rule tests drive the strategy's
  * ops directly on a sim device with range tracking; figures come from the device. */
-#include <stdlib.h>
-#include "test.h"
-#include "allocator.h"
+#define FX_NAME "expandable"
+#define FX_OPS expandable_allocator
+#include "strategy_fixture.h"
 #include "replay.h"
 
-extern const struct allocator_ops expandable_allocator;
-#define OPS expandable_allocator
-#define MiB(x) ((uint64_t)(x) << 20)
 #define KiB(x) ((uint64_t)(x) << 10)
-
-struct fx { struct device d; void *a; char err[FB_ERRLEN]; };
-
-static int fx_open(struct fx *f, const char *params, uint64_t cap) {
-  memset(f, 0, sizeof *f);
-  if (device_open(&f->d, &(struct device_config){.kind = "sim"}, f->err)) return -1;
-  f->d.track_ranges = 1;
-  device_set_cap(&f->d, cap);
-  char spec[400], name[32];
-  snprintf(spec, sizeof spec, "expandable%s%s", params && *params ? ":" : "", params ? params : "");
-  struct params p;
-  if (params_parse_spec(spec, name, sizeof name, &p, f->err)) return -1;
-  p.percent_base = f->d.total;
-  if (params_check(&p, OPS.params, "expandable", f->err)) return -1;
-  return OPS.create(&f->a, &f->d, &p, f->err);
-}
-
-/* destroy; 1 when everything went back to the device */
-static int fx_close(struct fx *f) {
-  if (f->a) OPS.destroy(f->a);
-  f->a = NULL;
-  int clean = f->d.reserved == 0 && dev_ranges_held(&f->d) == 0 && f->d.c.va_reserves == f->d.c.va_releases;
-  device_close(&f->d);
-  return clean;
-}
-
-static uint64_t held(struct fx *f) {
-  struct alloc_stats st;
-  OPS.stats(f->a, &st);
-  return st.held;
-}
-
-static uint64_t flushes(struct fx *f) {
-  struct alloc_stats st;
-  OPS.stats(f->a, &st);
-  return st.cache_flushes;
-}
-
-#define OPEN(f, params, cap) CHECK_MSG(fx_open((f), (params), (cap)) == 0, "open: %s", (f)->err)
-#define ALLOC(f, blk, sz, st) CHECK_EQ(OPS.alloc((f)->a, (sz), (st), &(blk)), 0)
-#define FREE(f, blk) OPS.free((f)->a, &(blk))
-#define CONSISTENT(f) do { char e_[FB_ERRLEN]; CHECK_MSG(OPS.check((f)->a, e_) == 0, "%s", e_); \
-    CHECK_EQ(held(f), (f)->d.reserved); } while (0)
-#define CLOSE(f) CHECK_MSG(fx_close(f), "destroy left memory, mappings or address ranges on the device")
 
 /* ---- pages ---------------------------------------------------------------------------- */
 
