@@ -152,22 +152,56 @@ static uint64_t va_extent(const struct cuda_dev *c, uint64_t size) {
   return (size + g - 1) / g * g;
 }
 
+/* One cuMemAddressReserve of a large arena (64x the device's memory, halved until the
+ * driver agrees, down to 4x), made at the first reservation. The driver hands ranges out
+ * in ascending order; the sim in descending order, never reusing an address. Ranges
+ * carved from the arena's top down give cuda the sim's order, so a strategy that breaks
+ * ties by address across ranges (stitch) decides on cuda as on sim. */
+static void arena_open(struct device *d, struct cuda_dev *c) {
+  c->arena_tried = 1;
+  uint64_t total = (d->total + DEV_PAGE - 1) / DEV_PAGE * DEV_PAGE;
+  for (uint64_t size = 64 * total; size >= 4 * total && size; size /= 2) {
+    CUdeviceptr p = 0;
+    uint64_t t0 = cuda_now_ns();
+    CUresult r = c->mem_address_reserve(&p, size, DEV_PAGE, 0, 0);
+    d->c.modeled_ns += cuda_now_ns() - t0;
+    if (r == CUDA_SUCCESS) {
+      c->arena_base = (uint64_t)p;
+      c->arena_size = size;
+      c->arena_top = (uint64_t)p + size;
+      return;
+    }
+  }
+}
+
+static int in_arena(const struct cuda_dev *c, uint64_t va) {
+  return c->arena_size && va >= c->arena_base && va < c->arena_base + c->arena_size;
+}
+
 static int cuda_va_reserve(struct device *d, uint64_t size, uint64_t *va) {
   struct cuda_dev *c = cuda_of(d);
   if (!vmm_usable(d, "cuMemAddressReserve") || cuda_begin(d)) return -1;
   uint64_t ext = va_extent(c, size);
+  if (!c->arena_tried) arena_open(d, c);
+  if (c->arena_size && c->arena_top - c->arena_base >= ext) {
+    c->arena_top -= ext;
+    *va = c->arena_top;
+    return 0;
+  }
   CUdeviceptr p = 0;
   uint64_t t0 = cuda_now_ns();
   CUresult r = c->mem_address_reserve(&p, ext, DEV_PAGE, 0, 0);
   d->c.modeled_ns += cuda_now_ns() - t0;
   int rc = cuda_drv_status(d, r, "cuMemAddressReserve", "%llu bytes", (unsigned long long)ext);
   if (rc) return rc;
+  c->va_outside++;
   *va = (uint64_t)p;
   return 0;
 }
 
 static void cuda_va_release(struct device *d, uint64_t va, uint64_t size) {
   struct cuda_dev *c = cuda_of(d);
+  if (in_arena(c, va)) return;   /* never reused, as on sim; the arena goes at close */
   if (!vmm_usable(d, "cuMemAddressFree") || cuda_use_device(d)) { cuda_defer(d); return; }
   uint64_t ext = va_extent(c, size);
   uint64_t t0 = cuda_now_ns();
@@ -250,6 +284,10 @@ static void cuda_close(struct device *d) {
   if (!cuda_use_device(d)) {
     if (cuda_sync_device(d)) cuda_defer(d);
     cuda_pool_destroy(d);
+    if (c->arena_size && cuda_drv_status(d, c->mem_address_free((CUdeviceptr)c->arena_base, c->arena_size),
+                                         "cuMemAddressFree", "the address arena, %llu bytes",
+                                         (unsigned long long)c->arena_size))
+      cuda_defer(d);
     for (size_t i = 0; i < c->nstreams; i++)
       if (cuda_rt_status(d, cudaStreamDestroy(c->streams[i].stream), "cudaStreamDestroy", "stream id %llu",
                          (unsigned long long)c->streams[i].id))

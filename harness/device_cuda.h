@@ -32,6 +32,11 @@ struct cuda_dev {
   int vmm_ok;                       /* VMM calls usable; else vmm_why says why */
   char vmm_why[FB_ERRLEN / 2];
   size_t granularity;               /* cuMemGetAllocationGranularity (minimum) */
+  /* address ranges in the sim's order (see cuda_va_reserve): one large reservation made at
+   * the first va_reserve, carved from the top down, never reused */
+  uint64_t arena_base, arena_size, arena_top;
+  int arena_tried;
+  uint64_t va_outside;              /* reservations made outside it (it was full or absent) */
   /* streams */
   struct cuda_stream_slot *streams;
   size_t nstreams, streams_cap, last_stream;

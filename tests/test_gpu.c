@@ -114,6 +114,32 @@ GPU_TEST(gpu_vmm_reserve_create_map_unmap_release_round_trip) {
   device_close(&d);
 }
 
+/* the sim's address order: each reservation below every earlier one (also after one is
+ * given back), so strategies that break ties by address decide on cuda as on sim */
+GPU_TEST(gpu_vmm_reservations_descend_like_sim) {
+  struct device d, s;
+  OPEN_GPU(d);
+  CHECK(device_open(&s, &(struct device_config){.kind = "sim"}, s.err) == 0);
+  uint64_t sizes[5] = {8 * MiB, 2 * MiB, 64 * MiB, 85017493504ull, 4 * MiB}, va[5], sv[5];
+  for (int i = 0; i < 5; i++) {
+    CHECK_MSG(dev_va_reserve(&d, sizes[i], &va[i]) == 0, "%s", d.err);
+    CHECK(dev_va_reserve(&s, sizes[i], &sv[i]) == 0);
+    printf("  reservation %d: %llu bytes at %#llx (sim %#llx)\n", i, (unsigned long long)sizes[i],
+           (unsigned long long)va[i], (unsigned long long)sv[i]);
+    if (i == 1) { dev_va_release(&d, va[1], sizes[1]); dev_va_release(&s, sv[1], sizes[1]); }
+  }
+  for (int i = 1; i < 5; i++) {
+    CHECK_MSG(va[i] + sizes[i] <= va[i - 1] || (i == 2 && va[i] + sizes[i] <= va[0]),
+              "reservation %d at %#llx is not below reservation %d at %#llx", i, (unsigned long long)va[i], i - 1,
+              (unsigned long long)va[i - 1]);
+  }
+  for (int i = 0; i < 5; i++) {
+    if (i != 1) { dev_va_release(&d, va[i], sizes[i]); dev_va_release(&s, sv[i], sizes[i]); }
+  }
+  device_close(&s);
+  device_close(&d);
+}
+
 GPU_TEST(gpu_vmm_one_page_mapped_twice_is_reserved_once) {
   struct device d;
   OPEN_GPU(d);
@@ -352,6 +378,14 @@ static void compare_with_sim(const char *allocator, double cap_frac) {
 GPU_TEST(gpu_replay_raw_matches_sim) { compare_with_sim("raw", 0); }
 
 GPU_TEST(gpu_replay_caching_matches_sim) { compare_with_sim("caching", 0.8); }
+
+/* expandable maps 2/20 MiB pages into one reservation per (stream, pool): the same
+ * decisions through the real VMM calls */
+GPU_TEST(gpu_replay_expandable_matches_sim) { compare_with_sim("expandable", 0.8); }
+
+/* stitch maps pages into many reservations and breaks best-fit ties by address across
+ * them: equal only because the cuda device asks for the sim's address order */
+GPU_TEST(gpu_replay_stitch_matches_sim) { compare_with_sim("stitch", 0.8); }
 
 /* async: the driver's policy has no sim counterpart; the runs must complete validated
  * and verified, and hand everything back */
