@@ -19,7 +19,7 @@ int cuda_device_count(char *err) {
 /* A held range, by address (kept with --validate). Physical handles: handle_table.h. */
 struct held {
   struct ordnode node;
-  uint64_t key;       /* address, or handle id */
+  uint64_t key;       /* its address */
   uint64_t size;
   int kind;           /* 0 malloc, 1 mapped, 2 pool block */
 };
@@ -196,11 +196,9 @@ int dev_map(struct device *d, uint64_t va, uint64_t size, uint64_t h) {
   }
   if (d->track_ranges) {
     struct held *r = held_floor(&d->ranges, va + size - 1);
-    if (r) {
-      if (r->key + r->size > va) {
-        snprintf(d->err, FB_ERRLEN, "cuMemMap: %#llx+%llu overlaps a range already held", (unsigned long long)va, (unsigned long long)size);
-        return -1;
-      }
+    if (r && r->key + r->size > va) {
+      snprintf(d->err, FB_ERRLEN, "cuMemMap: %#llx+%llu overlaps a range already held", (unsigned long long)va, (unsigned long long)size);
+      return -1;
     }
   }
   int rc = d->ops->map(d, va, size, h);
