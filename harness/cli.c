@@ -158,8 +158,8 @@ int cli_main(int argc, char **argv) {
     print_usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
+  if (!strcmp(argv[1], "readspeed")) return trace_bench_main(argc - 1, argv + 1);   /* its own options */
   const struct command *c = commands;
-  if (!strcmp(argv[1], "readspeed")) return trace_bench_main(argc - 1, argv + 1);
   while (c->name && strcmp(c->name, argv[1])) c++;
   if (!c->name) {
     fprintf(stderr, "fragbench: unknown command '%s'; known:", argv[1]);

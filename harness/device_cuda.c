@@ -157,15 +157,20 @@ static uint64_t va_extent(const struct cuda_dev *c, uint64_t size) {
  * in ascending order; the sim in descending order, never reusing an address. Ranges
  * carved from the arena's top down give cuda the sim's order, so a strategy that breaks
  * ties by address across ranges (stitch) decides on cuda as on sim. */
+/* cuMemAddressReserve, its time counted as driver time */
+static CUresult timed_reserve(struct device *d, struct cuda_dev *c, uint64_t size, CUdeviceptr *p) {
+  uint64_t t0 = cuda_now_ns();
+  CUresult r = c->mem_address_reserve(p, size, DEV_PAGE, 0, 0);
+  d->c.modeled_ns += cuda_now_ns() - t0;
+  return r;
+}
+
 static void arena_open(struct device *d, struct cuda_dev *c) {
   c->arena_tried = 1;
   uint64_t total = (d->total + DEV_PAGE - 1) / DEV_PAGE * DEV_PAGE;
   for (uint64_t size = 64 * total; size >= 4 * total && size; size /= 2) {
     CUdeviceptr p = 0;
-    uint64_t t0 = cuda_now_ns();
-    CUresult r = c->mem_address_reserve(&p, size, DEV_PAGE, 0, 0);
-    d->c.modeled_ns += cuda_now_ns() - t0;
-    if (r == CUDA_SUCCESS) {
+    if (timed_reserve(d, c, size, &p) == CUDA_SUCCESS) {
       c->arena_base = (uint64_t)p;
       c->arena_size = size;
       c->arena_top = (uint64_t)p + size;
@@ -189,12 +194,12 @@ static int cuda_va_reserve(struct device *d, uint64_t size, uint64_t *va) {
     return 0;
   }
   CUdeviceptr p = 0;
-  uint64_t t0 = cuda_now_ns();
-  CUresult r = c->mem_address_reserve(&p, ext, DEV_PAGE, 0, 0);
-  d->c.modeled_ns += cuda_now_ns() - t0;
-  int rc = cuda_drv_status(d, r, "cuMemAddressReserve", "%llu bytes", (unsigned long long)ext);
+  int rc = cuda_drv_status(d, timed_reserve(d, c, ext, &p), "cuMemAddressReserve", "%llu bytes", (unsigned long long)ext);
   if (rc) return rc;
-  c->va_outside++;
+  if (!c->va_outside++)
+    fprintf(stderr, "fragbench: cuda device %d: %s; address ranges now come from the driver, in its order, so "
+            "strategies that break ties by address may decide differently than on sim\n", c->ordinal,
+            c->arena_size ? "the address arena is full" : "the driver refused an address arena");
   *va = (uint64_t)p;
   return 0;
 }

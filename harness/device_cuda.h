@@ -36,7 +36,7 @@ struct cuda_dev {
    * the first va_reserve, carved from the top down, never reused */
   uint64_t arena_base, arena_size, arena_top;
   int arena_tried;
-  uint64_t va_outside;              /* reservations made outside it (it was full or absent) */
+  uint64_t va_outside;              /* reservations made outside it (it was full or absent); warned once */
   /* streams */
   struct cuda_stream_slot *streams;
   size_t nstreams, streams_cap, last_stream;
