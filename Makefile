@@ -11,11 +11,13 @@ CC        ?= gcc
 CUDA_HOME ?= /usr/local/cuda
 MPI_HOME  ?= /usr/lib/x86_64-linux-gnu/openmpi
 ifeq ($(origin CUDA), undefined)
-  CUDA := $(if $(wildcard $(CUDA_HOME)/include/cuda_runtime.h),$(if $(wildcard $(CUDA_HOME)/lib64/libcudart_static.a),$(if $(wildcard harness/device_cuda.c),1,0),0),0)
+  CUDA := $(if $(wildcard $(CUDA_HOME)/include/cuda_runtime.h),$(if $(wildcard $(CUDA_HOME)/lib64/libcudart_static.a),$(if $(wildcard harness/device/device_cuda.c),1,0),0),0)
 endif
 
 OPT      ?= -O2
-CFLAGS   := -std=c11 -D_GNU_SOURCE $(OPT) -g -Wall -Wextra -Werror -Iharness -MMD -MP
+# One folder per concept; includes are by file name, so each folder is on the path.
+INCLUDE_DIRS := harness/cli harness/engine harness/common harness/device allocators workloads
+CFLAGS   := -std=c11 -D_GNU_SOURCE $(OPT) -g -Wall -Wextra -Werror $(addprefix -I,$(INCLUDE_DIRS)) -MMD -MP
 LDLIBS   := -lm -lpthread -lz
 BUILD    := build
 
@@ -39,10 +41,10 @@ ifeq ($(CUDA),1)
   LDLIBS += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt
 endif
 
-ALL_C     := $(wildcard harness/*.c allocators/*.c workloads/*.c)
+ALL_C     := $(wildcard harness/*/*.c allocators/*.c workloads/*.c)
 CUDA_C    := $(filter %_cuda.c,$(ALL_C))
 MPI_C     := $(filter %_mpi.c,$(ALL_C))
-LIB_C     := $(filter-out harness/main.c $(CUDA_C) $(MPI_C),$(ALL_C))
+LIB_C     := $(filter-out harness/cli/main.c $(CUDA_C) $(MPI_C),$(ALL_C))
 ifeq ($(CUDA),1)
   LIB_C   += $(CUDA_C)
 endif
@@ -63,7 +65,7 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(BIN): $(LIB_O) $(BUILD)/obj/harness/main.o
+$(BIN): $(LIB_O) $(BUILD)/obj/harness/cli/main.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(TESTBIN): $(LIB_O) $(TEST_O)
@@ -82,10 +84,10 @@ test-gpu: $(BIN) $(TESTBIN)
 	FB_GPU_REQUIRED=1 $(TESTBIN) gpu
 
 bench: $(BIN)
-	sh harness/bench.sh $(BIN)
+	sh scripts/bench.sh $(BIN)
 
 perf: $(BIN)
-	sh harness/perf.sh $(BIN)
+	sh scripts/perf.sh $(BIN)
 
 fuzz:
 	sh tests/fuzz/run.sh

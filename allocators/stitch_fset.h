@@ -3,7 +3,7 @@
  * (16 per power of two; a bitmap of the non-empty bins and one of the non-empty bitmap
  * words) so that a lookup touches one small treap instead of one large one. Exact best
  * fit: bins are ordered by size and each bin is ordered inside. The bins are treaps
- * (harness/ordset.h) with the comparison inlined. The rarely used parts are in
+ * (harness/common/ordset.h) with the comparison inlined. The rarely used parts are in
  * stitch_fset.c. */
 #ifndef FB_STITCH_FSET_H
 #define FB_STITCH_FSET_H

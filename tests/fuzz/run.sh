@@ -32,7 +32,7 @@ if ! "$CC" -fsanitize=fuzzer,address,undefined "$OUT/probe.c" -o "$OUT/probe" 2>
   exit 2
 fi
 
-CFLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Iharness"
+CFLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Iharness/common -Iharness/engine -Iworkloads"
 COMMON="workloads/trace_src.c"
 sources() {
   case $1 in

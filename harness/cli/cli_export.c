@@ -2,7 +2,7 @@
  * CSV (`# fragbench-trace v1`, then op,id,size,stream,device rows). */
 #include "cli.h"
 #include <string.h>
-#include "../workloads/trace_native.h"
+#include "trace_native.h"
 
 int cmd_export(struct cli_opts *o) {
   if (o->nworkloads + o->ntraces != 1 || !o->out) {

@@ -3,7 +3,7 @@
 `fragbench run` under valgrind --tool=callgrind and splits the replay's timed region
 into the harness's part and the strategy's part (see PERFORMANCE.md).
 
-  python3 harness/perf_callgrind.py [--bin build/fragbench] [--keep DIR] ALLOC INPUT...
+  python3 scripts/perf_callgrind.py [--bin build/fragbench] [--keep DIR] ALLOC INPUT...
       INPUT: a workload spec (random:events=300000,live=1000) or a trace path
 
 Per (ALLOC, INPUT) it prints
@@ -104,7 +104,7 @@ def parse(path):
     return excl, callcost, calls, total
 
 
-def fill_lines(src="harness/replay.c"):
+def fill_lines(src="harness/engine/replay.c"):
     """replay.c's batch-fill line(s): event generation, outside the timed region"""
     try:
         with open(src) as f:

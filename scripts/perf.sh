@@ -1,5 +1,5 @@
 #!/bin/sh
-# perf.sh - `make perf`: the suite's own speed on sim (see harness/cli_perf.c), into
+# perf.sh - `make perf`: the suite's own speed on sim (see harness/cli/cli_perf.c), into
 # results/perf-<UTC stamp>.csv. PERF_EVENTS (default 10000000) sets the long stream.
 set -eu
 BIN=${1:-build/fragbench}

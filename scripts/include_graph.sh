@@ -1,0 +1,46 @@
+#!/bin/sh
+# include_graph.sh - the include graph between the tree's concept folders, and the rule
+# it must keep: arrows only downward, cli -> engine -> allocators -> workloads -> device
+# -> common (tests/, fuzz targets and scripts are outside the graph).
+#   sh scripts/include_graph.sh           folder edges "from -> to (N includes)", then
+#                                         "ok" or one line per upward arrow; exit 1 if any
+#   sh scripts/include_graph.sh --dot     the same graph in Graphviz dot (dot -Tpng > g.png)
+#   ROOT=DIR                              another checkout (e.g. an old commit's worktree)
+# Includes are by file name (every folder is on the compiler's path), so a name is
+# resolved to the folder that holds the file; relative includes are resolved as paths.
+ROOT=${ROOT:-.}
+mode=${1:-check}
+cd "$ROOT" || exit 2
+order="harness/cli harness/engine allocators workloads harness/device harness/common"
+# Old flat layouts (before the folder split) are drawn as they were: harness is one node.
+files=$(find harness allocators workloads -name '*.[ch]' 2>/dev/null | sort)
+for f in $files; do
+  dir=$(dirname "$f")
+  grep -o '^#include "[^"]*"' "$f" | sed 's/#include "//;s/"$//' | while read -r inc; do
+    case $inc in
+      */*) target=$(cd "$dir" && cd "$(dirname "$inc")" 2>/dev/null && pwd) ;;
+      *) hit=$(printf '%s\n' $files | grep "/$inc\$" | head -n 1)
+         [ -n "$hit" ] || continue
+         target=$(cd "$(dirname "$hit")" && pwd) ;;
+    esac
+    [ -n "$target" ] || continue
+    here=$(pwd)
+    echo "$dir ${target#"$here"/}"
+  done
+done | sort | uniq -c | awk -v mode="$mode" -v order="$order" '
+  $2 != $3 { e = $2 " " $3; n[e] = $1; keys[++nk] = e }
+  END {
+    k = split(order, o, " "); for (i = 1; i <= k; i++) lvl[o[i]] = k - i + 1
+    if (mode == "--dot") {
+      print "digraph includes {\n  rankdir=TB; node [shape=box, fontname=\"Helvetica\"];"
+      for (j = 1; j <= nk; j++) { e = keys[j]; split(e, p, " "); up = (p[1] in lvl && p[2] in lvl && lvl[p[2]] >= lvl[p[1]]) || !(p[1] in lvl) || !(p[2] in lvl)
+        printf "  \"%s\" -> \"%s\" [label=%d%s];\n", p[1], p[2], n[e], up ? ", color=red, fontcolor=red" : "" }
+      print "}"; exit 0
+    }
+    bad = 0
+    for (j = 1; j <= nk; j++) { e = keys[j]; split(e, p, " "); printf "%s -> %s (%d includes)\n", p[1], p[2], n[e]
+      if (!(p[1] in lvl) || !(p[2] in lvl)) { printf "  not a concept folder: %s\n", !(p[1] in lvl) ? p[1] : p[2]; bad++ }
+      else if (lvl[p[2]] >= lvl[p[1]]) { printf "  UPWARD: %s is not below %s\n", p[2], p[1]; bad++ } }
+    if (bad) { printf "%d arrow(s) break the order: %s\n", bad, order; exit 1 }
+    print "ok: every arrow points down (" order ")"
+  }'
