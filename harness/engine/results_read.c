@@ -1,0 +1,161 @@
+/* results_read.c - a results CSV into a table of strings (see results_read.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "results_read.h"
+
+static char *dup_n(const char *s, size_t n) {
+  char *d = malloc(n + 1);
+  if (!d) abort();
+  memcpy(d, s, n);
+  d[n] = 0;
+  return d;
+}
+
+static char *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap);
+  if (!buf) abort();
+  for (;;) {
+    if (n + 4096 > cap) { cap *= 2; buf = realloc(buf, cap); if (!buf) abort(); }
+    size_t k = fread(buf + n, 1, cap - n - 1, f);
+    n += k;
+    if (k == 0) break;
+  }
+  fclose(f);
+  buf[n] = 0;
+  *len = n;
+  return buf;
+}
+
+/* Parse one record starting at *p; fields appended to a growing array. Returns the
+ * number of fields, -1 on an unclosed quote. *p moves past the record's newline. */
+static int parse_record(const char **p, const char *end, char ***fields, int *cap) {
+  const char *s = *p;
+  int n = 0;
+  char *tmp = malloc((size_t)(end - s) + 1);
+  if (!tmp) abort();
+  for (;;) {
+    size_t k = 0;
+    if (s < end && *s == '"') {
+      s++;
+      for (;;) {
+        if (s >= end) { free(tmp); return -1; }
+        if (*s == '"') {
+          if (s + 1 < end && s[1] == '"') { tmp[k++] = '"'; s += 2; continue; }
+          s++;
+          break;
+        }
+        tmp[k++] = *s++;
+      }
+      while (s < end && *s != ',' && *s != '\n' && *s != '\r') tmp[k++] = *s++;
+    } else {
+      while (s < end && *s != ',' && *s != '\n' && *s != '\r') tmp[k++] = *s++;
+    }
+    if (n == *cap) { *cap = *cap ? *cap * 2 : 64; *fields = realloc(*fields, (size_t)*cap * sizeof **fields); if (!*fields) abort(); }
+    (*fields)[n++] = dup_n(tmp, k);
+    if (s < end && *s == ',') { s++; continue; }
+    if (s < end && *s == '\r') s++;
+    if (s < end && *s == '\n') s++;
+    break;
+  }
+  free(tmp);
+  *p = s;
+  return n;
+}
+
+int results_load(const char *path, struct results *t, char *err, size_t errlen) {
+  memset(t, 0, sizeof *t);
+  size_t len = 0;
+  char *buf = slurp(path, &len);
+  if (!buf) { snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno)); return 2; }
+  t->path = dup_n(path, strlen(path));
+  const char *p = buf, *end = buf + len;
+  int line = 1;
+  if (len >= 1 && p[0] == '#') {   /* old format: "# fragbench results v1" before the header */
+    while (p < end && *p != '\n') p++;
+    if (p < end) p++;
+    line++;
+  }
+  while (p < end && (*p == '\n' || *p == '\r')) { p++; line++; }
+  if (p >= end) { snprintf(err, errlen, "%s: empty: expected a header line (run_id,version,...)", path); free(buf); results_free(t); return 2; }
+  char **fields = NULL;
+  int cap = 0;
+  int n = parse_record(&p, end, &fields, &cap);
+  if (n <= 0) { snprintf(err, errlen, "%s:%d: unclosed quote in the header", path, line); free(buf); free(fields); results_free(t); return 2; }
+  t->ncols = n;
+  t->cols = malloc((size_t)n * sizeof *t->cols);
+  if (!t->cols) abort();
+  memcpy(t->cols, fields, (size_t)n * sizeof *fields);
+  if (results_col(t, "run_id") < 0 && results_col(t, "workload") < 0) {
+    snprintf(err, errlen, "%s:%d: expected a fragbench results header (run_id,version,workload,...), got \"%.60s\"", path, line, t->cols[0]);
+    free(buf); free(fields); results_free(t); return 2;
+  }
+  int rcap = 0;
+  while (p < end) {
+    line++;
+    if (*p == '\n' || *p == '\r') { p += (*p == '\r' && p + 1 < end && p[1] == '\n') ? 2 : 1; continue; }
+    const char *start = p;
+    n = parse_record(&p, end, &fields, &cap);
+    for (const char *q = start; q < p; q++) if (*q == '\n' && q + 1 < p) line++;
+    if (n < 0) { snprintf(err, errlen, "%s:%d: unclosed quote", path, line); free(buf); free(fields); results_free(t); return 2; }
+    if (n > t->ncols) {
+      snprintf(err, errlen, "%s:%d: %d fields, the header has %d", path, line, n, t->ncols);
+      for (int i = 0; i < n; i++) free(fields[i]);
+      free(buf); free(fields); results_free(t); return 2;
+    }
+    if (t->nrows == rcap) { rcap = rcap ? rcap * 2 : 64; t->rows = realloc(t->rows, (size_t)rcap * sizeof *t->rows); if (!t->rows) abort(); }
+    char **row = malloc((size_t)t->ncols * sizeof *row);
+    if (!row) abort();
+    for (int i = 0; i < t->ncols; i++) row[i] = i < n ? fields[i] : dup_n("", 0);
+    t->rows[t->nrows++] = row;
+  }
+  free(fields);
+  free(buf);
+  return 0;
+}
+
+void results_free(struct results *t) {
+  for (int r = 0; r < t->nrows; r++) {
+    for (int c = 0; c < t->ncols; c++) free(t->rows[r][c]);
+    free(t->rows[r]);
+  }
+  free(t->rows);
+  if (t->cols) for (int c = 0; c < t->ncols; c++) free(t->cols[c]);
+  free(t->cols);
+  free(t->path);
+  memset(t, 0, sizeof *t);
+}
+
+int results_col(const struct results *t, const char *name) {
+  for (int c = 0; c < t->ncols; c++) if (!strcmp(t->cols[c], name)) return c;
+  return -1;
+}
+
+const char *results_get(const struct results *t, int row, const char *name) {
+  int c = results_col(t, name);
+  if (c < 0 || row < 0 || row >= t->nrows) return "";
+  return t->rows[row][c];
+}
+
+double results_num(const struct results *t, int row, const char *name, int *ok) {
+  const char *s = results_get(t, row, name);
+  char *e;
+  double v = strtod(s, &e);
+  int good = *s && *e == 0;
+  if (ok) *ok = good;
+  return good ? v : 0;
+}
+
+uint64_t results_u64(const struct results *t, int row, const char *name, int *ok) {
+  const char *s = results_get(t, row, name);
+  char *e;
+  errno = 0;
+  unsigned long long v = strtoull(s, &e, 10);
+  int good = *s && *e == 0 && !errno && *s != '-';
+  if (ok) *ok = good;
+  return good ? (uint64_t)v : 0;
+}

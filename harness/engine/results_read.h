@@ -1,0 +1,31 @@
+/* results_read.h - reading results CSVs back (runs.csv, capsweep.csv, mincap.csv, any
+ * file `fragbench run --out` wrote): a table of strings addressed by column name. The
+ * one reader behind `report`, `compare` and `advise`. Accepts the old first line
+ * "# fragbench results v1" before the header, quoted fields ("" for a quote, commas and
+ * newlines inside quotes), and rows with fewer fields than the header (missing = ""). */
+#ifndef FB_RESULTS_READ_H
+#define FB_RESULTS_READ_H
+#include <stddef.h>
+#include <stdint.h>
+
+struct results {
+  char *path;
+  int ncols;
+  char **cols;            /* header names */
+  int nrows;
+  char ***rows;           /* rows[r][c], never NULL ("" when absent) */
+};
+
+/* Load a whole file. 0, or 2 with err naming the file, the line and what was expected
+ * (no header, a field with an unclosed quote, a row with more fields than the header). */
+int results_load(const char *path, struct results *t, char *err, size_t errlen);
+void results_free(struct results *t);
+/* index of a column, or -1 */
+int results_col(const struct results *t, const char *name);
+/* cell by column name; "" when the column is missing */
+const char *results_get(const struct results *t, int row, const char *name);
+/* numeric cells: 0 (and *ok = 0 when given) when empty or not a number */
+double results_num(const struct results *t, int row, const char *name, int *ok);
+uint64_t results_u64(const struct results *t, int row, const char *name, int *ok);
+
+#endif
