@@ -2,14 +2,15 @@
 # bytes the workload had requested (black), the bytes in blocks handed out (blue, under
 # it) and the bytes reserved from the device (red, shaded), and dashed, the whole run's
 # peak requested and peak reserved from runs.csv (the samples, taken at ITER events or
-# every 1000 events, can fall between peaks). Shared axes, so that panels compare at a
+# spread over a run without them, can fall between peaks; the step lines show the
+# highest level between samples). A panel's title says when runs.csv found a leak. Shared axes, so that panels compare at a
 # glance, unless one strategy reserves over 4x what another does: then each panel has
 # its own y scale and says so.
 # Run by plots/plots.sh:
 #   gnuplot -e "fmt='png'; out='O.png'; dat='D/timeline-W.dat'; meta='D/timeline-W.meta.gp'; dev='D/device.meta.gp'; gpdir='plots'" plots/timeline.gp
-# The meta file sets n, names[], colors[], peakreq[], peakres[] (bytes, -1 = unknown),
-# panelmax[] (the top of each panel's data),
-# unit, div, ymax, xmax, workload; the data file holds one block per strategy: event,
+# The meta file (written by `fragbench report`) sets n, names[], colors[], peakreq[],
+# peakres[] (bytes, -1 = unknown), panelmax[] (the top of each panel's data), notes[]
+# (a leak, or ""), unit, div, ymax, xmax, xdiv and xsuffix (events in k or M), workload; the data file holds one block per strategy: event,
 # requested, allocated, reserved (bytes).
 load meta
 load dev
@@ -19,8 +20,8 @@ w = (cols == 1) ? 900 : 460 * cols + 60
 h = 250 * rows + 100
 load gpdir."/style.gp"
 set datafile separator "\t"
-set format x "%.0s%c"
-set xrange [0 : (xmax > 0 ? xmax : 1)]
+set format x "%g".xsuffix
+set xrange [0 : (xmax > 0 ? xmax / xdiv : 1)]
 # shared y axis unless one panel would flatten another (largest/smallest panel > 4x)
 minpanel = ymax
 do for [i=1:n] { minpanel = (panelmax[i] > 0 && panelmax[i] < minpanel) ? panelmax[i] : minpanel }
@@ -43,18 +44,18 @@ do for [i=1:n] {
   set size cw, ch
   top_i = shared ? ymax : panelmax[i]
   set yrange [0 : (top_i > 0 ? top_i / div * 1.08 : 1)]
-  set title names[i].(shared ? "" : " (own scale)") offset 0, -0.4
+  set title names[i].(shared ? "" : " (own scale)").(strlen(notes[i]) > 0 ? ": ".notes[i] : "") offset 0, -0.4
   set ylabel (c == 0) ? unit : ""
-  set xlabel (i > n - cols) ? "event" : ""
+  set xlabel (i > n - cols) ? "event".(xdiv > 1 ? " (".xsuffix." = ".sprintf("%g", xdiv).")" : "") : ""
   unset arrow
   if (peakres[i] >= 0) { set arrow 1 from graph 0, first peakres[i] / div to graph 1, first peakres[i] / div nohead dt 2 lw 1.2 lc rgb "#d62728" }
   if (peakreq[i] >= 0) { set arrow 2 from graph 0, first peakreq[i] / div to graph 1, first peakreq[i] / div nohead dt 2 lw 1.2 lc rgb "black" }
-  plot dat index (i - 1) using 1:($4 / div) with filledcurves y1=0 lc rgb "#d62728", \
-       '' index (i - 1) using 1:($6 / div) with steps lc rgb "#7f0000" lw 1, \
-       '' index (i - 1) using 1:($5 / div) with steps lc rgb "#636363" lw 1, \
-       '' index (i - 1) using 1:($4 / div) with lines lc rgb "#d62728" lw 1.5, \
-       '' index (i - 1) using 1:($3 / div) with lines lc rgb "#6baed6" lw 3.5, \
-       '' index (i - 1) using 1:($2 / div) with lines lc rgb "black" lw 1.2
+  plot dat index (i - 1) using ($1 / xdiv):($4 / div) with filledcurves y1=0 lc rgb "#d62728", \
+       '' index (i - 1) using ($1 / xdiv):($6 / div) with steps lc rgb "#7f0000" lw 1, \
+       '' index (i - 1) using ($1 / xdiv):($5 / div) with steps lc rgb "#636363" lw 1, \
+       '' index (i - 1) using ($1 / xdiv):($4 / div) with lines lc rgb "#d62728" lw 1.5, \
+       '' index (i - 1) using ($1 / xdiv):($3 / div) with lines lc rgb "#6baed6" lw 3.5, \
+       '' index (i - 1) using ($1 / xdiv):($2 / div) with lines lc rgb "black" lw 1.2
 }
 # the key, alone in a full-width strip under the title
 unset arrow

@@ -129,16 +129,16 @@ TEST(metrics_timeline_samples_iters) {
   snprintf(path, sizeof path, "%s/tl.csv", test_tmpdir());
   FILE *f = fopen(path, "w");
   struct run_spec s = {.workload = SEQ, .allocator = "raw", .trace_device = -1, .world = 1,
-                       .device = {.kind = "sim"}, .timeline = f, .timeline_label = "raw", .quiet = 1};
+                       .device = {.kind = "sim"}, .timeline = f, .quiet = 1};
   struct run_result r;
   run_result_init(&r);
   CHECK_EQ(replay_run(&s, &r), 0);
   fclose(f);
   char *t = test_read_file(path);
-  /* levels now, then the highest requested / reserved since the previous sample */
-  CHECK_CONTAINS(t, "raw,2,0,1049088,1049088,1049088,1049088,1049088\n");   /* after a1, a2 */
-  CHECK_CONTAINS(t, "raw,5,1,3146240,3146240,3146240,3146240,3146240\n");   /* after f1, a3 */
-  CHECK_CONTAINS(t, "raw,8,2,0,0,0,3146240,3146240\n");   /* all freed; the peak in between shows */
+  /* levels now, then the highest requested / reserved since the previous sample, then params */
+  CHECK_CONTAINS(t, "raw,2,0,1049088,1049088,1049088,1049088,1049088,\n");   /* after a1, a2 */
+  CHECK_CONTAINS(t, "raw,5,1,3146240,3146240,3146240,3146240,3146240,\n");   /* after f1, a3 */
+  CHECK_CONTAINS(t, "raw,8,2,0,0,0,3146240,3146240,\n");   /* all freed; the peak in between shows */
   free(t);
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "livemap.h"
 #include "metrics.h"
+#include "timeline.h"
 #include "timing.h"
 #include "validator.h"
 
@@ -144,8 +145,7 @@ struct replay {
   int validating;
   int extras;                   /* --timeline, --validate, --touch or --verify: per-event work beyond the replay */
   uint64_t ev_index, host_ns, timed_calls, sample_tick;
-  int seen_iter;
-  uint64_t win_requested, win_reserved;   /* --timeline: highest since the last sample */
+  struct timeline tl;           /* --timeline's samples */
   int is_cuda;
   char err[FB_ERRLEN];
 };
@@ -161,22 +161,6 @@ static void warn_skip(struct replay *x, const char *what, uint64_t id) {
     fprintf(stderr, "fragbench: warning: %s: further skipped events are counted, not shown\n", x->w.spec);
 }
 
-/* a sample: the levels now, and the highest levels since the previous sample (the peaks
- * of a training step fall between its ITER events) */
-static void timeline_sample(struct replay *x, uint64_t iter) {
-  fprintf(x->s->timeline, "%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n", x->s->timeline_label ? x->s->timeline_label : x->ops->name,
-          (unsigned long long)x->ev_index, (unsigned long long)iter, (unsigned long long)x->m.live_requested,
-          (unsigned long long)x->m.live_allocated, (unsigned long long)x->dev.reserved,
-          (unsigned long long)x->win_requested, (unsigned long long)x->win_reserved);
-  x->win_requested = x->m.live_requested;
-  x->win_reserved = x->dev.reserved;
-}
-
-static inline void timeline_track(struct replay *x) {
-  if (x->m.live_requested > x->win_requested) x->win_requested = x->m.live_requested;
-  if (x->dev.reserved > x->win_reserved) x->win_reserved = x->dev.reserved;
-}
-
 static void note_reserved(struct replay *x) {
   if (x->dev.reserved > x->m.peak_reserved) {
     uint64_t largest = 0, inside = 0;
@@ -187,7 +171,7 @@ static void note_reserved(struct replay *x) {
 
 /* After an alloc, in this order: --timeline's peak tracking, --validate, --touch, --verify. */
 static int alloc_extras(struct replay *x, const struct event *ev, const struct block *b) {
-  if (x->s->timeline) timeline_track(x);
+  if (x->s->timeline) timeline_track(&x->tl, x->m.live_requested, x->dev.reserved);
   if (x->validating) {
     if (validator_alloc(&x->v, b, ev->size, x->err)) { set_status(x->r, 1, "error: %s", x->err); return -1; }
   }
@@ -305,7 +289,7 @@ static int do_free(struct replay *x, const struct event *ev) {
 /* After each event: --timeline's samples when the workload has no ITERs, --validate's
  * periodic full check. */
 static int event_extras(struct replay *x) {
-  if (x->s->timeline && !x->seen_iter && x->ev_index % 1000 == 0) timeline_sample(x, 0);
+  if (x->s->timeline) timeline_event(&x->tl, x->ev_index, x->m.live_requested, x->m.live_allocated, x->dev.reserved);
   if (x->validating && ++x->v.ops_since_check >= CHECK_EVERY) {
     x->v.ops_since_check = 0;
     if (validator_counts(&x->v, x->err)) { set_status(x->r, 1, "error: %s", x->err); return -1; }
@@ -323,9 +307,8 @@ static int do_event(struct replay *x, const struct event *ev) {
     x->ops->empty_cache(x->a);
     break;
   case OP_ITER:
-    if (x->s->timeline) timeline_sample(x, x->m.iters);
+    if (x->s->timeline) timeline_iter(&x->tl, x->ev_index, x->m.iters, x->m.live_requested, x->m.live_allocated, x->dev.reserved);
     metrics_iter(&x->m);
-    x->seen_iter = 1;
     break;
   }
   if (rc) return rc;
@@ -483,7 +466,12 @@ int replay_run(const struct run_spec *s, struct run_result *r) {
   if (x->validating) validator_init(&x->v, x->ops, x->a, &x->dev);
   x->extras = x->validating || s->timeline || s->touch || s->verify;
 
+  if (s->timeline) {
+    timeline_init(&x->tl, s->timeline, s->timeline_label);
+    timeline_name(&x->tl, r->allocator, r->params);
+  }
   int rc = replay_loop(x);
+  if (s->timeline) timeline_finish(&x->tl, x->ev_index, x->m.live_requested, x->m.live_allocated, x->dev.reserved);
   fill_result(x);
   if (rc == 1) {
     set_status(r, 0, "%s", "oom");
@@ -496,6 +484,7 @@ int replay_run(const struct run_spec *s, struct run_result *r) {
 out:
   if (x->a) x->ops->destroy(x->a);
   if (x->validating) validator_release(&x->v);
+  timeline_release(&x->tl);
   livemap_free(&x->live);
   if (wl_open) workload_close(&x->w);
   if (dev_open) device_close(&x->dev);

@@ -27,8 +27,8 @@ struct run_spec {
   double cap_x;                 /* informational (the CSV's cap_x column); 0 = n/a */
   enum on_oom on_oom;
   int validate, strict, verify, touch;
-  FILE *timeline;               /* NULL = none */
-  const char *timeline_label;   /* written in the timeline's first columns */
+  FILE *timeline;               /* NULL = none (rows: timeline.h) */
+  const char *timeline_label;   /* the source, before "/allocator" in the timeline's first column; NULL = none */
   int quiet;                    /* no warnings on stderr */
   int progress;                 /* progress line on stderr (terminal, long runs) */
   double fail_rate;             /* fault injection: each device allocation fails with this probability (0 = none) */
