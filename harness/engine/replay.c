@@ -289,7 +289,7 @@ static int do_free(struct replay *x, const struct event *ev) {
 /* After each event: --timeline's samples when the workload has no ITERs, --validate's
  * periodic full check. */
 static int event_extras(struct replay *x) {
-  if (x->s->timeline) timeline_event(&x->tl, x->ev_index, x->m.live_requested, x->m.live_allocated, x->dev.reserved);
+  if (x->s->timeline) timeline_event(&x->tl, x->ev_index, x->m.iters, x->m.live_requested, x->m.live_allocated, x->dev.reserved);
   if (x->validating && ++x->v.ops_since_check >= CHECK_EVERY) {
     x->v.ops_since_check = 0;
     if (validator_counts(&x->v, x->err)) { set_status(x->r, 1, "error: %s", x->err); return -1; }
@@ -471,7 +471,7 @@ int replay_run(const struct run_spec *s, struct run_result *r) {
     timeline_name(&x->tl, r->allocator, r->params);
   }
   int rc = replay_loop(x);
-  if (s->timeline) timeline_finish(&x->tl, x->ev_index, x->m.live_requested, x->m.live_allocated, x->dev.reserved);
+  if (s->timeline) timeline_finish(&x->tl, x->ev_index, x->m.iters, x->m.live_requested, x->m.live_allocated, x->dev.reserved);
   fill_result(x);
   if (rc == 1) {
     set_status(r, 0, "%s", "oom");

@@ -43,7 +43,11 @@ static int parse_record(const char **p, const char *end, char ***fields, int *ca
     if (s < end && *s == '"') {
       s++;
       for (;;) {
-        if (s >= end) { free(tmp); return -1; }
+        if (s >= end) {   /* unclosed quote: the record's fields so far are freed here */
+          for (int i = 0; i < n; i++) free((*fields)[i]);
+          free(tmp);
+          return -1;
+        }
         if (*s == '"') {
           if (s + 1 < end && s[1] == '"') { tmp[k++] = '"'; s += 2; continue; }
           s++;
