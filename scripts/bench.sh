@@ -6,7 +6,7 @@
 #   capsweep.csv    the same under caps of 1.0x..2.0x the workload's peak requested
 #   mincap.csv      the smallest cap each strategy completes with
 #   env.txt         device, driver, CUDA, commit, seed, date
-# then the plots and report when gnuplot is installed.
+# then the plots (when gnuplot is installed) and report.md (`fragbench report`).
 # Environment: DEVICE=auto|sim|cuda (default auto), SEED (default 1), QUICK=1 (fewer caps).
 set -eu
 BIN=${1:-build/fragbench}
@@ -80,10 +80,7 @@ cat "$dir/.table" | awk 'NR==1 || !/^workload /' >&2
 rm -f "$dir/.table"
 t1=$(date +%s)
 echo "bench: $(($(wc -l < "$dir/runs.csv") - 2)) runs in $((t1 - t0)) s -> $dir" >&2
-if command -v gnuplot >/dev/null 2>&1 && [ -f plots/plots.sh ]; then
-  sh plots/plots.sh "$dir" || rc=1
-  [ -f plots/report.sh ] && sh plots/report.sh "$dir" || true
-else
-  echo "plots skipped: gnuplot not installed (apt-get install gnuplot-nox)" >&2
-fi
+# the plots (when gnuplot is installed; plots.sh says so otherwise), then report.md
+FRAGBENCH=$BIN sh plots/plots.sh "$dir" || rc=1
+FRAGBENCH=$BIN sh plots/report.sh "$dir" || rc=1
 exit $rc

@@ -60,14 +60,29 @@ static int one_timeline(struct run_folder *f, const char *dir, const char *file,
   FILE *d = pd_open(dir, label, ".dat", err, errlen), *m = d ? pd_open(dir, label, ".meta.gp", err, errlen) : NULL;
   if (!m) { if (d) fclose(d); results_free(&t); free(sidx); free(sl); return 2; }
   int k = n > 0 ? n : 1;
-  fprintf(m, "array peakreq[%d]\narray peakres[%d]\narray panelmax[%d]\narray notes[%d]\n", k, k, k, k);
-  double ymax = 0, xmax = 0;
+  fprintf(m, "array peakreq[%d]\narray peakres[%d]\narray panelmax[%d]\narray notes[%d]\narray leakbase[%d]\n", k, k, k, k, k);
+  double ymax = 0, xmax = 0, leakmax = 0;
   for (int j = 0; j < n; j++) {
     int row = w >= 0 ? ok_row(f, w, sl[j]) : -1;
     double pq = row >= 0 && results_get(&f->runs, row, "peak_requested")[0] ? results_num(&f->runs, row, "peak_requested", NULL) : -1;
     double pr = row >= 0 && results_get(&f->runs, row, "peak_reserved")[0] ? results_num(&f->runs, row, "peak_reserved", NULL) : -1;
     double leak = row >= 0 ? results_num(&f->runs, row, "leak_bytes_per_iter", NULL) : 0;
     double py = pr > pq ? pr : pq;
+    /* a leak on one sample per iteration: the requested level against iteration 2's (the
+     * slope's first), drawn on its own axis, where a few KiB per step become visible */
+    double base = -1, prev_iter = -1;
+    int consecutive = 1, count = 0;
+    for (int r = 0; r < t.nrows; r++) {
+      if (sidx[r] != sl[j]) continue;
+      double it = results_num(&t, r, "iter", NULL);
+      if (count++ && it != prev_iter + 1) consecutive = 0;
+      prev_iter = it;
+      if (base < 0 && it >= 2) base = results_num(&t, r, "requested", NULL);
+    }
+    if (!(fabs(leak) >= 1 && consecutive && count >= 3 && results_col(&t, "iter") >= 0)) base = -1;
+    for (int r = 0; base >= 0 && r < t.nrows; r++)
+      if (sidx[r] == sl[j] && results_num(&t, r, "requested", NULL) - base > leakmax) leakmax = results_num(&t, r, "requested", NULL) - base;
+    fprintf(m, "leakbase[%d] = %.0f\n", j + 1, base);
     fprintf(d, "# %s\n", f->strategy[sl[j]]);
     for (int r = 0; r < t.nrows; r++) {
       if (sidx[r] != sl[j]) continue;
@@ -97,8 +112,10 @@ static int one_timeline(struct run_folder *f, const char *dir, const char *file,
   pd_meta_strategies(m, f, sl, n);
   double div, xdiv = xmax >= 1e7 ? 1e6 : xmax >= 1e4 ? 1e3 : 1;
   const char *unit = unit_for(ymax, &div);
-  fprintf(m, "unit = \"%s\"\ndiv = %.1f\nymax = %g\nxmax = %g\nxdiv = %g\nxsuffix = \"%s\"\nworkload = ", unit, div, ymax, xmax, xdiv,
-          xdiv == 1e6 ? "M" : xdiv == 1e3 ? "k" : "");
+  double leakdiv = leakmax >= 1048576 ? 1048576 : leakmax >= 1024 ? 1024 : 1;
+  fprintf(m, "unit = \"%s\"\ndiv = %.1f\nymax = %g\nxmax = %g\nxdiv = %g\nxsuffix = \"%s\"\nleakdiv = %g\nleakunit = \"%s\"\nworkload = ",
+          unit, div, ymax, xmax, xdiv, xdiv == 1e6 ? "M" : xdiv == 1e3 ? "k" : "", leakdiv,
+          leakdiv == 1048576 ? "MiB" : leakdiv == 1024 ? "KiB" : "B");
   pd_gq(m, wl);
   fputc('\n', m);
   fclose(d);
