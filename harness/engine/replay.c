@@ -9,12 +9,12 @@
 #include <unistd.h>
 #include "livemap.h"
 #include "metrics.h"
+#include "replay_open.h"
 #include "timeline.h"
 #include "timing.h"
 #include "validator.h"
 
 #define BATCH 256
-#define HUGE_REQUEST (1ull << 48)   /* larger than any device: bad input, skipped */
 #define CHECK_EVERY 4096             /* --validate: full counts/check() cadence */
 
 void run_result_init(struct run_result *r) {
@@ -30,105 +30,6 @@ void run_result_init(struct run_result *r) {
 static void set_status(struct run_result *r, int cls, const char *fmt, const char *msg) {
   snprintf(r->status, sizeof r->status, fmt, msg);
   r->exit_class = cls;
-}
-
-static const char *basename_of(const char *p) {
-  const char *s = strrchr(p, '/');
-  return s ? s + 1 : p;
-}
-
-/* "gpt_train.pickle.gz" -> "gpt_train.pickle": the format stays visible, so a snapshot,
- * its RMM log and a generator of the same name are three different workloads */
-static void trace_label(const char *path, char *out, size_t len) {
-  snprintf(out, len, "%s", basename_of(path));
-  size_t n = strlen(out);
-  if (n > 3 && !strcmp(out + n - 3, ".gz")) out[n - 3] = 0;
-}
-
-/* Open the workload of a spec: a generator by name, or a trace by content. */
-static int open_workload(const struct run_spec *s, struct workload *w, uint64_t percent_base, char *err) {
-  struct workload_ctx ctx = {.rank = s->rank, .world = s->world ? s->world : 1, .seed = s->seed,
-                             .path = s->trace, .trace_device = s->trace_device};
-  const struct workload_ops *ops;
-  if (s->trace) {
-    ops = trace_detect(s->trace, err);
-    if (!ops) return -1;
-    if (workload_open(w, ops, NULL, &ctx, percent_base, err)) return -1;
-    snprintf(w->spec, sizeof w->spec, "%s", s->trace);
-    return 0;
-  }
-  char name[64];
-  struct params tmp;
-  if (params_parse_spec(s->workload, name, sizeof name, &tmp, err)) return -1;
-  ops = workload_find(name);
-  if (!ops) {
-    int n = snprintf(err, FB_ERRLEN, "unknown workload '%s'; known:", name);
-    for (int i = 0; workload_table[i] && n < FB_ERRLEN; i++)
-      if (!workload_table[i]->is_trace) n += snprintf(err + n, FB_ERRLEN - (size_t)n, " %s", workload_table[i]->name);
-    return -1;
-  }
-  return workload_open(w, ops, s->workload, &ctx, percent_base, err);
-}
-
-int workload_peak_requested(const struct run_spec *s, uint64_t *peak, char *err) {
-  struct workload w;
-  *peak = 0;
-  if (open_workload(s, &w, SIM_TOTAL_DEFAULT, err)) return -1;
-  struct livemap live;
-  if (livemap_init(&live, 1024)) { workload_close(&w); snprintf(err, FB_ERRLEN, "out of host memory"); return -1; }
-  uint64_t cur = 0;
-  struct event ev;
-  int rc;
-  while ((rc = workload_next(&w, &ev, err)) == 1) {
-    if (ev.op == OP_ALLOC && ev.size && ev.size < HUGE_REQUEST && !livemap_get(&live, ev.id)) {
-      struct live_entry *e = livemap_put(&live, ev.id);
-      if (!e) { rc = -1; snprintf(err, FB_ERRLEN, "out of host memory"); break; }
-      e->requested = ev.size;
-      cur += ev.size;
-      if (cur > *peak) *peak = cur;
-    } else if (ev.op == OP_FREE) {
-      struct live_entry *e = livemap_get(&live, ev.id);
-      if (e) { cur -= e->requested; livemap_del(&live, e); }
-    }
-  }
-  livemap_free(&live);
-  workload_close(&w);
-  return rc < 0 ? -1 : 0;
-}
-
-/* Resolve "recorded", parse the allocator's params, adopt the trace's settings. */
-static const struct allocator_ops *resolve_allocator(const struct run_spec *s, const struct workload_info *info,
-                                                     struct params *p, uint64_t percent_base, char *err) {
-  char name[64];
-  if (params_parse_spec(s->allocator, name, sizeof name, p, err)) return NULL;
-  if (!strcmp(name, "recorded")) {
-    if (!info->recorded_allocator[0]) {
-      snprintf(err, FB_ERRLEN, "--allocator recorded needs a PyTorch snapshot that says which allocator it used");
-      return NULL;
-    }
-    snprintf(name, sizeof name, "%s", info->recorded_allocator);
-  }
-  const struct allocator_ops *ops = allocator_find(name);
-  if (!ops) {
-    int n = snprintf(err, FB_ERRLEN, "unknown allocator '%s'; known:", name);
-    for (int i = 0; allocator_table[i] && n < FB_ERRLEN; i++)
-      n += snprintf(err + n, FB_ERRLEN - (size_t)n, " %s", allocator_table[i]->name);
-    snprintf(err + n, FB_ERRLEN - (size_t)n, " recorded");
-    return NULL;
-  }
-  p->percent_base = percent_base;
-  /* a snapshot's allocator_settings configure the PyTorch strategies unless the command line says otherwise */
-  if (info->allocator_settings[0] && (!strcmp(name, "caching") || !strcmp(name, "expandable"))) {
-    struct params adopted;
-    char dummy[8];
-    char text[600];
-    snprintf(text, sizeof text, "x:%s", info->allocator_settings);
-    if (!params_parse_spec(text, dummy, sizeof dummy, &adopted, err))
-      for (int i = 0; i < adopted.n; i++)
-        if (!params_has(p, adopted.key[i])) params_set(p, adopted.key[i], adopted.val[i]);
-  }
-  if (params_check(p, ops->params, ops->name, err)) return NULL;
-  return ops;
 }
 
 struct replay {
@@ -424,13 +325,13 @@ int replay_run(const struct run_spec *s, struct run_result *r) {
   x->dev.fail_rate = s->fail_rate;   /* set once; the seed picks the failures */
   if (s->fail_rate > 0) x->dev.fail_rng = (x->dev.fail_rng ^ (s->seed * 0x2545F4914F6CDD1Dull)) | 1;
 
-  if (open_workload(s, &x->w, x->dev.total, x->err)) { set_status(r, 2, "error: %s", x->err); goto out; }
+  if (replay_open_workload(s, &x->w, x->dev.total, x->err)) { set_status(r, 2, "error: %s", x->err); goto out; }
   wl_open = 1;
   struct workload_info info;
   memset(&info, 0, sizeof info);
   if (x->w.ops->info) x->w.ops->info(x->w.st, &info);
   if (s->trace) {
-    trace_label(s->trace, r->workload, sizeof r->workload);
+    replay_trace_label(s->trace, r->workload, sizeof r->workload);
     snprintf(r->trace, sizeof r->trace, "%s", s->trace);
     if (s->trace_device > 0) snprintf(r->workload + strlen(r->workload), sizeof r->workload - strlen(r->workload), "@%d", s->trace_device);
   } else {
@@ -440,7 +341,7 @@ int replay_run(const struct run_spec *s, struct run_result *r) {
   if (!x->is_cuda && !s->device.sim_usable && info.usable_bytes) x->dev.usable = info.usable_bytes;
 
   struct params ap;
-  x->ops = resolve_allocator(s, &info, &ap, x->dev.total, x->err);
+  x->ops = replay_resolve_allocator(s, &info, &ap, x->dev.total, x->err);
   if (!x->ops) { set_status(r, 2, "error: %s", x->err); goto out; }
   snprintf(r->allocator, sizeof r->allocator, "%s", x->ops->name);
   params_format(&ap, r->params, sizeof r->params);
