@@ -134,6 +134,9 @@ TEST(report_and_plot_data_put_memory_against_driver_time) {
   char *dat = get(d, "plots/data/tradeoff.dat");
   CHECK_CONTAINS(dat, "# caching\n1e+06\t1.5\ttrain_loop\n1e+06\t1.5\tamp\n");
   free(dat);
+  char *dots = get(d, "plots/data/overhead.dat");   /* a row per workload, a column per strategy */
+  CHECK_CONTAINS(dots, "# workload\traw\tcaching\tstitch\ntrain_loop\t1.000000\t1.500000\t1.100000\namp\t");
+  free(dots);
   char *list = get(d, "plots/data/plots.txt");
   CHECK_CONTAINS(list, "dots overhead\n");
   CHECK_CONTAINS(list, "tradeoff tradeoff\n");
