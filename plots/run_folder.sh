@@ -1,5 +1,6 @@
 # run_folder.sh - sourced by plots/plots.sh and plots/report.sh: the run folder (the
-# argument, RUN=, or the newest results/bench-*/ that has a runs.csv) into $run, and the
+# argument, RUN=, or the newest results/bench-*/ that has a runs.csv; any folder of
+# results CSVs will do) into $run, and the
 # binary that reads it into $bin (FRAGBENCH=, else build/fragbench). $me names the caller.
 run=${1:-${RUN:-}}
 if [ -z "$run" ]; then
@@ -13,8 +14,8 @@ if [ -z "$run" ]; then
   fi
 fi
 run=${run%/}
-if [ ! -f "$run/runs.csv" ]; then
-  echo "$me: $run/runs.csv not found (RUN must be a folder of results CSVs with a runs.csv)" >&2
+if ! ls "$run"/*.csv >/dev/null 2>&1; then
+  echo "$me: no results CSV in $run (RUN must be a folder of results CSVs, such as a bench run)" >&2
   exit 2
 fi
 bin=${FRAGBENCH:-$root/build/fragbench}

@@ -177,11 +177,24 @@ TEST(plot_data_timeline_panels_are_named_as_runs_csv_names_the_strategy) {
   free(old);
 }
 
+TEST(report_reads_any_folder_of_results_csvs_without_runs_csv) {
+  const char *d = folder("loose");
+  put(d, "a.csv", HDR "\n" ROWS("train_loop", "", ""));
+  put(d, "b.csv", "run_id,workload,allocator,status,peak_requested,peak_reserved,overhead,extra\n1,amp,caching,ok,100,150,1.5,x\n");
+  put(d, "timeline-amp.csv", "allocator,event,iter,requested,allocated,reserved\ncaching,1,0,100,100,150\n");
+  CHECK_EQ(report(d, NULL), 0);
+  char *md = get(d, "report.md");
+  CHECK_CONTAINS(md, "## train_loop\n");
+  CHECK_CONTAINS(md, "## amp\n");
+  CHECK_CONTAINS(md, "| caching | ok | 100 B | **150 B** | **1.50x** |");
+  free(md);
+}
+
 TEST(report_bad_input_names_the_file_and_line) {
   char *err = NULL;
   const char *d = folder("empty");
   CHECK_EQ(report(d, &err), 2);
-  CHECK_CONTAINS(err, "runs.csv: cannot read");
+  CHECK_CONTAINS(err, "empty: no results CSV");
   free(err);
   d = folder("bad");
   put(d, "runs.csv", HDR "\n" ROWS("w", "", ""));

@@ -14,7 +14,8 @@ static const char report_usage[] =
 "usage: fragbench report DIR [--format png|svg] [--quiet]\n"
 "\n"
 "Reads a folder of results CSVs (a `make bench` run: runs.csv, and when present\n"
-"mincap.csv, capsweep.csv, timeline-*.csv, env.txt, advise-*.csv) and writes\n"
+"mincap.csv, capsweep.csv, timeline-*.csv, env.txt, advise-*.csv; in a folder without\n"
+"runs.csv, every other results CSV there stands for it) and writes\n"
 "  DIR/report.md          the environment, where the figures came from, a summary, memory\n"
 "                         against driver time, per workload a table (best in bold) and notes\n"
 "                         (what PyTorch itself reserved, an inferred limit, advise's\n"
@@ -22,7 +23,7 @@ static const char report_usage[] =
 "  DIR/plots/data/        the gnuplot data of every plot, and plots.txt: the plots to draw\n"
 "                         (plots/plots.sh draws them with plots/*.gp; `make plots`)\n"
 "--format svg embeds the SVG pictures instead of the PNGs.\n"
-"Exit status: 0 written; 2 bad usage, a missing runs.csv or a malformed CSV (the message\n"
+"Exit status: 0 written; 2 bad usage, no results CSV or a malformed one (the message\n"
 "names the file and line); 1 a file that cannot be written.\n";
 
 static int mkdir_p(const char *path) {

@@ -1,5 +1,6 @@
 /* run_folder.c - a bench run folder read into memory (see run_folder.h). */
 #include "run_folder.h"
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +120,74 @@ static struct rf_cell *cell_of(struct run_folder *f, const struct results *t, in
   return (struct rf_cell *)rf_cell_at(f, rf_workload_index(f, w), find(f->strategy, f->ns, s));
 }
 
+/* a folder without runs.csv: every other results CSV in it (not a timeline, the cap
+ * sweep, mincap or advise's) read as the runs, their columns joined by name */
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static void append(struct results *dst, const struct results *src) {
+  int *map = malloc(((size_t)src->ncols + 1) * sizeof *map);
+  if (!map) abort();
+  for (int c = 0; c < src->ncols; c++) {
+    map[c] = results_col(dst, src->cols[c]);
+    if (map[c] >= 0) continue;
+    dst->cols = realloc(dst->cols, (size_t)(dst->ncols + 1) * sizeof *dst->cols);
+    if (!dst->cols) abort();
+    dst->cols[dst->ncols] = dup_s(src->cols[c]);
+    for (int r = 0; r < dst->nrows; r++) {
+      dst->rows[r] = realloc(dst->rows[r], (size_t)(dst->ncols + 1) * sizeof **dst->rows);
+      if (!dst->rows[r]) abort();
+      dst->rows[r][dst->ncols] = dup_s("");
+    }
+    map[c] = dst->ncols++;
+  }
+  dst->rows = realloc(dst->rows, (size_t)(dst->nrows + src->nrows + 1) * sizeof *dst->rows);
+  if (!dst->rows) abort();
+  for (int r = 0; r < src->nrows; r++) {
+    char **row = malloc((size_t)dst->ncols * sizeof *row);
+    if (!row) abort();
+    for (int c = 0; c < dst->ncols; c++) row[c] = NULL;
+    for (int c = 0; c < src->ncols; c++) row[map[c]] = dup_s(src->rows[r][c]);
+    for (int c = 0; c < dst->ncols; c++) if (!row[c]) row[c] = dup_s("");
+    dst->rows[dst->nrows++] = row;
+  }
+  free(map);
+}
+
+static int load_other_csvs(struct run_folder *f, char *err, size_t errlen) {
+  DIR *d = opendir(f->dir);
+  if (!d) { snprintf(err, errlen, "%s: cannot read: %s", f->dir, strerror(errno)); return 2; }
+  char **names = NULL;
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    size_t len = strlen(e->d_name);
+    if (len < 5 || strcmp(e->d_name + len - 4, ".csv") || !strncmp(e->d_name, "timeline-", 9) ||
+        !strncmp(e->d_name, "advise-", 7) || !strcmp(e->d_name, "capsweep.csv") || !strcmp(e->d_name, "mincap.csv")) continue;
+    names = realloc(names, (size_t)(n + 1) * sizeof *names);
+    if (!names) abort();
+    names[n++] = dup_s(e->d_name);
+  }
+  closedir(d);
+  if (n) qsort(names, (size_t)n, sizeof *names, by_name);
+  int rc = 0;
+  memset(&f->runs, 0, sizeof f->runs);
+  for (int i = 0; i < n; i++) {
+    char path[1400];
+    struct results t;
+    snprintf(path, sizeof path, "%s/%s", f->dir, names[i]);
+    if (!rc && results_load(path, &t, err, errlen)) rc = 2;
+    else if (!rc) { append(&f->runs, &t); results_free(&t); }
+    free(names[i]);
+  }
+  free(names);
+  if (!rc && !n) {
+    snprintf(err, errlen, "%s: no results CSV (runs.csv, or any file that `fragbench run --out` wrote)", f->dir);
+    rc = 2;
+  }
+  if (rc) results_free(&f->runs);
+  return rc;
+}
+
 static int by_cap(const void *a, const void *b) {
   double x = ((const struct sweep_point *)a)->x, y = ((const struct sweep_point *)b)->x;
   return (x > y) - (x < y);
@@ -130,12 +199,12 @@ int run_folder_load(struct run_folder *f, const char *dir, char *err, size_t err
   char path[1200];
   snprintf(path, sizeof path, "%s/runs.csv", dir);
   FILE *probe = fopen(path, "r");
-  if (!probe) {
-    snprintf(err, errlen, "%s: cannot read: %s (the folder must hold a bench run's runs.csv)", path, strerror(errno));
+  if (probe) {
+    fclose(probe);
+    if (results_load(path, &f->runs, err, errlen)) return 2;
+  } else if (load_other_csvs(f, err, errlen)) {
     return 2;
   }
-  fclose(probe);
-  if (results_load(path, &f->runs, err, errlen)) return 2;
   if (load_optional(dir, "mincap.csv", &f->mincap, &f->have_mincap, err, errlen) ||
       load_optional(dir, "capsweep.csv", &f->capsweep, &f->have_capsweep, err, errlen)) { run_folder_free(f); return 2; }
   load_env(f);

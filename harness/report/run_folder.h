@@ -1,5 +1,6 @@
 /* run_folder.h - one bench run folder read into memory for the report and the plot data:
- * runs.csv (required), mincap.csv, capsweep.csv and env.txt when present, all through
+ * runs.csv (or, in a folder without one, every other results CSV there, columns joined
+ * by name), and mincap.csv, capsweep.csv and env.txt when present, all through
  * results_read. Workloads and strategies are whatever the files hold, in the order they
  * first appear (runs.csv first: a strategy's colour follows from its index). For each
  * workload x strategy a cell says which rows count:
@@ -37,7 +38,7 @@ struct run_folder {
   char device_name[256];                   /* env.txt's, else the first row's */
 };
 
-/* 0, or 2 with err naming the file and line (runs.csv missing or any file malformed). */
+/* 0, or 2 with err naming the file and line (no results CSV, or one malformed). */
 int run_folder_load(struct run_folder *f, const char *dir, char *err, size_t errlen);
 void run_folder_free(struct run_folder *f);
 
