@@ -120,7 +120,7 @@ const struct allocator_ops async_allocator = {
   .help = "cudaMallocAsync/cudaFreeAsync on a cudaMemPool per device (cap = the pool's maxSize); on sim a model of the driver's pool",
   .anchor = "cudaMallocAsync / cudaMemPool",
   .params = async_params,
-  .flags = 0,
+  .flags = ALLOC_STREAM_ORDERED,
   .alignment = 256,
   .create = async_create,
   .alloc = async_alloc_block,

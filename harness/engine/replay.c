@@ -147,6 +147,7 @@ struct replay {
   int seen_iter;
   uint64_t win_requested, win_reserved;   /* --timeline: highest since the last sample */
   int is_cuda;
+  int touch;                    /* --touch, or a stream-ordered strategy on cuda without --no-touch */
   char err[FB_ERRLEN];
 };
 
@@ -191,7 +192,7 @@ static int alloc_extras(struct replay *x, const struct event *ev, const struct b
   if (x->validating) {
     if (validator_alloc(&x->v, b, ev->size, x->err)) { set_status(x->r, 1, "error: %s", x->err); return -1; }
   }
-  if (x->s->touch && x->dev.ops->touch && x->dev.ops->touch(&x->dev, b->addr, b->size, b->stream)) {
+  if (x->touch && x->dev.ops->touch && x->dev.ops->touch(&x->dev, b->addr, b->size, b->stream)) {
     set_status(x->r, 1, "error: %s", x->dev.err);
     return -1;
   }
@@ -481,7 +482,10 @@ int replay_run(const struct run_spec *s, struct run_result *r) {
   note_reserved(x);
   x->validating = s->validate;
   if (x->validating) validator_init(&x->v, x->ops, x->a, &x->dev);
-  x->extras = x->validating || s->timeline || s->touch || s->verify;
+  /* a stream-ordered pool places blocks by how far the GPU got through each stream: on
+   * cuda its blocks are written in stream order by default, as a program's kernels would */
+  x->touch = s->touch || (x->is_cuda && !s->no_touch && (x->ops->flags & ALLOC_STREAM_ORDERED));
+  x->extras = x->validating || s->timeline || x->touch || s->verify;
 
   int rc = replay_loop(x);
   fill_result(x);

@@ -27,6 +27,7 @@ struct run_spec {
   double cap_x;                 /* informational (the CSV's cap_x column); 0 = n/a */
   enum on_oom on_oom;
   int validate, strict, verify, touch;
+  int no_touch;                 /* cuda: no default touch of a stream-ordered strategy's blocks */
   FILE *timeline;               /* NULL = none */
   const char *timeline_label;   /* written in the timeline's first columns */
   int quiet;                    /* no warnings on stderr */
