@@ -34,7 +34,6 @@ struct owner {
 struct amodel {
   struct device *dev;
   struct amodel_config cfg;
-  unsigned sub_shift;
   uint64_t base, va_size, top;         /* top: end of the used part of the range */
   uint64_t nchunks, chunks_hw;         /* chunks in the range; one past the highest mapped */
   uint64_t *handle;
@@ -388,7 +387,6 @@ int amodel_create(struct amodel **out, struct device *d, const struct amodel_con
   if (!m) { snprintf(err, FB_ERRLEN, "async: out of host memory"); return -1; }
   m->dev = d;
   m->cfg = *cfg;
-  m->sub_shift = log2u(sub);
   ordset_init(&m->by_addr, addr_cmp);
   uint64_t want = d->total + d->total / 8;
   m->nchunks = (want + cfg->granule - 1) / cfg->granule;

@@ -3,8 +3,9 @@
  * trip and one physical page mapped twice, caps, a real out-of-memory, errors naming the
  * call, the cudaMemPool calls, --touch/--verify catching an overlapping write; then
  * replays on cuda with --validate --verify whose peak_reserved must equal the same run on
- * sim (raw and caching), and `async` replays that must complete validated. Every test
- * name contains "gpu". */
+ * sim (raw and caching), `async` on sim (the pool model) against the driver's pool with
+ * the worst difference printed, and `async` replays that must complete validated. Every
+ * test name contains "gpu". */
 #include <math.h>
 #include <stdlib.h>
 #include "test.h"
