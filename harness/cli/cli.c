@@ -40,7 +40,9 @@ static const char usage[] =
 "  --seed N                    generator seed (default 1)\n"
 "  --validate                  check every block: no overlap, inside held memory, aligned, counts agree\n"
 "  --strict                    skippable bad events (unknown free, double free, zero size) are fatal\n"
-"  --touch                     cuda: write every block once after allocation (cudaMemsetAsync)\n"
+"  --touch                     cuda: write every block once after allocation (cudaMemsetAsync); async's\n"
+"                              blocks are written so by default, as a program's kernels would\n"
+"  --no-touch                  cuda: no write at all, not even async's default one (an idle GPU)\n"
 "  --verify                    cuda: write a pattern at allocation and check it at free\n"
 "  --out FILE.csv              write the CSV there (default: stdout)\n"
 "  --timeline FILE.csv         requested/allocated/reserved over the run: at each ITER on loops of\n"
@@ -110,6 +112,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o) {
     FLAG("--strict", strict)
     FLAG("--verify", verify)
     FLAG("--touch", touch)
+    FLAG("--no-touch", no_touch)
     FLAG("--quiet", quiet)
 #undef FLAG
     if (!strcmp(name, "--help") || !strcmp(name, "-h")) { print_usage(stdout); exit(0); }
@@ -149,6 +152,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o) {
     else if (!strcmp(name, "--fail-rate")) { if (parse_double(val, &o->fail_rate) || o->fail_rate < 0 || o->fail_rate > 1) return bad("--fail-rate '%s': expected a probability in [0, 1]%s", val, ""); }
     else return bad("unknown option '%s'%s", name, "");
   }
+  if (o->touch && o->no_touch) return bad("--touch and --no-touch: give one of them%s%s", "", "");
   /* fractions of --sim-total given after --cap-bytes N% are resolved against the default total */
   return 0;
 }

@@ -25,6 +25,7 @@ struct cli_opts {
   enum on_oom on_oom;
   uint64_t seed;
   int validate, strict, verify, touch, quiet;
+  int no_touch;                 /* --no-touch: not even the default touch of async blocks on cuda */
   const char *out, *timeline;
   double precision;                   /* mincap */
   int threads; double seconds; double fail_rate;   /* stress */

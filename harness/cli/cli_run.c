@@ -114,6 +114,7 @@ void cli_spec(const struct cli_opts *o, const struct device_config *cfg, const s
   s->strict = o->strict;
   s->verify = o->verify;
   s->touch = o->touch;
+  s->no_touch = o->no_touch;
   s->fail_rate = o->fail_rate;
   s->quiet = o->quiet;
   s->progress = !o->quiet && isatty(2);

@@ -27,6 +27,7 @@ struct run_spec {
   double cap_x;                 /* informational (the CSV's cap_x column); 0 = n/a */
   enum on_oom on_oom;
   int validate, strict, verify, touch;
+  int no_touch;                 /* cuda: no default touch of a stream-ordered strategy's blocks */
   FILE *timeline;               /* NULL = none (rows: timeline.h) */
   const char *timeline_label;   /* the source, before "/allocator" in the timeline's first column; NULL = none */
   int quiet;                    /* no warnings on stderr */
