@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "alloc_conf.h"
 #include "livemap.h"
 #include "metrics.h"
 #include "timing.h"
@@ -97,10 +98,11 @@ int workload_peak_requested(const struct run_spec *s, uint64_t *peak, char *err)
 
 /* Resolve "recorded", parse the allocator's params, adopt the trace's settings. */
 static const struct allocator_ops *resolve_allocator(const struct run_spec *s, const struct workload_info *info,
-                                                     struct params *p, uint64_t percent_base, char *err) {
+                                                     struct params *p, uint64_t percent_base, int *adopted_keys, char *err) {
   char name[64];
   if (params_parse_spec(s->allocator, name, sizeof name, p, err)) return NULL;
-  if (!strcmp(name, "recorded")) {
+  int recorded = !strcmp(name, "recorded");
+  if (recorded) {
     if (!info->recorded_allocator[0]) {
       snprintf(err, FB_ERRLEN, "--allocator recorded needs a PyTorch snapshot that says which allocator it used");
       return NULL;
@@ -116,15 +118,17 @@ static const struct allocator_ops *resolve_allocator(const struct run_spec *s, c
     return NULL;
   }
   p->percent_base = percent_base;
-  /* a snapshot's allocator_settings configure the PyTorch strategies unless the command line says otherwise */
-  if (info->allocator_settings[0] && (!strcmp(name, "caching") || !strcmp(name, "expandable"))) {
+  /* `recorded` runs with the snapshot's allocator_settings, unless the command line says
+   * otherwise; `caching` and `expandable` named explicitly get PyTorch's defaults */
+  *adopted_keys = 0;
+  if (recorded && info->allocator_settings[0] && (!strcmp(name, "caching") || !strcmp(name, "expandable"))) {
     struct params adopted;
     char dummy[8];
     char text[600];
     snprintf(text, sizeof text, "x:%s", info->allocator_settings);
     if (!params_parse_spec(text, dummy, sizeof dummy, &adopted, err))
       for (int i = 0; i < adopted.n; i++)
-        if (!params_has(p, adopted.key[i])) params_set(p, adopted.key[i], adopted.val[i]);
+        if (!params_has(p, adopted.key[i])) { params_set(p, adopted.key[i], adopted.val[i]); (*adopted_keys)++; }
   }
   if (params_check(p, ops->params, ops->name, err)) return NULL;
   return ops;
@@ -457,10 +461,11 @@ int replay_run(const struct run_spec *s, struct run_result *r) {
   if (!x->is_cuda && !s->device.sim_usable && info.usable_bytes) x->dev.usable = info.usable_bytes;
 
   struct params ap;
-  x->ops = resolve_allocator(s, &info, &ap, x->dev.total, x->err);
+  x->ops = resolve_allocator(s, &info, &ap, x->dev.total, &r->params_from_trace, x->err);
   if (!x->ops) { set_status(r, 2, "error: %s", x->err); goto out; }
   snprintf(r->allocator, sizeof r->allocator, "%s", x->ops->name);
   params_format(&ap, r->params, sizeof r->params);
+  alloc_conf_format(x->ops->name, &ap, r->alloc_conf, sizeof r->alloc_conf);
   if ((x->ops->flags & ALLOC_NEEDS_POOL) && !dev_has_pool(&x->dev)) {
     set_status(r, 0, "skipped: %s", "needs a GPU");
     goto out;

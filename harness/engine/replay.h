@@ -52,6 +52,8 @@ struct run_result {
   uint64_t mincap_bytes; double mincap_x;   /* mincap rows; 0 = n/a */
   double imbalance;                  /* aggregate rows; NaN = n/a */
   int exit_class;                    /* 0 ok, 1 validator/device failure, 2 bad input/usage */
+  int params_from_trace;             /* how many of params came from the snapshot (`recorded` only) */
+  char alloc_conf[600];              /* the PYTORCH_CUDA_ALLOC_CONF for this setting; "" = not in PyTorch */
 };
 
 void run_result_init(struct run_result *r);
