@@ -121,11 +121,17 @@ int cmd_advise(struct cli_opts *o) {
     if (res.n > shown) fprintf(stderr, "      (%d more in --out)\n", res.n - shown);
     if (best->r.trace_peak_reserved)
       fprintf(stderr, "PyTorch itself reserved %s when the snapshot was recorded.\n", fmt_bytes(best->r.trace_peak_reserved, a, sizeof a));
-    if (expandable >= 0 && res.c[expandable].r.peak_reserved && best->fits)
-      fprintf(stderr, "Recommended: %s peak reserved predicted (%+.1f%% against expandable_segments:True alone)%s.\n",
+    if (expandable >= 0 && res.c[expandable].r.peak_reserved && best->fits && !o->budget)
+      fprintf(stderr, "Recommended: %s peak reserved predicted (%+.1f%% against expandable_segments:True alone).\n",
               fmt_bytes(best->r.peak_reserved, a, sizeof a),
-              100.0 * ((double)best->r.peak_reserved / (double)res.c[expandable].r.peak_reserved - 1),
-              o->budget ? ", completing under the budget" : "");
+              100.0 * ((double)best->r.peak_reserved / (double)res.c[expandable].r.peak_reserved - 1));
+    if (expandable >= 0 && best->fits && o->budget) {
+      const struct advise_candidate *e = &res.c[expandable];
+      fprintf(stderr, "Recommended: completes under the budget, %s peak reserved, %.2f ms modeled driver time; "
+              "expandable_segments:True alone ", fmt_bytes(best->r.peak_reserved, a, sizeof a), (double)best->r.modeled_driver_ns / 1e6);
+      if (e->fits) fprintf(stderr, "fits too, with %.2f ms.\n", (double)e->r.modeled_driver_ns / 1e6);
+      else fprintf(stderr, "runs out of memory at event %llu.\n", (unsigned long long)e->r.first_oom_event);
+    }
     if (!best->fits)
       fprintf(stderr, "No setting completes%s: the best got to event %llu of the trace.\n",
               o->budget ? " under the budget" : "", (unsigned long long)best->r.events);
