@@ -252,3 +252,46 @@ TEST(alloc_conf_option_selects_the_strategy_on_run) {
   CHECK_CONTAINS(e, "expected True or False");
   free(e);
 }
+
+/* found by advise's search: under a cap, expandable's release-and-retry spent the block
+ * reserved for the split's front, and the split then took from an empty store */
+TEST(expandable_split_after_release_and_retry_has_its_block) {
+  struct run_spec s = {.trace = "tests/data/gpt_train.pickle.gz", .trace_device = -1, .world = 1, .quiet = 1, .validate = 1,
+                       .allocator = "expandable:max_split_size_mb=132,roundup_power2_divisions=[32:0,64:2,>:0]",
+                       .cap_bytes = 10000000000ull};
+  s.device.kind = "sim";
+  struct run_result r;
+  run_result_init(&r);
+  CHECK_MSG(replay_run(&s, &r) == 0, "%s", r.status);
+  CHECK(r.completed);
+  CHECK(r.cache_flushes > 0);
+}
+
+/* advise replays the trace from memory: the same figures as reading the file */
+TEST(trace_in_memory_replays_exactly_as_the_file) {
+  const char *files[] = {"gpt_train.pickle.gz", "resnet_varsize.pickle.gz", "gpt_train_short_frames.pickle"};
+  const char *allocs[] = {"recorded", "caching:max_split_size_mb=64", "expandable"};
+  for (int f = 0; f < 3; f++) {
+    struct event_buffer buf;
+    char err[FB_ERRLEN];
+    CHECK_MSG(!event_buffer_load(&buf, test_data(files[f]), -1, err), "%s", err);
+    for (int a = 0; a < 3; a++) {
+      struct run_result r[2];
+      for (int m = 0; m < 2; m++) {
+        struct run_spec s = {.trace = test_data(files[f]), .trace_device = -1, .world = 1, .quiet = 1,
+                             .allocator = allocs[a], .events = m ? &buf : NULL};
+        s.device.kind = "sim";
+        run_result_init(&r[m]);
+        CHECK_MSG(replay_run(&s, &r[m]) == 0, "%s", r[m].status);
+      }
+      CHECK_EQ(r[1].events, r[0].events);
+      CHECK_EQ(r[1].peak_reserved, r[0].peak_reserved);
+      CHECK_EQ(r[1].peak_allocated, r[0].peak_allocated);
+      CHECK_EQ(r[1].device_allocs, r[0].device_allocs);
+      CHECK_EQ(r[1].trace_peak_reserved, r[0].trace_peak_reserved);
+      CHECK_STR(r[1].params, r[0].params);
+      CHECK_STR(r[1].workload, r[0].workload);
+    }
+    event_buffer_free(&buf);
+  }
+}

@@ -1,7 +1,8 @@
 /* advise.c - the search behind `fragbench advise` (see advise.h): one pass over the
  * trace for its request sizes and peak, then coordinate descent over PyTorch's knobs from
  * the defaults with expandable segments off and on, every distinct setting replayed once
- * on the simulated device (a cache by spec), then every replayed setting ranked. */
+ * on the simulated device (a cache by spec) from the trace held in memory (trace_mem.c:
+ * read and decompressed once), then every replayed setting ranked. */
 #include "advise.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,16 +71,28 @@ static int evaluate(struct search *s, const char *spec, const struct advise_knob
   return res->n++;
 }
 
-static int eval_knobs(struct search *s, const struct advise_knobs *k) {
+/* 0 and 1 divisions both mean plain 512 B rounding: one spelling per setting, 1 inside
+ * a list that rounds somewhere ("[32:8,>:1]"), all 0 when it rounds nowhere */
+static void normalize_roundup(struct advise_knobs *k) {
+  int any = 0;
+  for (int i = 0; i < ADVISE_INTERVALS; i++) any |= k->roundup[i] > 1;
+  for (int i = 0; i < ADVISE_INTERVALS; i++) if (k->roundup[i] <= 1) k->roundup[i] = any;
+}
+
+static int eval_knobs(struct search *s, struct advise_knobs *k) {
+  normalize_roundup(k);
   char spec[700];
   advise_knobs_spec(k, spec, sizeof spec);
   return evaluate(s, spec, k, ADVISE_SEARCHED);
 }
 
-/* try every value of one knob at the current point; move to the best if strictly better */
+/* try every value of one knob at the current point; move to the best if strictly better.
+ * Knobs: 0 max_split_size_mb, 1 max_non_split_rounding_mb, 2 roundup_power2_divisions
+ * (whole lists), 3 garbage_collection_threshold, 4 + j the j-th interval's divisions. */
 static int try_knob(struct search *s, struct advise_knobs *cur, int *cur_i, int knob) {
   const struct advise_space *sp = &s->res->space;
-  int nvals = knob == 0 ? sp->nsplit : knob == 1 ? sp->nnon : knob == 2 ? sp->nroundup : sp->ngc;
+  static const uint64_t per_interval[] = {0, 2, 4, 8, 16};
+  int nvals = knob == 0 ? sp->nsplit : knob == 1 ? sp->nnon : knob == 2 ? sp->nroundup : knob == 3 ? sp->ngc : 5;
   int best_i = *cur_i;
   struct advise_knobs best = *cur;
   for (int v = 0; v < nvals; v++) {
@@ -87,7 +100,8 @@ static int try_knob(struct search *s, struct advise_knobs *cur, int *cur_i, int 
     if (knob == 0) k.max_split_mb = sp->split_mb[v];
     else if (knob == 1) k.non_split_mb = sp->non_split_mb[v];
     else if (knob == 2) memcpy(k.roundup, sp->roundup[v], sizeof k.roundup);
-    else k.gc = sp->gc[v];
+    else if (knob == 3) k.gc = sp->gc[v];
+    else k.roundup[sp->interval[knob - 4]] = per_interval[v];   /* knob 4 + j: the j-th interval */
     if (knob != 1 && !k.max_split_mb) k.non_split_mb = 0;   /* rounding only acts with max_split_size */
     int i = eval_knobs(s, &k);
     if (i < 0) return -1;
@@ -108,7 +122,7 @@ static int descend(struct search *s, int expandable) {
   int max_rounds = s->o->max_rounds > 0 ? s->o->max_rounds : MAX_ROUNDS_DEFAULT;
   for (int round = 0; round < max_rounds; round++) {
     int moved = 0;
-    for (int knob = 0; knob < 4; knob++) {
+    for (int knob = 0; knob < 4 + s->res->space.ninterval; knob++) {
       if (knob == 1 && !cur.max_split_mb) continue;
       if (knob == 3 && (expandable || !s->o->budget)) continue;   /* GC frees nothing of an expandable segment */
       int rc = try_knob(s, &cur, &cur_i, knob);
@@ -124,33 +138,14 @@ static int descend(struct search *s, int expandable) {
   return 0;
 }
 
-/* one pass: every request size, and what the trace says about itself */
-static int read_sizes(const struct advise_opts *o, uint64_t **sizes, size_t *n, struct workload_info *info, char *err) {
-  const struct workload_ops *ops = trace_detect(o->trace, err);
-  if (!ops) return -1;
-  struct workload w;
-  struct workload_ctx ctx = {.world = 1, .path = o->trace, .trace_device = o->trace_device};
-  if (workload_open(&w, ops, NULL, &ctx, SIM_TOTAL_DEFAULT, err)) return -1;
-  memset(info, 0, sizeof *info);
-  if (ops->info) ops->info(w.st, info);
-  size_t cap = 4096;
+/* every request size of the trace in memory */
+static uint64_t *request_sizes(const struct event_buffer *b, size_t *n) {
+  uint64_t *sizes = malloc((b->n ? b->n : 1) * sizeof *sizes);
   *n = 0;
-  *sizes = malloc(cap * sizeof **sizes);
-  struct event ev;
-  int rc = *sizes ? 0 : -1;
-  while (*sizes && (rc = workload_next(&w, &ev, err)) == 1) {
-    if (ev.op != OP_ALLOC) continue;
-    if (*n == cap) {
-      uint64_t *more = realloc(*sizes, cap * 2 * sizeof *more);
-      if (!more) { rc = -1; snprintf(err, FB_ERRLEN, "out of host memory"); break; }
-      *sizes = more;
-      cap *= 2;
-    }
-    (*sizes)[(*n)++] = ev.size;
-  }
-  if (!*sizes) snprintf(err, FB_ERRLEN, "out of host memory");
-  workload_close(&w);
-  return rc < 0 ? -1 : 0;
+  if (!sizes) return NULL;
+  for (size_t i = 0; i < b->n; i++)
+    if (b->ev[i].op == OP_ALLOC) sizes[(*n)++] = b->ev[i].size;
+  return sizes;
 }
 
 static int rank_budget_cmp(const void *a, const void *b, void *budget) {
@@ -170,12 +165,16 @@ int advise_run(const struct advise_opts *o, struct advise_result *res, char *err
   s.base.on_oom = ON_OOM_STOP;
   s.base.quiet = 1;
 
-  uint64_t *sizes = NULL;
+  /* the trace read once; every candidate replays it from memory */
+  struct event_buffer buf;
+  if (event_buffer_load(&buf, o->trace, o->trace_device, err)) return 2;
+  s.base.events = &buf;
   size_t n = 0;
-  struct workload_info info;
-  if (read_sizes(o, &sizes, &n, &info, err)) { free(sizes); return 2; }
-  if (workload_peak_requested(&s.base, &res->peak_requested, err)) { free(sizes); return 2; }
-  snprintf(res->recorded_allocator, sizeof res->recorded_allocator, "%s", info.recorded_allocator);
+  uint64_t *sizes = request_sizes(&buf, &n);
+  if (!sizes) { snprintf(err, FB_ERRLEN, "out of host memory"); event_buffer_free(&buf); return 1; }
+  if (workload_peak_requested(&s.base, &res->peak_requested, err)) { free(sizes); event_buffer_free(&buf); return 2; }
+  const struct workload_info *info = &buf.info;
+  snprintf(res->recorded_allocator, sizeof res->recorded_allocator, "%s", info->recorded_allocator);
   if (o->budget && o->budget < res->peak_requested) {
     char a[32], b[32];
     snprintf(err, FB_ERRLEN, "--budget %llu bytes (%s) is below the trace's peak requested %llu bytes (%s): the "
@@ -183,15 +182,17 @@ int advise_run(const struct advise_opts *o, struct advise_result *res, char *err
              (unsigned long long)o->budget, fmt_bytes(o->budget, a, sizeof a), (unsigned long long)res->peak_requested,
              fmt_bytes(res->peak_requested, b, sizeof b), (unsigned long long)res->peak_requested);
     free(sizes);
+    event_buffer_free(&buf);
     return 2;
   }
   advise_space_from_sizes(sizes, n, res->peak_requested, o->budget, &res->space);
   free(sizes);
 
   if (descend(&s, 0) || descend(&s, 1)) goto done;
-  if (info.recorded_allocator[0] && evaluate(&s, "recorded", NULL, ADVISE_RECORDED) < 0) goto done;
+  if (info->recorded_allocator[0] && evaluate(&s, "recorded", NULL, ADVISE_RECORDED) < 0) goto done;
   qsort_r(res->c, (size_t)res->n, sizeof *res->c, rank_budget_cmp, (void *)&o->budget);
 done:
+  event_buffer_free(&buf);
   res->elapsed_s = (double)(now_ns() - t0) / 1e9;
   return s.worst;
 }

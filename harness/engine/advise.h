@@ -36,14 +36,18 @@ struct advise_space {
   uint64_t non_split_mb[ADVISE_MAX_VALUES]; int nnon;
   uint64_t roundup[ADVISE_MAX_VALUES][ADVISE_INTERVALS]; int nroundup;
   double gc[ADVISE_MAX_VALUES]; int ngc;   /* only with a budget */
+  /* roundup_power2_divisions one interval at a time: the intervals holding a good share
+   * of the requests (their bytes or their count), each tried with 0, 2, 4, 8, 16 */
+  int interval[ADVISE_INTERVALS]; int ninterval;
 };
 
 /* From the request sizes of the trace (any order), its peak requested and the budget
  * (0 = none): max_split_size_mb at the boundaries between size clusters and at size
  * quantiles of the large requests; max_non_split_rounding_mb from the spread of those
- * clusters; roundup_power2_divisions uniform 2..16 and two-level lists split where the
- * request bytes and counts are halved; garbage_collection_threshold between the peak
- * requested's share of the budget and 1. */
+ * clusters; roundup_power2_divisions uniform 2..16, two-level lists split where the
+ * request bytes and counts are halved, and per interval for the intervals that hold at
+ * least 5% of the requests' bytes or count (at most 6); garbage_collection_threshold
+ * between the peak requested's share of the budget and 1. */
 void advise_space_from_sizes(const uint64_t *sizes, size_t n, uint64_t peak_requested, uint64_t budget,
                              struct advise_space *sp);
 

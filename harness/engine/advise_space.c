@@ -141,6 +141,22 @@ void advise_space_from_sizes(const uint64_t *sizes, size_t n, uint64_t peak_requ
     for (size_t i = 0; i < sizeof two / sizeof two[0]; i++) add_roundup(sp, b, two[i][0], two[i][1]);
   }
 
+  /* per interval: those with a good share of the requests, the largest share first */
+  double total_b = 0, total_c = 0, share[ADVISE_INTERVALS];
+  for (int i = 0; i < ADVISE_INTERVALS; i++) { total_b += bytes[i]; total_c += count[i]; }
+  for (int i = 0; i < ADVISE_INTERVALS; i++) {
+    double sb = total_b > 0 ? bytes[i] / total_b : 0, sc = total_c > 0 ? count[i] / total_c : 0;
+    share[i] = sb > sc ? sb : sc;
+  }
+  while (sp->ninterval < 6) {
+    int best = -1;
+    for (int i = 0; i < ADVISE_INTERVALS; i++)
+      if (share[i] >= 0.05 && (best < 0 || share[i] > share[best])) best = i;
+    if (best < 0) break;
+    sp->interval[sp->ninterval++] = best;
+    share[best] = 0;
+  }
+
   /* garbage_collection_threshold: with a budget, between the share of it the program
    * itself needs at its peak and 1, and PyTorch's documented range */
   if (budget) {

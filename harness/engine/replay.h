@@ -16,6 +16,7 @@ struct run_spec {
   /* what to replay: a generator ("train_loop:layers=4") or a trace file */
   const char *workload;         /* generator spec, or NULL */
   const char *trace;            /* trace path, or NULL */
+  const struct event_buffer *events;   /* that trace already in memory (advise), or NULL: read the file */
   int trace_device;             /* -1: the first device with events */
   int rank, world;
   uint64_t seed;
