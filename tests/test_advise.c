@@ -98,10 +98,27 @@ TEST(advise_recommendation_never_worse_than_expandable_on_bundled_traces) {
               (unsigned long long)res.c[0].r.peak_reserved, (unsigned long long)res.c[e].r.peak_reserved);
     CHECK(res.c[0].r.peak_reserved <= bundled[t].pytorch_expandable);
     CHECK(res.c[0].r.alloc_conf[0]);
-    for (int i = 1; i < res.n; i++) CHECK(advise_compare(&res.c[i - 1], &res.c[i], 0) <= 0);   /* ranked */
+    for (int i = 2; i < res.n; i++) CHECK(advise_compare(&res.c[i - 1], &res.c[i], 0) <= 0);   /* ranked after it */
     CHECK(res.n > 20);                                  /* a search, not a fixed list */
     advise_free(&res);
   }
+}
+
+/* resnet_varsize under 3.3 GB: a roundup list saves 0.08% of the driver time over
+ * expandable segments alone; not worth a knob */
+TEST(advise_recommends_the_simplest_setting_within_the_driver_time_tie) {
+  struct advise_opts o = {.trace = test_data("resnet_varsize.pickle.gz"), .trace_device = -1, .budget = 3300000000ull};
+  o.device.kind = "sim";
+  struct advise_result res;
+  char err[FB_ERRLEN];
+  CHECK_MSG(advise_run(&o, &res, err) == 0, "%s", err);
+  CHECK_STR(res.c[0].spec, "expandable");
+  int finer = 0;
+  for (int i = 1; i < res.n; i++)
+    if (res.c[i].fits && res.c[i].r.modeled_driver_ns < res.c[0].r.modeled_driver_ns) finer = 1;
+  CHECK_MSG(finer, "no candidate with less driver time: the tie rule was not exercised");
+  for (int i = 2; i < res.n; i++) CHECK(advise_compare(&res.c[i - 1], &res.c[i], o.budget) <= 0);
+  advise_free(&res);
 }
 
 TEST(advise_with_budget_recommends_a_setting_that_completes_under_it) {
@@ -114,7 +131,8 @@ TEST(advise_with_budget_recommends_a_setting_that_completes_under_it) {
   CHECK(res.c[0].fits && res.c[0].r.completed && !res.c[0].r.oom_count);
   CHECK(res.c[0].r.peak_reserved <= budget);
   CHECK_EQ(res.c[0].r.cap_bytes, budget);
-  for (int i = 1; i < res.n && res.c[i].fits; i++) CHECK(res.c[0].r.modeled_driver_ns <= res.c[i].r.modeled_driver_ns);
+  for (int i = 1; i < res.n && res.c[i].fits; i++)   /* the least driver time, give or take the tie */
+    CHECK((double)res.c[0].r.modeled_driver_ns <= (double)res.c[i].r.modeled_driver_ns * (1 + ADVISE_DRIVER_TIE));
   advise_free(&res);
 }
 

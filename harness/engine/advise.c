@@ -148,6 +148,44 @@ static uint64_t *request_sizes(const struct event_buffer *b, size_t *n) {
   return sizes;
 }
 
+/* how much there is to write: knobs, then the pieces of a roundup list, then characters */
+static int simpler(const struct advise_candidate *a, const struct advise_candidate *b) {
+  int d = knob_count_of(a) - knob_count_of(b);
+  if (d) return d < 0;
+  int ra = 0, rb = 0;
+  for (int i = 1; i < ADVISE_INTERVALS; i++) {
+    ra += a->k.roundup[i] != a->k.roundup[i - 1];
+    rb += b->k.roundup[i] != b->k.roundup[i - 1];
+  }
+  if (ra != rb) return ra < rb;
+  return strlen(a->spec) < strlen(b->spec);
+}
+
+/* The recommendation: of the settings as good as the best one, give or take
+ * ADVISE_DRIVER_TIE of its driver time (and, with a budget, of its peak reserved; without
+ * one, the same peak reserved), the simplest goes first: a knob that saves 0.1% of the
+ * driver time is not worth setting. */
+static void simplest_first(struct advise_result *res, uint64_t budget) {
+  const struct advise_candidate *best = &res->c[0];
+  if (!res->n || !best->fits) return;
+  double tie = 1 + ADVISE_DRIVER_TIE;
+  int pick = 0;
+  for (int i = 1; i < res->n; i++) {
+    const struct advise_candidate *c = &res->c[i];
+    if (!c->fits || (double)c->r.modeled_driver_ns > (double)best->r.modeled_driver_ns * tie) continue;
+    if (budget ? (double)c->r.peak_reserved > (double)best->r.peak_reserved * tie : c->r.peak_reserved != best->r.peak_reserved)
+      continue;
+    if (simpler(c, &res->c[pick])) pick = i;
+  }
+  if (!pick) return;
+  struct advise_candidate *tmp = malloc(sizeof *tmp);
+  if (!tmp) return;
+  *tmp = res->c[pick];
+  memmove(&res->c[1], &res->c[0], (size_t)pick * sizeof *res->c);
+  res->c[0] = *tmp;
+  free(tmp);
+}
+
 static int rank_budget_cmp(const void *a, const void *b, void *budget) {
   return advise_compare(a, b, *(const uint64_t *)budget);
 }
@@ -191,6 +229,7 @@ int advise_run(const struct advise_opts *o, struct advise_result *res, char *err
   if (descend(&s, 0) || descend(&s, 1)) goto done;
   if (info->recorded_allocator[0] && evaluate(&s, "recorded", NULL, ADVISE_RECORDED) < 0) goto done;
   qsort_r(res->c, (size_t)res->n, sizeof *res->c, rank_budget_cmp, (void *)&o->budget);
+  simplest_first(res, o->budget);
 done:
   event_buffer_free(&buf);
   res->elapsed_s = (double)(now_ns() - t0) / 1e9;

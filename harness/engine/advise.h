@@ -67,10 +67,14 @@ struct advise_candidate {
   struct run_result r;
 };
 
-/* The ranking: < 0 when a is the better recommendation. Without a budget: completed
- * first, then the least peak reserved, the least modeled driver time, fewer knobs. With
- * one: fits first, then the least driver time, the least peak reserved, fewer knobs;
- * among those that do not fit, the one that got furthest. Ties end on the spec text. */
+/* The ranking: < 0 when a is the better candidate. Without a budget: completed first,
+ * then the least peak reserved, the least modeled driver time, fewer knobs. With one:
+ * fits first, then the least driver time, the least peak reserved, fewer knobs; among
+ * those that do not fit, the one that got furthest. Ties end on the spec text. The
+ * recommendation is then the simplest setting (fewest knobs, shortest roundup list)
+ * within ADVISE_DRIVER_TIE of the best's driver time, and of its peak reserved with a
+ * budget (the same peak reserved without one); advise_run puts it first. */
+#define ADVISE_DRIVER_TIE 0.02
 int advise_compare(const struct advise_candidate *a, const struct advise_candidate *b, uint64_t budget);
 
 struct advise_opts {
