@@ -33,6 +33,7 @@ static const char usage[] =
 "  --alloc-conf CONF           PyTorch's PYTORCH_CUDA_ALLOC_CONF string, e.g.\n"
 "                              'expandable_segments:True,max_split_size_mb:128': caching, expandable\n"
 "                              or async with those knobs; `env` reads PYTORCH_CUDA_ALLOC_CONF\n"
+"                              (or PYTORCH_ALLOC_CONF)\n"
 "\n"
 "device and memory:\n"
 "  --device auto|sim|cuda      auto (default): cuda when a GPU is visible, else sim\n"
@@ -105,6 +106,7 @@ static int add_alloc_conf(struct cli_opts *o, const char *val) {
   const char *conf = val;
   if (!strcmp(val, "env")) {
     conf = getenv("PYTORCH_CUDA_ALLOC_CONF");
+    if (!conf) conf = getenv("PYTORCH_ALLOC_CONF");   /* newer PyTorch's device-generic name */
     if (!conf) conf = "";                      /* unset: PyTorch's default, the caching allocator */
   }
   char *spec = o->conf_spec[o->nconf], ignored[400], err[FB_ERRLEN];

@@ -50,14 +50,9 @@ static int open_workload(const struct run_spec *s, struct workload *w, uint64_t 
   struct workload_ctx ctx = {.rank = s->rank, .world = s->world ? s->world : 1, .seed = s->seed,
                              .path = s->trace, .trace_device = s->trace_device};
   const struct workload_ops *ops;
-  if (s->trace && s->events) {
-    ctx.events = s->events;
-    if (workload_open(w, &trace_mem_workload, NULL, &ctx, percent_base, err)) return -1;
-    snprintf(w->spec, sizeof w->spec, "%s", s->trace);
-    return 0;
-  }
   if (s->trace) {
-    ops = trace_detect(s->trace, err);
+    ctx.events = s->events;   /* already in memory (advise): no reading */
+    ops = s->events ? &trace_mem_workload : trace_detect(s->trace, err);
     if (!ops) return -1;
     if (workload_open(w, ops, NULL, &ctx, percent_base, err)) return -1;
     snprintf(w->spec, sizeof w->spec, "%s", s->trace);
