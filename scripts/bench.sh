@@ -5,6 +5,8 @@
 #   timeline-W.csv  requested/allocated/reserved over time, per workload, every strategy
 #   capsweep.csv    the same under caps of 1.0x..2.0x the workload's peak requested
 #   mincap.csv      the smallest cap each strategy completes with
+#   advise-T.csv    per PyTorch snapshot T: every allocator setting advise replayed, the
+#                   recommended PYTORCH_CUDA_ALLOC_CONF first (column alloc_conf)
 #   env.txt         device, driver, CUDA, commit, seed, date
 # then the plots (when gnuplot is installed) and report.md (`fragbench report`).
 # Environment: DEVICE=auto|sim|cuda (default auto), SEED (default 1), QUICK=1 (fewer caps).
@@ -56,6 +58,14 @@ caps=${CAPS:-1.0,1.05,1.1,1.2,1.3,1.5,2.0}
   --out "$dir/capsweep.csv" || rc=$?
 if "$BIN" mincap --help >/dev/null 2>&1; then
   "$BIN" mincap $srcargs $aargs --device "$DEVICE" --seed "$SEED" --quiet --out "$dir/mincap.csv" || rc=$?
+fi
+# which PYTORCH_CUDA_ALLOC_CONF each PyTorch snapshot should use (predicted on sim)
+if "$BIN" advise --help >/dev/null 2>&1; then
+  for t in $traces; do
+    case $t in *.pickle|*.pickle.gz) ;; *) continue ;; esac
+    label=$(basename "$t"); label=${label%.gz}
+    "$BIN" advise --trace "$t" --quiet --out "$dir/advise-$label.csv" >/dev/null || rc=$?
+  done
 fi
 
 # the environment the figures came from

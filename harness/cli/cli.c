@@ -1,6 +1,7 @@
 /* cli.c - `fragbench` entry: subcommand dispatch, --help, and option parsing shared by
  * every subcommand (see cli.h). The subcommands live in cli_<name>.c. */
 #include "cli.h"
+#include "alloc_conf.h"
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,6 +15,9 @@ static const char usage[] =
 "  fragbench stress --allocator A [--workload W | --trace F] [--threads N] [--seconds S]\n"
 "                   [--fail-rate P] [--validate]\n"
 "  fragbench export (--workload W | --trace FILE) --out FILE   write the native trace CSV\n"
+"  fragbench advise --trace FILE [--budget BYTES] [--out FILE.csv]   the PYTORCH_CUDA_ALLOC_CONF\n"
+"                   that needs the least memory, or fits the budget with the least driver time\n"
+"                   (fragbench advise --help)\n"
 "  fragbench list                            workloads, trace formats, allocators, parameters\n"
 "  fragbench perf [--out FILE.csv]           the suite's own speed on sim (make perf)\n"
 "  fragbench report DIR [--format png|svg]   report.md and the plot data of a bench run folder\n"
@@ -24,7 +28,13 @@ static const char usage[] =
 "  --workload NAME[:k=v,...]   a synthetic generator (see `fragbench list`)\n"
 "  --trace FILE                a PyTorch snapshot (.pickle, .pickle.gz), RMM log or native CSV\n"
 "  --trace-device N            which device of a multi-device snapshot (default: each with events)\n"
-"  --allocator NAME[:k=v,...]  a strategy; `recorded` = whichever the snapshot used (default: raw)\n"
+"  --allocator NAME[:k=v,...]  a strategy; `recorded` = whichever the snapshot used, with the\n"
+"                              snapshot's own settings (default: raw); caching and expandable\n"
+"                              named here get PyTorch's defaults\n"
+"  --alloc-conf CONF           PyTorch's PYTORCH_CUDA_ALLOC_CONF string, e.g.\n"
+"                              'expandable_segments:True,max_split_size_mb:128': caching, expandable\n"
+"                              or async with those knobs; `env` reads PYTORCH_CUDA_ALLOC_CONF\n"
+"                              (or PYTORCH_ALLOC_CONF)\n"
 "\n"
 "device and memory:\n"
 "  --device auto|sim|cuda      auto (default): cuda when a GPU is visible, else sim\n"
@@ -62,6 +72,7 @@ static const struct command commands[] = {
   {"export", cmd_export},
   {"mincap", cmd_mincap},
   {"stress", cmd_stress},
+  {"advise", cmd_advise},
   {NULL, NULL},
 };
 
@@ -92,6 +103,29 @@ static int add_caps(struct cli_opts *o, enum cap_kind kind, const char *opt, con
   return 0;
 }
 
+/* --alloc-conf 'expandable_segments:True,max_split_size_mb:128' (PyTorch's own string;
+ * `env` reads PYTORCH_CUDA_ALLOC_CONF) becomes one more --allocator */
+static int add_alloc_conf(struct cli_opts *o, const char *val) {
+  if (o->nallocators >= CLI_MAX) return bad("too many --allocator/--alloc-conf%s%s", "", "");
+  const char *conf = val;
+  if (!strcmp(val, "env")) {
+    conf = getenv("PYTORCH_CUDA_ALLOC_CONF");
+    if (!conf) conf = getenv("PYTORCH_ALLOC_CONF");   /* newer PyTorch's device-generic name */
+    if (!conf) conf = "";                      /* unset: PyTorch's default, the caching allocator */
+  }
+  char *spec = o->conf_spec[o->nconf], ignored[400], err[FB_ERRLEN];
+  if (!conf[0]) snprintf(spec, sizeof o->conf_spec[0], "caching");
+  else if (alloc_conf_to_spec(conf, spec, sizeof o->conf_spec[0], ignored, sizeof ignored, err)) {
+    fprintf(stderr, "fragbench: --alloc-conf%s: %s\n(see fragbench --help)\n", strcmp(val, "env") ? "" : " env", err);
+    return 2;
+  } else if (ignored[0]) {
+    fprintf(stderr, "fragbench: --alloc-conf: %s: no effect on device memory in this model; ignored\n", ignored);
+  }
+  o->allocators[o->nallocators++] = spec;
+  o->nconf++;
+  return 0;
+}
+
 int cli_parse(int argc, char **argv, struct cli_opts *o) {
   memset(o, 0, sizeof *o);
   o->device = "auto";
@@ -115,7 +149,10 @@ int cli_parse(int argc, char **argv, struct cli_opts *o) {
     FLAG("--no-touch", no_touch)
     FLAG("--quiet", quiet)
 #undef FLAG
-    if (!strcmp(name, "--help") || !strcmp(name, "-h")) { print_usage(stdout); exit(0); }
+    if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
+      if (!strcmp(argv[1], "advise")) advise_usage(stdout); else print_usage(stdout);
+      exit(0);
+    }
     if (!val) {
       if (i + 1 >= argc) return bad("%s needs a value%s", name, "");
       val = argv[++i];
@@ -123,6 +160,10 @@ int cli_parse(int argc, char **argv, struct cli_opts *o) {
     if (!strcmp(name, "--workload")) { if (o->nworkloads >= CLI_MAX) return bad("too many %s%s", name, ""); o->workloads[o->nworkloads++] = val; }
     else if (!strcmp(name, "--trace")) { if (o->ntraces >= CLI_MAX) return bad("too many %s%s", name, ""); o->traces[o->ntraces++] = val; }
     else if (!strcmp(name, "--allocator")) { if (o->nallocators >= CLI_MAX) return bad("too many %s%s", name, ""); o->allocators[o->nallocators++] = val; }
+    else if (!strcmp(name, "--alloc-conf")) { if (add_alloc_conf(o, val)) return 2; }
+    else if (!strcmp(name, "--budget")) {
+      if (parse_bytes(val, 0, &o->budget) || !o->budget) return bad("--budget '%s': expected a byte size such as 40G, 38Gi or 40000000000%s", val, "");
+    }
     else if (!strcmp(name, "--trace-device")) {
       uint64_t v;
       if (parse_u64(val, &v) || v > 63) return bad("--trace-device '%s': expected a device index 0..63%s", val, "");

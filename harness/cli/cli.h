@@ -29,6 +29,8 @@ struct cli_opts {
   const char *out, *timeline;
   double precision;                   /* mincap */
   int threads; double seconds; double fail_rate;   /* stress */
+  char conf_spec[CLI_MAX][640]; int nconf;          /* --alloc-conf, as strategy specs (in allocators[]) */
+  uint64_t budget;                                  /* advise --budget; 0 = none */
 };
 
 /* Parse argv[2..] into o. Returns 0, or 2 with a message printed (bad usage). */
@@ -63,5 +65,7 @@ int cmd_export(struct cli_opts *o);
 int cmd_mincap(struct cli_opts *o);
 int cmd_stress(struct cli_opts *o);
 int cmd_perf(struct cli_opts *o);
+int cmd_advise(struct cli_opts *o);
+void advise_usage(FILE *f);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "alloc_conf.h"
 #include "livemap.h"
 #include "metrics.h"
 #include "replay_open.h"
@@ -345,10 +346,11 @@ int replay_run(const struct run_spec *s, struct run_result *r) {
   if (!x->is_cuda && !s->device.sim_usable && info.usable_bytes) x->dev.usable = info.usable_bytes;
 
   struct params ap;
-  x->ops = replay_resolve_allocator(s, &info, &ap, x->dev.total, x->err);
+  x->ops = replay_resolve_allocator(s, &info, &ap, x->dev.total, &r->params_from_trace, x->err);
   if (!x->ops) { set_status(r, 2, "error: %s", x->err); goto out; }
   snprintf(r->allocator, sizeof r->allocator, "%s", x->ops->name);
   params_format(&ap, r->params, sizeof r->params);
+  alloc_conf_format(x->ops->name, &ap, r->alloc_conf, sizeof r->alloc_conf);
   if ((x->ops->flags & ALLOC_NEEDS_POOL) && !dev_has_pool(&x->dev)) {
     set_status(r, 0, "skipped: %s", "needs a GPU");
     goto out;

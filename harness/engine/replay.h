@@ -16,6 +16,7 @@ struct run_spec {
   /* what to replay: a generator ("train_loop:layers=4") or a trace file */
   const char *workload;         /* generator spec, or NULL */
   const char *trace;            /* trace path, or NULL */
+  const struct event_buffer *events;   /* that trace already in memory (advise), or NULL: read the file */
   int trace_device;             /* -1: the first device with events */
   int rank, world;
   uint64_t seed;
@@ -53,6 +54,8 @@ struct run_result {
   uint64_t mincap_bytes; double mincap_x;   /* mincap rows; 0 = n/a */
   double imbalance;                  /* aggregate rows; NaN = n/a */
   int exit_class;                    /* 0 ok, 1 validator/device failure, 2 bad input/usage */
+  int params_from_trace;             /* how many of params came from the snapshot (`recorded` only) */
+  char alloc_conf[600];              /* the PYTORCH_CUDA_ALLOC_CONF for this setting; "" = not in PyTorch */
 };
 
 void run_result_init(struct run_result *r);

@@ -24,7 +24,8 @@ int replay_open_workload(const struct run_spec *s, struct workload *w, uint64_t 
                              .path = s->trace, .trace_device = s->trace_device};
   const struct workload_ops *ops;
   if (s->trace) {
-    ops = trace_detect(s->trace, err);
+    ctx.events = s->events;   /* already in memory (advise): no reading */
+    ops = s->events ? &trace_mem_workload : trace_detect(s->trace, err);
     if (!ops) return -1;
     if (workload_open(w, ops, NULL, &ctx, percent_base, err)) return -1;
     snprintf(w->spec, sizeof w->spec, "%s", s->trace);
@@ -71,10 +72,11 @@ int workload_peak_requested(const struct run_spec *s, uint64_t *peak, char *err)
 
 /* Resolve "recorded", parse the allocator's params, adopt the trace's settings. */
 const struct allocator_ops *replay_resolve_allocator(const struct run_spec *s, const struct workload_info *info,
-                                                     struct params *p, uint64_t percent_base, char *err) {
+                                                     struct params *p, uint64_t percent_base, int *adopted_keys, char *err) {
   char name[64];
   if (params_parse_spec(s->allocator, name, sizeof name, p, err)) return NULL;
-  if (!strcmp(name, "recorded")) {
+  int recorded = !strcmp(name, "recorded");
+  if (recorded) {
     if (!info->recorded_allocator[0]) {
       snprintf(err, FB_ERRLEN, "--allocator recorded needs a PyTorch snapshot that says which allocator it used");
       return NULL;
@@ -90,15 +92,17 @@ const struct allocator_ops *replay_resolve_allocator(const struct run_spec *s, c
     return NULL;
   }
   p->percent_base = percent_base;
-  /* a snapshot's allocator_settings configure the PyTorch strategies unless the command line says otherwise */
-  if (info->allocator_settings[0] && (!strcmp(name, "caching") || !strcmp(name, "expandable"))) {
+  /* `recorded` runs with the snapshot's allocator_settings, unless the command line says
+   * otherwise; `caching` and `expandable` named explicitly get PyTorch's defaults */
+  *adopted_keys = 0;
+  if (recorded && info->allocator_settings[0] && (!strcmp(name, "caching") || !strcmp(name, "expandable"))) {
     struct params adopted;
     char dummy[8];
     char text[600];
     snprintf(text, sizeof text, "x:%s", info->allocator_settings);
     if (!params_parse_spec(text, dummy, sizeof dummy, &adopted, err))
       for (int i = 0; i < adopted.n; i++)
-        if (!params_has(p, adopted.key[i])) params_set(p, adopted.key[i], adopted.val[i]);
+        if (!params_has(p, adopted.key[i])) { params_set(p, adopted.key[i], adopted.val[i]); (*adopted_keys)++; }
   }
   if (params_check(p, ops->params, ops->name, err)) return NULL;
   return ops;
