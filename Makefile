@@ -84,7 +84,7 @@ test-gpu: $(BIN) $(TESTBIN)
 	FB_GPU_REQUIRED=1 $(TESTBIN) gpu
 
 bench: $(BIN)
-	sh scripts/bench.sh $(BIN)
+	TRACES='$(TRACES)' WORKLOADS='$(WORKLOADS)' ALLOCATORS='$(ALLOCATORS)' sh scripts/bench.sh $(BIN)
 
 perf: $(BIN)
 	sh scripts/perf.sh $(BIN)

@@ -11,7 +11,10 @@ static const char usage[] =
 "\n"
 "usage:\n"
 "  fragbench run    [selection] [options]   replay, one CSV row per workload x allocator x cap\n"
-"  fragbench mincap [selection] [--precision 0.005]   smallest cap that completes\n"
+"  fragbench mincap [selection] [--precision 0.005] [--confirm-on cuda]   smallest cap that\n"
+"                   completes; --confirm-on replays each found cap (and one step below) on the\n"
+"                   GPU and fails loudly where it disagrees with the search's device\n"
+"  fragbench device [--device auto|sim|cuda]   the device a run would use: kind, name, total, free\n"
 "  fragbench stress --allocator A [--workload W | --trace F] [--threads N] [--seconds S]\n"
 "                   [--fail-rate P] [--validate]\n"
 "  fragbench export (--workload W | --trace FILE) --out FILE   write the native trace CSV\n"
@@ -73,6 +76,7 @@ static const struct command commands[] = {
   {"mincap", cmd_mincap},
   {"stress", cmd_stress},
   {"advise", cmd_advise},
+  {"device", cmd_device},
   {NULL, NULL},
 };
 
@@ -187,6 +191,10 @@ int cli_parse(int argc, char **argv, struct cli_opts *o) {
     else if (!strcmp(name, "--seed")) { if (parse_u64(val, &o->seed)) return bad("--seed '%s': expected a non-negative integer%s", val, ""); }
     else if (!strcmp(name, "--out")) o->out = val;
     else if (!strcmp(name, "--timeline")) o->timeline = val;
+    else if (!strcmp(name, "--confirm-on")) {
+      if (strcmp(val, "cuda") && strcmp(val, "sim")) return bad("--confirm-on '%s': expected cuda (or sim)%s", val, "");
+      o->confirm_on = val;
+    }
     else if (!strcmp(name, "--precision")) { if (parse_double(val, &o->precision) || o->precision <= 0 || o->precision >= 1) return bad("--precision '%s': expected a fraction such as 0.005%s", val, ""); }
     else if (!strcmp(name, "--threads")) { uint64_t v; if (parse_u64(val, &v) || !v || v > 256) return bad("--threads '%s': expected 1..256%s", val, ""); o->threads = (int)v; }
     else if (!strcmp(name, "--seconds")) { if (parse_double(val, &o->seconds) || o->seconds <= 0) return bad("--seconds '%s': expected a positive number%s", val, ""); }

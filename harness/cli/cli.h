@@ -28,6 +28,7 @@ struct cli_opts {
   int no_touch;                 /* --no-touch: not even the default touch of async blocks on cuda */
   const char *out, *timeline;
   double precision;                   /* mincap */
+  const char *confirm_on;             /* mincap: confirm each found cap on this device kind */
   int threads; double seconds; double fail_rate;   /* stress */
   char conf_spec[CLI_MAX][640]; int nconf;          /* --alloc-conf, as strategy specs (in allocators[]) */
   uint64_t budget;                                  /* advise --budget; 0 = none */
@@ -64,6 +65,7 @@ int cmd_list(struct cli_opts *o);
 int cmd_export(struct cli_opts *o);
 int cmd_mincap(struct cli_opts *o);
 int cmd_stress(struct cli_opts *o);
+int cmd_device(struct cli_opts *o);
 int cmd_perf(struct cli_opts *o);
 int cmd_advise(struct cli_opts *o);
 void advise_usage(FILE *f);

@@ -19,7 +19,7 @@ int output_open(struct output *out, const char *path) {
 }
 
 void table_header(void) {
-  fprintf(stderr, "%-28s %-12s %-10s %-8s %12s %12s %9s %9s %9s  %s\n", "workload", "allocator", "cap", "status",
+  fprintf(stderr, "%-30s %-12s %-10s %-8s %12s %12s %9s %9s %9s  %s\n", "workload", "allocator", "cap", "status",
           "peak_req", "peak_res", "overhead", "ext_frag", "ns/op", "settings");
 }
 
@@ -33,7 +33,7 @@ void table_row(const struct run_result *r) {
   snprintf(st, sizeof st, "%.8s", r->status);
   char *colon = strchr(st, ':');
   if (colon) *colon = 0;
-  fprintf(stderr, "%-28.28s %-12.12s %-10s %-8s %12s %12s ", r->workload, r->allocator, short_bytes(r->cap_bytes, c, sizeof c),
+  fprintf(stderr, "%-30s %-12.12s %-10s %-8s %12s %12s ", r->workload, r->allocator, short_bytes(r->cap_bytes, c, sizeof c),
           st, short_bytes(r->peak_requested, a, sizeof a), short_bytes(r->peak_reserved, b, sizeof b));
   if (isnan(r->overhead)) fprintf(stderr, "%9s ", "-"); else fprintf(stderr, "%9.3f ", r->overhead);
   if (isnan(r->ext_frag)) fprintf(stderr, "%9s ", "-"); else fprintf(stderr, "%9.3f ", r->ext_frag);
