@@ -99,6 +99,19 @@ done
 CONFIRM=""
 [ "$kind" = cuda ] && CONFIRM="--confirm-on cuda"
 
+# a CSV line into f[1..n], quoted fields ("" for a quote) kept whole
+CSV_AWK='function splitcsv(line, f,   n, i, c, q, cur) {
+  n = 0; cur = ""; q = 0
+  for (i = 1; i <= length(line); i++) {
+    c = substr(line, i, 1)
+    if (q) { if (c == "\"") { if (substr(line, i + 1, 1) == "\"") { cur = cur c; i++ } else q = 0 } else cur = cur c }
+    else if (c == "\"") q = 1
+    else if (c == ",") { f[++n] = cur; cur = "" }
+    else cur = cur c
+  }
+  f[++n] = cur
+  return n
+}'
 label_of() { l=$(basename "$1"); echo "${l%.gz}"; }
 # every source as "LABEL FLAG SOURCE", in order
 sources=$( { for w in $workloads; do echo "$w --workload $w"; done
@@ -163,12 +176,25 @@ merge() {   # merge OUT PREFIX...: the parts PREFIX-<label>.csv of every source,
 }
 merge "$DIR/runs.csv" run
 
-# the GPU jobs (cuda only): mincap confirmations and async's own searches, a few at a
-# time as GPU memory allows (each needs at most about 1.6x its input's peak requested)
+# the GPU jobs (cuda only): mincap confirmations and async's own searches, in lanes run
+# side by side. A job needs at most about 1.55x its input's peak requested of GPU memory
+# (its caps bound what it holds; async's uncapped probe holds less); the inputs, largest
+# first, are dealt round-robin to K lanes, K as large as the K largest fit together in
+# 90% of the free memory (at most 4).
 if [ -s "$DIR/.jobs_gpu" ]; then
-  gpu_jobs=$(awk -F, -v free="${gpu_free:-0}" 'NR==1 && /^#/{next} !h{for(i=1;i<=NF;i++) if($i=="peak_requested") c=i; h=1; next}
-                 c && $c+0 > m {m = $c+0} END {n = m > 0 ? int(0.75 * free / (1.6 * m)) : 1; if (n < 1) n = 1; if (n > 3) n = 3; print n}' "$DIR/runs.csv")
-  xargs -P "$gpu_jobs" -L 1 sh "$0" --job < "$DIR/.jobs_gpu"
+  awk "$CSV_AWK"'
+    FNR == 1 && /^#/ {next}
+    {n = splitcsv($0, f)}
+    !h {for (i = 1; i <= n; i++) {if (f[i] == "peak_requested") c = i; if (f[i] == "workload") w = i}; h = 1; next}
+    c && f[c] + 0 > need[f[w]] {need[f[w]] = f[c] + 0}
+    END {for (x in need) printf "%.0f %s\n", need[x], x}' "$DIR/runs.csv" | sort -n -r > "$DIR/.needs"
+  lanes=$(awk -v free="${gpu_free:-0}" '{sum += 1.55 * $1; if (NR <= 4 && sum <= 0.9 * free) k = NR} END {print (k > 0 ? k : 1)}' "$DIR/.needs")
+  awk -v k="$lanes" -v d="$DIR" 'NR == FNR {lane[$2] = (FNR - 1) % k; next} {print > (d "/.lane" (($2 in lane) ? lane[$2] : 0))}' \
+    "$DIR/.needs" "$DIR/.jobs_gpu"
+  echo "bench: GPU phase: $(wc -l < "$DIR/.jobs_gpu") jobs in $lanes lane(s) side by side" >&2
+  lane_pids=""
+  for f in "$DIR"/.lane*; do xargs -L 1 sh "$0" --job < "$f" & lane_pids="$lane_pids $!"; done
+  for p in $lane_pids; do wait "$p" || true; done
 fi
 wait "$cpu_pid" || rc=1
 merge "$DIR/capsweep.csv" capsweep capsweep_gpu
@@ -226,7 +252,7 @@ printf '%s\n' "$sources" | while read -r label flag src; do
   if [ $first = 1 ]; then grep -v '^fragbench: device' "$f" >&2 || true; first=0
   else grep -v -e '^fragbench: device' -e '^workload ' "$f" >&2 || true; fi
 done
-rm -rf "$DIR/.parts" "$DIR/.jobs_cpu" "$DIR/.jobs_gpu" "$DIR/.done"
+rm -rf "$DIR/.parts" "$DIR/.jobs_cpu" "$DIR/.jobs_gpu" "$DIR/.done" "$DIR/.needs" "$DIR"/.lane*
 [ -s "$DIR/.failed" ] || rm -rf "$DIR/.logs" "$DIR/.failed"
 t1=$(date +%s)
 echo "bench: $(($(wc -l < "$DIR/runs.csv") - $(head -n 1 "$DIR/runs.csv" | grep -c '^#') - 1)) runs in $((t1 - T0)) s -> $DIR${confirmed:+ (mincaps confirmed on the GPU: $confirmed)}" >&2

@@ -392,8 +392,12 @@ GPU_TEST(gpu_replay_stitch_matches_sim) { compare_with_sim("stitch", 0.8); }
 /* async: the pool model on sim against the driver's pool on cuda (blocks written in stream
  * order, the default), every input and a few more generators: one line per input and the
  * worst difference. The model is fitted to the driver's reserved, not its addresses
- * (docs/async-pool.md): the goal is 2%; the test fails beyond ASYNC_SIM_TOLERANCE. */
+ * (docs/async-pool.md): the goal is 2%; the test fails beyond ASYNC_SIM_TOLERANCE or two
+ * of the pool's 32 MiB granules, whichever is larger: the driver itself varies by a granule
+ * between runs of one sequence (leaky_losses as a snapshot and as its RMM log, the same
+ * events: 536870912 and 503316480 on one H100 run), which on a 15-granule input is 6.7%. */
 #define ASYNC_SIM_TOLERANCE 0.10
+#define ASYNC_SIM_GRANULES 2
 GPU_TEST(gpu_replay_async_sim_vs_cuda) {
   static const struct replay_input more[] = {
     {"leaky_losses", NULL}, {"ddp_buckets", NULL}, {"random:events=20000,live=200,streams=2", NULL},
@@ -401,7 +405,8 @@ GPU_TEST(gpu_replay_async_sim_vs_cuda) {
   size_t n1 = sizeof replay_inputs / sizeof replay_inputs[0], n = n1 + sizeof more / sizeof more[0];
   double worst = 0;
   const char *worst_in = "";
-  int compared = 0;
+  int compared = 0, beyond = 0;
+  char beyond_in[256] = "";
   for (size_t i = 0; i < n; i++) {
     const struct replay_input *in = i < n1 ? &replay_inputs[i] : &more[i - n1];
     static struct run_result sim, gpu;
@@ -418,11 +423,17 @@ GPU_TEST(gpu_replay_async_sim_vs_cuda) {
     printf("  async %-48.48s cuda %14llu  sim %14llu  %+7.2f%%\n", input_name(in), (unsigned long long)gpu.peak_reserved,
            (unsigned long long)sim.peak_reserved, 100 * d);
     if (fabs(d) >= fabs(worst)) { worst = d; worst_in = input_name(in); }
+    double granules = fabs((double)sim.peak_reserved - (double)gpu.peak_reserved) / (double)(32ull << 20);
+    if (fabs(d) > ASYNC_SIM_TOLERANCE && granules > ASYNC_SIM_GRANULES) {
+      beyond++;
+      snprintf(beyond_in, sizeof beyond_in, "%s (%+.2f%%, %.0f granules)", input_name(in), 100 * d, granules);
+    }
     compared++;
   }
   if (!compared) SKIP("no input replays on sim yet");
   printf("  async sim vs cuda: worst difference %+.2f%% (%s), %d inputs\n", 100 * worst, worst_in, compared);
-  CHECK_MSG(fabs(worst) <= ASYNC_SIM_TOLERANCE, "async sim vs cuda: %+.2f%% on %s", 100 * worst, worst_in);
+  CHECK_MSG(!beyond, "async sim vs cuda: %d input(s) beyond %.0f%% and %d granules, e.g. %s", beyond,
+            100 * ASYNC_SIM_TOLERANCE, ASYNC_SIM_GRANULES, beyond_in);
 }
 
 /* async on cuda: the runs must complete validated and verified, and hand everything back */
