@@ -7,6 +7,8 @@
 #   mincap.csv      the smallest cap each strategy completes with
 #   advise-T.csv    per PyTorch snapshot T: every allocator setting advise replayed, the
 #                   recommended PYTORCH_CUDA_ALLOC_CONF first (column alloc_conf)
+#   explain-T.txt   per PyTorch snapshot T: the memory at its OOM (or peak), segment by
+#                   segment (fragbench explain), drawn in plots/explain-T.png (gnuplot)
 #   env.txt         device, driver, CUDA, commit, seed, date
 # then the plots (when gnuplot is installed) and report.md (`fragbench report`).
 # Environment: DEVICE=auto|sim|cuda (default auto), SEED (default 1), QUICK=1 (fewer caps).
@@ -65,6 +67,15 @@ if "$BIN" advise --help >/dev/null 2>&1; then
     case $t in *.pickle|*.pickle.gz) ;; *) continue ;; esac
     label=$(basename "$t"); label=${label%.gz}
     "$BIN" advise --trace "$t" --quiet --out "$dir/advise-$label.csv" >/dev/null || rc=$?
+  done
+fi
+# the memory at each PyTorch snapshot's OOM (or its peak), in words and drawn (report.md shows it)
+if "$BIN" explain --help >/dev/null 2>&1; then
+  mkdir -p "$dir/plots"
+  for t in $traces; do
+    case $t in *.pickle|*.pickle.gz) ;; *) continue ;; esac
+    name=$(basename "$t")
+    "$BIN" explain --trace "$t" --plot "$dir/plots/explain-$name.png" >"$dir/explain-$name.txt" 2>/dev/null || rc=$?
   done
 fi
 

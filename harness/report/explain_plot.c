@@ -92,7 +92,7 @@ int explain_plot(const struct explain_state *st, const char *trace, const char *
   for (uint64_t s = 1; s <= nsegs; s++) fprintf(f, ", \"#%llu\" %llu", (unsigned long long)s, (unsigned long long)s);
   fprintf(f, ")\n");
   if (st->nsegments > nsegs)
-    fprintf(f, "set label 1 \"(first %llu of %llu segments)\" at graph 1, graph -0.06 right\n", (unsigned long long)nsegs,
+    fprintf(f, "set label 1 \"segments 1..%llu of %llu shown\" at graph 1, graph 1 right offset 0,1\n", (unsigned long long)nsegs,
             (unsigned long long)st->nsegments);
   fprintf(f, "set border 3\nset tics nomirror\nset grid xtics lc rgb \"#e0e0e0\"\n");
   fprintf(f, "set key outside bottom center horizontal\nset style fill solid 0.9 border rgb \"#404040\"\n");
