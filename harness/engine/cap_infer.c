@@ -117,6 +117,18 @@ int cap_infer_events(const struct event_buffer *b, const char *trace, int trace_
 int cap_infer_trace(const char *trace, int trace_device, struct cap_inference *out, char *err) {
   struct event_buffer b;
   memset(out, 0, sizeof *out);
+  out->oom_event = out->replay_event = -1;
+  /* the reader's own pass says whether there is an oom: only then the trace is held in memory */
+  const struct workload_ops *ops = trace_detect(trace, err);
+  if (!ops) return 2;
+  struct workload w;
+  struct workload_ctx ctx = {.world = 1, .path = trace, .trace_device = trace_device};
+  if (workload_open(&w, ops, NULL, &ctx, SIM_TOTAL_DEFAULT, err)) return 2;
+  struct workload_info info;
+  memset(&info, 0, sizeof info);
+  if (ops->info) ops->info(w.st, &info);
+  workload_close(&w);
+  if (!info.has_oom) return 0;
   if (event_buffer_load(&b, trace, trace_device, err)) return 2;
   int rc = cap_infer_events(&b, trace, trace_device, out, err);
   event_buffer_free(&b);
