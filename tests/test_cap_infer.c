@@ -126,3 +126,37 @@ TEST(cap_infer_fragmented_oom_leaves_room_for_a_strategy_that_needs_less) {
   CHECK_STR(r.status, "oom");
   CHECK_EQ(r.first_oom_event, ci.oom_event);
 }
+
+TEST(cli_advise_takes_the_inferred_limit_as_its_budget) {
+  char outp[512], errp[512];
+  snprintf(outp, sizeof outp, "%s/out.txt", test_tmpdir());
+  snprintf(errp, sizeof errp, "%s/err.txt", test_tmpdir());
+  CHECK_EQ(test_cli(outp, errp, "advise", "--trace", "tests/variants/oom_fragmented.pickle", NULL), 1);   /* none fits */
+  char *e = test_read_file(errp), *o = test_read_file(outp);
+  CHECK_CONTAINS(e, "budget = 54525952 bytes, the limit the job ran under");
+  CHECK_CONTAINS(e, "No setting completes under the budget");
+  CHECK(!strstr(o, "PYTORCH_CUDA_ALLOC_CONF="));   /* nothing to recommend */
+  free(e);
+  free(o);
+  /* the job needs more than its limit whatever the setting: said, then advised without one */
+  CHECK_EQ(test_cli(outp, errp, "advise", "--trace", "tests/variants/oom_fraction.pickle", NULL), 0);
+  e = test_read_file(errp);
+  CHECK_CONTAINS(e, "is below the trace's peak requested");
+  CHECK_CONTAINS(e, "advising without a budget");
+  free(e);
+}
+
+TEST(cli_mincap_says_where_each_need_falls_against_the_limit) {
+  char outp[512], errp[512];
+  snprintf(outp, sizeof outp, "%s/out.csv", test_tmpdir());
+  snprintf(errp, sizeof errp, "%s/err.txt", test_tmpdir());
+  CHECK_EQ(test_cli(outp, errp, "mincap", "--trace", "tests/variants/oom_fragmented.pickle", "--device", "sim",
+                    "--allocator", "recorded", "--allocator", "raw", "--out", outp, NULL), 0);
+  char *e = test_read_file(errp), *o = test_read_file(outp);
+  CHECK_CONTAINS(e, "the limit was between 40.00 MiB and 66.00 MiB");
+  CHECK_CONTAINS(e, "x caching: needs 66.00 MiB: above the limit the job ran under (fails under it)");
+  CHECK_CONTAINS(e, "x raw: needs 40.00 MiB: inside the interval of the limit the job ran under");
+  CHECK_CONTAINS(o, ",41943040,69206016\n");
+  free(e);
+  free(o);
+}
