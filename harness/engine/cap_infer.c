@@ -37,6 +37,9 @@ static int search(struct probe *p) {
   struct cap_inference *ci = p->ci;
   int64_t t = ci->oom_event, g;
   uint64_t a = ci->lo, b = ci->hi - 1;
+  /* wide intervals: the bisections stop within a MiB (segments come in 2 MiB steps, so
+   * the ends found are still caps that fail at t, just not the extreme ones) */
+  uint64_t gran = b - a >= 64 * MIB ? MIB : 1;
   int64_t ga = fails_at(p, a);
   if (ga < 0) return -1;
   if (ga > t) { ci->cap = a; ci->replay_event = ga; return 0; }   /* fails later even at the low end */
@@ -49,7 +52,7 @@ static int search(struct probe *p) {
   if (ga < t) {
     uint64_t l = a, r = b;        /* fails_at(l) < t <= fails_at(r) */
     gmin = gb;
-    while (r - l > 1) {
+    while (r - l > gran) {
       uint64_t m = l + (r - l) / 2;
       if ((g = fails_at(p, m)) < 0) return -1;
       if (g < t) l = m; else { r = m; gmin = g; }
@@ -61,7 +64,7 @@ static int search(struct probe *p) {
   uint64_t cmax = b;
   if (gb != t) {
     uint64_t l = cmin, r = b;     /* fails_at(l) == t < fails_at(r) */
-    while (r - l > 1) {
+    while (r - l > gran) {
       uint64_t m = l + (r - l) / 2;
       if ((g = fails_at(p, m)) < 0) return -1;
       if (g == t) l = m; else r = m;
