@@ -160,3 +160,19 @@ TEST(cli_mincap_says_where_each_need_falls_against_the_limit) {
   free(e);
   free(o);
 }
+
+TEST(cap_infer_keeps_the_failing_requests_stack_frames) {
+  struct cap_inference ci;
+  CHECK_EQ(infer("oom_frames", &ci), 0);          /* frame dicts shared with earlier events through the memo */
+  CHECK_STR(ci.frames, "fn_3 (/very/long/path/to/the/module/number/3/mod.py:3); "
+                       "fn_1 (/very/long/path/to/the/module/number/1/mod.py:1); "
+                       "fn_2 (/very/long/path/to/the/module/number/2/mod.py:2)");
+  CHECK_EQ(ci.stream, 7);
+  char line[2048];
+  cap_infer_sentence(&ci, line, sizeof line);
+  CHECK_CONTAINS(line, "on stream 7, 500.00 MiB free on the device, at fn_3 (");
+  CHECK_EQ(infer("oom_fraction", &ci), 0);        /* frames written inline */
+  CHECK_STR(ci.frames, "forward (model.py:42); train_step (train.py:7)");
+  CHECK_EQ(infer("oom_device", &ci), 0);          /* none recorded */
+  CHECK_STR(ci.frames, "");
+}

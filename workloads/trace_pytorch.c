@@ -251,6 +251,21 @@ static int prescan(struct pt *t, int want_device, char *err) {
   return rc < 0 ? -1 : 0;
 }
 
+/* a snapshot that ended in an OOM: one more pass, keeping stack frames, for the stack of
+ * the first failing request (the ordinary passes drop frames to keep constant memory) */
+static int oom_frames_pass(struct pt *t, char *err) {
+  if (pk_rewind(&t->pk, err) || pk_frames_begin(&t->pk, err)) return -1;
+  struct pk_rec r;
+  int rc;
+  while ((rc = pk_next(&t->pk, &r, err)) > 0) {
+    if (r.device != t->device || r.action != TK_OOM) continue;
+    snprintf(t->info.oom_frames, sizeof t->info.oom_frames, "%s", pk_oom_frames(&t->pk, r.frames_ref));
+    break;
+  }
+  pk_frames_end(&t->pk);
+  return rc < 0 ? -1 : 0;
+}
+
 static void pt_close(void *st) {
   struct pt *t = st;
   if (!t) return;
@@ -274,7 +289,8 @@ int pytorch_snapshot_open_src(void **st, struct trace_src *src, const struct wor
     return -1;
   }
   t->src = *src;
-  if (pk_open(&t->pk, &t->src, err) || prescan(t, ctx->trace_device, err) || pk_rewind(&t->pk, err)) {
+  if (pk_open(&t->pk, &t->src, err) || prescan(t, ctx->trace_device, err) ||
+      (t->info.has_oom && oom_frames_pass(t, err)) || pk_rewind(&t->pk, err)) {
     pt_close(t);
     return -1;
   }

@@ -39,6 +39,8 @@ struct workload_info {
   uint64_t oom_released;          /* what the release-and-retry right before it gave back */
   uint64_t limit_lo, limit_hi;    /* 0, 0 = no oom */
   uint64_t limit_retries;         /* release-and-retry bursts that bounded L from above */
+  char oom_frames[1024];          /* the failing request's stack as the snapshot holds it:
+                                     "name (file:line); ..." in its order; "" = none recorded */
 };
 
 struct workload_ops {

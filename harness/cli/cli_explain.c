@@ -85,6 +85,19 @@ static void print_why(const struct explain_state *st) {
     printf("; PyTorch recorded %s on stream %llu with %s free on the device", fmt_bytes(st->info.oom_request, c, sizeof c),
            (unsigned long long)st->info.oom_stream, fmt_bytes(st->info.oom_device_free, d, sizeof d));
   printf("\n");
+  if (st->at_oom) {
+    if (st->info.oom_frames[0]) {
+      printf("its stack, as the snapshot holds it:\n");
+      for (const char *f = st->info.oom_frames; *f;) {
+        const char *e = strstr(f, "; ");
+        int len = e ? (int)(e - f) : (int)strlen(f);
+        printf("  %.*s\n", len, f);
+        f = e ? e + 2 : f + len;
+      }
+    } else {
+      printf("(the snapshot holds no stack frames for it: _record_memory_history(stacks=...) records them)\n");
+    }
+  }
   if (st->fits) {
     printf("it fits: %s places it%s\n", st->allocator,
            st->largest_free >= st->rounded ? " in a free block" : " in a new segment");

@@ -103,6 +103,7 @@ int cap_infer_events(const struct event_buffer *b, const char *trace, int trace_
   out->reserved = info->oom_reserved;
   out->released = info->oom_released;
   out->retries = info->limit_retries;
+  snprintf(out->frames, sizeof out->frames, "%s", info->oom_frames);
   struct probe p = {.b = b, .ci = out, .err = err};
   p.spec.trace = trace;
   p.spec.events = b;
@@ -145,8 +146,15 @@ void cap_infer_sentence(const struct cap_inference *ci, char *buf, size_t n) {
   fmt_bytes(ci->cap, c, sizeof c);
   fmt_bytes(ci->request, q, sizeof q);
   fmt_bytes(ci->device_free, f, sizeof f);
-  size_t k = (size_t)snprintf(buf, n, "ends in an OOM at event %lld (a request of %s on stream %llu, %s free on the device): ",
+  size_t k = (size_t)snprintf(buf, n, "ends in an OOM at event %lld (a request of %s on stream %llu, %s free on the device",
                               (long long)ci->oom_event, q, (unsigned long long)ci->stream, f);
+  if (k < n && ci->frames[0]) {   /* the first three frames */
+    const char *e = ci->frames;
+    for (int i = 0; i < 3 && e; i++) e = strstr(e + (i ? 2 : 0), "; ");
+    int len = e ? (int)(e - ci->frames) : (int)strlen(ci->frames);
+    k += (size_t)snprintf(buf + k, n - k, ", at %.*s%s", len, ci->frames, e ? "; ..." : "");
+  }
+  if (k < n) k += (size_t)snprintf(buf + k, n - k, "): ");
   if (k >= n) return;
   if (ci->device_limit)
     k += (size_t)snprintf(buf + k, n - k, "the device itself was full, the limit was %s", c);

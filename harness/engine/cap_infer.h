@@ -22,6 +22,7 @@ struct cap_inference {
   uint64_t replays;            /* how many replays the search took */
   /* the failing request as PyTorch recorded it */
   uint64_t request, segment, stream, device_free, reserved, released, retries;
+  char frames[1024];           /* its stack frames as the snapshot holds them ("" = none) */
   char recorded[64];           /* the recorded allocator's name */
 };
 

@@ -171,6 +171,17 @@ def oom_scripts():
             g.drop(a, 512 * 1024)
     g.add('oom', device_free=70 * 1024 * MIB, size=25 * MIB, stream=0)
     write('oom_fragmented', {'segments': [], 'device_traces': [g.out], 'allocator_settings': default_settings()})
+    # the failing request's stack shared through the memo with earlier events, as PyTorch
+    # writes frames: the same frame dicts (and their long strings) referenced again
+    pool = [{'name': 'fn_%d' % i, 'filename': '/very/long/path/to/the/module/number/%d/mod.py' % i, 'line': i}
+            for i in range(8)]
+    g = Script(104)
+    a = g.big(200 * MIB, frames=[pool[0], pool[1], pool[2]])
+    g.big(300 * MIB, frames=[pool[3], pool[1], pool[2]])
+    g.drop(a, 200 * MIB)
+    g.release(a, 200 * MIB)
+    g.add('oom', device_free=500 * MIB, size=600 * MIB, stream=7, frames=[pool[3], pool[1], pool[2]])
+    write('oom_frames', {'segments': [], 'device_traces': [g.out], 'allocator_settings': default_settings()})
 
 
 # ---- the reference translation ----
