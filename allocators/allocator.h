@@ -16,6 +16,19 @@ struct block {
 
 struct workload;     /* for offline planners (oracle) */
 
+/* One block of a segment, for `fragbench explain` (the segments op). States as PyTorch's
+ * memory_viz names them: a free block of a segment that is split is inactive (only a
+ * wholly free segment goes back to the device on release-and-retry). */
+enum seg_state { SEG_ALLOCATED, SEG_FREE, SEG_INACTIVE_SPLIT, SEG_UNMAPPED };
+struct seg_block {
+  uint64_t seg_addr, seg_size;   /* its segment (expandable: the virtual range) */
+  uint64_t addr, size;
+  uint64_t requested;            /* allocated blocks: what the request asked for */
+  uint64_t stream;
+  enum seg_state state;
+  int small_pool;
+};
+
 /* what an allocator tells the harness about itself after a run */
 struct alloc_stats {
   uint64_t cache_flushes;   /* release-cache-and-retry passes */
@@ -48,6 +61,8 @@ struct allocator_ops {
   int  (*plan)(void *a, struct workload *w, char *err);
   /* optional: internal consistency check for --validate; 0 ok, -1 with err */
   int  (*check)(void *a, char *err);
+  /* optional: every segment's blocks in address order, fn once per block (explain) */
+  void (*segments)(void *a, void (*fn)(void *ctx, const struct seg_block *b), void *ctx);
 };
 
 /* registry (allocators/registry.c) */

@@ -218,6 +218,14 @@ static void caching_query(void *a, uint64_t *largest_free, uint64_t *free_inside
   *free_inside = c->large.free_bytes + c->small.free_bytes;
 }
 
+static void caching_segments(void *a, void (*fn)(void *ctx, const struct seg_block *b), void *ctx) {
+  struct caching *c = a;
+  for (struct ordnode *n = ordset_first(&c->segs); n; n = ordset_next(n)) {
+    struct cseg *s = ORD_ENTRY(n, struct cseg, node);
+    cblock_chain_report(s->head, s->addr, s->size, s->head && s->head->pool == &c->small, fn, ctx);
+  }
+}
+
 static void caching_stats(void *a, struct alloc_stats *st) {
   struct caching *c = a;
   st->cache_flushes = c->cache_flushes;
@@ -319,4 +327,5 @@ const struct allocator_ops caching_allocator = {
   .stats = caching_stats,
   .destroy = caching_destroy,
   .check = caching_check,
+  .segments = caching_segments,
 };

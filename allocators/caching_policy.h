@@ -107,6 +107,10 @@ struct cblock {
 
 static inline int cblock_is_split(const struct cblock *b) { return b->prev || b->next; }
 
+/* one segment's block chain for allocator_ops.segments (caching_pool.c) */
+void cblock_chain_report(const struct cblock *head, uint64_t seg_addr, uint64_t seg_size, int small_pool,
+                         void (*fn)(void *ctx, const struct seg_block *b), void *ctx);
+
 /* One of PyTorch's BlockPools: the free blocks of every stream, in the order of
  * BlockComparatorSize, (stream, size, address). Inside a stream the blocks are spread
  * over size bins (32 per power of two, a bitmap of the non-empty ones), each bin an

@@ -146,6 +146,14 @@ static void exp_query(void *a, uint64_t *largest_free, uint64_t *free_inside) {
   *free_inside = e->large.blocks.free_bytes + e->small.blocks.free_bytes;
 }
 
+static void exp_segments(void *a, void (*fn)(void *ctx, const struct seg_block *b), void *ctx) {
+  struct expandable *e = a;
+  for (struct ordnode *n = ordset_first(&e->segs); n; n = ordset_next(n)) {
+    struct cseg *s = ORD_ENTRY(n, struct cseg, node);
+    cblock_chain_report(s->head, s->va, s->size, s->pool == &e->small, fn, ctx);
+  }
+}
+
 static void exp_stats(void *a, struct alloc_stats *st) {
   struct expandable *e = a;
   st->cache_flushes = e->cache_flushes;
@@ -176,4 +184,5 @@ const struct allocator_ops expandable_allocator = {
   .stats = exp_stats,
   .destroy = exp_destroy,
   .check = exp_check,
+  .segments = exp_segments,
 };

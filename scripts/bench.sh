@@ -8,6 +8,8 @@
 #   mincap.csv      the smallest cap each strategy completes with
 #   advise-T.csv    per PyTorch snapshot T: every allocator setting advise replayed, the
 #                   recommended PYTORCH_CUDA_ALLOC_CONF first (column alloc_conf)
+#   explain-T.txt   per PyTorch snapshot T: the memory at its OOM (or peak), segment by
+#                   segment (fragbench explain), drawn in plots/explain-T.png (gnuplot)
 #   env.txt         device, driver, CUDA, commit, seed, date, and where each figure came from
 # then the plots (when gnuplot is installed) and report.md (`fragbench report`).
 #
@@ -37,7 +39,9 @@ if [ "${1:-}" = "--job" ]; then   # one parallel job: bench.sh --job KIND LABEL 
     mincap) "$BIN" mincap "$flag" "$src" $SIM_ALLOC $SIMDEV $CONFIRM --seed "$SEED" --quiet --out "$part.csv" 2>"$err" || rc=$? ;;
     capsweep_gpu) "$BIN" run "$flag" "$src" $GPU_ALLOC --device cuda --seed "$SEED" --cap-x "$CAPS" --quiet --out "$part.csv" 2>"$err" || rc=$? ;;
     mincap_gpu) "$BIN" mincap "$flag" "$src" $GPU_ALLOC --device cuda --seed "$SEED" --quiet --out "$part.csv" 2>"$err" || rc=$? ;;
-    advise) "$BIN" advise --trace "$src" --quiet --out "$DIR/advise-$label.csv" >/dev/null 2>"$err" || rc=$? ;;
+    advise) "$BIN" advise --trace "$src" --quiet --out "$DIR/advise-$label.csv" >/dev/null 2>"$err" || rc=$?
+            [ $rc = 1 ] && rc=0 ;;   # 1: no setting fits the budget - an answer, in the csv and the report
+    explain) "$BIN" explain --trace "$src" $SIMDEV --plot "$DIR/plots/explain-$label.png" >"$DIR/explain-$label.txt" 2>"$err" || rc=$? ;;
   esac
   [ $rc = 0 ] || echo "$kind $label: exit $rc (see $err)" >> "$DIR/.failed"
   echo "$kind $label" >> "$DIR/.done"
@@ -54,7 +58,7 @@ CAPS=${CAPS:-1.0,1.05,1.1,1.2,1.3,1.5,2.0}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 DIR=${BENCH_DIR:-results/bench-$stamp}
-mkdir -p "$DIR/.parts" "$DIR/.logs"
+mkdir -p "$DIR/.parts" "$DIR/.logs" "$DIR/plots"
 T0=$(date +%s)
 : > "$DIR/.done"
 
@@ -135,6 +139,12 @@ done
 if "$BIN" advise --help >/dev/null 2>&1; then
   for t in $traces; do
     case $t in *.pickle|*.pickle.gz) echo "advise $(label_of "$t") --trace $t" >> "$DIR/.jobs_cpu" ;; esac
+  done
+fi
+# the memory at each PyTorch snapshot's OOM (or its peak), in words and drawn (report.md shows it)
+if "$BIN" explain --help >/dev/null 2>&1; then
+  for t in $traces; do
+    case $t in *.pickle|*.pickle.gz) echo "explain $(label_of "$t") --trace $t" >> "$DIR/.jobs_cpu" ;; esac
   done
 fi
 TOTAL=$((nsrc + $(wc -l < "$DIR/.jobs_cpu") + $(wc -l < "$DIR/.jobs_gpu")))

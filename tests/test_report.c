@@ -105,6 +105,18 @@ TEST(report_shows_advise_recommendation_and_explain_picture_when_present) {
   free(md);
 }
 
+TEST(report_says_no_setting_fits_when_advise_found_none) {
+  const char *d = folder("nofit");
+  put(d, "runs.csv", HDR "\n" ROWS("snap.pickle", "data/snap.pickle", "1610612736"));
+  put(d, "advise-snap.pickle.csv", HDR ",alloc_conf\n"
+      "1,0.1.0,snap.pickle,data/snap.pickle,caching,,sim,simdev,,,1,oom,0,2000,1000,1000,0,1,900,1073741824,1073741824,1127428915,1.050000,0.05,0.1,0,,1,0,0,0,0,1000,1,60,50,90,99,,,,,expandable_segments:False\n");
+  CHECK_EQ(report(d, NULL), 0);
+  char *md = get(d, "report.md");
+  CHECK_CONTAINS(md, "No PyTorch allocator setting fits (`fragbench advise`, 1 setting tried, `advise-snap.pickle.csv`); the nearest: **caching**");
+  CHECK(!strstr(md, "run with `PYTORCH_CUDA_ALLOC_CONF"));
+  free(md);
+}
+
 TEST(report_says_where_the_figures_came_from) {
   const char *d = folder("sources");
   put(d, "runs.csv", HDR "\n" ROWS("train_loop", "", ""));

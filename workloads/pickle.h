@@ -26,6 +26,7 @@ enum pk_type {
   PK_MARK, PK_NONE, PK_BOOL, PK_INT, PK_BIGINT /* beyond int64 */, PK_FLOAT,
   PK_STR, PK_BYTES, PK_DICT, PK_LIST, PK_TUPLE, PK_SET,
   PK_REF, /* a memo reference to something not kept: a container or a string we ignore */
+  PK_FRAMEREF, /* frames pass: a memo reference to a stack frame dict (v.i = its ref) */
 };
 
 /* The strings whose text matters; every other string is TK_OTHER. */
@@ -44,6 +45,8 @@ enum pk_tok {
   TK_SEGMENT_MAP, TK_SEGMENT_UNMAP, TK_OOM, TK_SNAPSHOT, TK_USER_DEFINED,
   /* allocator_settings keys */
   TK_MAX_SPLIT_SIZE, TK_GC_THRESHOLD, TK_EXPANDABLE_SEGMENTS, TK_ROUNDUP_POWER2_DIVISIONS,
+  /* stack frame keys (read only in a frames pass: pickle_frames.c) */
+  TK_NAME, TK_FILENAME, TK_LINE,
   TK_COUNT
 };
 /* tokenize a string (any length; only short ones can match); *num set for TK_NUM */
@@ -56,6 +59,7 @@ const char *pk_type_name(enum pk_type t);
 enum {
   R_TOP = 1 << 0, R_DT = 1 << 1, R_DEVLIST = 1 << 2, R_EVENT = 1 << 3, R_SEGS = 1 << 4,
   R_SEG = 1 << 5, R_SET = 1 << 6, R_RPD = 1 << 7, R_IGN = 1 << 8,
+  R_FRAMES = 1 << 9, R_FRAME = 1 << 10,   /* frames pass only: an event's 'frames' list, one frame dict */
 };
 
 /* event/segment dict fields (bits in pk_rec.has / .bad) */
@@ -72,6 +76,8 @@ struct pk_rec {
   uint64_t index;            /* position in device_traces[device] */
   uint64_t offset;           /* stream offset of the event dict */
   int64_t addr, size, stream, device_free, total_size, seg_device;
+  uint32_t frames_ref;       /* frames pass, oom events: pk_oom_frames(p, ref); 0 = none */
+  uint8_t has_frames;        /* frames pass: its 'frames' list is the one just read */
 };
 
 /* allocator_settings, as far as seen */
@@ -105,6 +111,8 @@ struct pk_stats {            /* high-water marks (tests check that memory stays 
   uint64_t bytes;            /* stream bytes consumed */
 };
 
+struct pk_frames;           /* pickle_frames.c */
+
 struct pk_reader {
   struct trace_src *src;
   uint64_t op_off;           /* stream offset of the opcode being run (messages) */
@@ -127,6 +135,7 @@ struct pk_reader {
   int64_t rpd_pending[16]; int rpd_pending_n;
   uint64_t seg_total[PK_MAX_DEVICES];
   struct pk_stats stats;
+  struct pk_frames *fr;      /* the frames pass (pk_frames_begin), else NULL */
   char failed[FB_ERRLEN];    /* set by the first error: later calls repeat it */
 };
 
@@ -134,7 +143,24 @@ int  pk_open(struct pk_reader *p, struct trace_src *src, char *err);
 /* 1: *rec is the next event of any device, in file order; 0: the pickle ended (STOP);
  * <0: bad input, err = "FILE: byte N: what was expected". */
 int  pk_next(struct pk_reader *p, struct pk_rec *rec, char *err);
-int  pk_rewind(struct pk_reader *p, char *err);
+int  pk_rewind(struct pk_reader *p, char *err);   /* ends a frames pass */
+
+/* The frames pass (pickle_frames.c): after pk_rewind, pk_frames_begin makes the reader
+ * keep short strings and stack frame dicts (memory grows with the distinct ones, up to a
+ * bound), so that each oom event's record carries frames_ref: its stack as text,
+ * innermost first, "name (file:line)" separated by "; ". Off by default: the ordinary
+ * passes keep constant memory. */
+int  pk_frames_begin(struct pk_reader *p, char *err);
+const char *pk_oom_frames(const struct pk_reader *p, uint32_t ref);
+/* reader and schema hooks */
+void pk_frames_end(struct pk_reader *p);
+uint32_t pk_frames_string(struct pk_reader *p, const uint8_t *s, size_t n);
+uint32_t pk_frames_new_frame(struct pk_reader *p);
+void pk_frames_field(struct pk_reader *p, uint32_t frame, uint8_t tok, const struct pk_val *v);
+int64_t pk_frames_list_start(struct pk_reader *p);
+int  pk_frames_list_is_current(const struct pk_reader *p, const struct pk_val *list);
+void pk_frames_list_add(struct pk_reader *p, uint32_t frame);
+uint32_t pk_frames_oom_text(struct pk_reader *p);
 void pk_close(struct pk_reader *p);
 
 /* "FILE: byte N: <what>" into err, N the offset of the opcode being run; returns -1 */

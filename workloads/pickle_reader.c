@@ -96,6 +96,10 @@ static int push_container(struct pk_reader *p, uint8_t type, char *err) {
     memset(&v->rec, 0, sizeof v->rec);
     v->rec.offset = p->op_off;
   }
+  if (__builtin_expect(p->fr != NULL, 0)) {   /* frames pass */
+    if (type == PK_DICT && (roles & R_FRAME) && !(roles & R_SEG)) v->index = (int32_t)pk_frames_new_frame(p);
+    if (type == PK_LIST && (roles & R_FRAMES)) v->v.i = pk_frames_list_start(p);
+  }
   return 0;
 }
 
@@ -167,9 +171,10 @@ static int memo_insert(struct pk_reader *p, uint64_t key, const struct pk_val *v
   return 0;
 }
 
-static int keepable(const struct pk_val *v) {
+static int keepable(const struct pk_reader *p, const struct pk_val *v) {
   switch (v->type) {
-  case PK_STR: return v->tok != TK_OTHER;
+  case PK_STR: return v->tok != TK_OTHER || (p->fr && v->v.i > 0);   /* frames pass: kept strings too */
+  case PK_FRAMEREF: return 1;
   case PK_NONE: case PK_BOOL: case PK_INT: case PK_BIGINT: case PK_FLOAT: return 1;
   default: return 0;
   }
@@ -178,16 +183,22 @@ static int keepable(const struct pk_val *v) {
 static int memo_put(struct pk_reader *p, uint64_t idx, char *err) {
   if (top_values(p, 1, "a memo PUT", err)) return -1;
   const struct pk_val *v = &p->stack[p->sp - 1];
+  struct pk_val fref;
+  if (p->fr && v->type == PK_DICT && (v->roles & R_FRAME) && !(v->roles & R_SEG) && v->index > 0) {
+    fref = (struct pk_val){.type = PK_FRAMEREF, .tok = TK_OTHER};   /* frames pass: a frame dict, by reference */
+    fref.v.i = v->index;
+    v = &fref;
+  }
   int fresh = idx >= p->memo_len;
   if (fresh) p->memo_len = idx + 1;
   struct pk_memo_entry *e = fresh ? NULL : memo_find(p, idx);
   if (e) {                        /* re-put: the old value is gone */
-    e->type = keepable(v) ? v->type : PK_REF;
+    e->type = keepable(p, v) ? v->type : PK_REF;
     e->tok = v->tok;
     e->v.i = v->v.i;
     return 0;
   }
-  return keepable(v) ? memo_insert(p, idx, v, err) : 0;
+  return keepable(p, v) ? memo_insert(p, idx, v, err) : 0;
 }
 
 static inline int memo_get(struct pk_reader *p, uint64_t idx, char *err) {
@@ -206,6 +217,12 @@ static int read_string(struct pk_reader *p, uint64_t n, uint8_t type, char *err)
   if (type == PK_STR && n <= 32) {
     if (need(p, (size_t)n, "a string", err)) return -1;
     tok = (uint8_t)pk_vocab_token(p->src->p, (size_t)n, &num);
+    if (__builtin_expect(tok >= TK_NAME, 0) && !p->fr) tok = TK_OTHER;   /* frame keys: only the frames pass keeps them */
+    if (__builtin_expect(p->fr != NULL, 0) && tok == TK_OTHER) num = pk_frames_string(p, p->src->p, (size_t)n);
+    p->src->p += n;
+  } else if (p->fr && type == PK_STR && n <= 512) {   /* frames pass: a file name, kept */
+    if (need(p, (size_t)n, "a string", err)) return -1;
+    num = pk_frames_string(p, p->src->p, (size_t)n);
     p->src->p += n;
   } else {
     int rc = src_skip(p->src, n, err);
@@ -538,6 +555,7 @@ int pk_queue_push(struct pk_reader *p, const struct pk_rec *r, char *err) {
 }
 
 int pk_rewind(struct pk_reader *p, char *err) {
+  pk_frames_end(p);
   if (src_rewind(p->src, err)) return -1;
   struct pk_val *stack = p->stack;
   struct pk_memo_entry *memo = p->memo;
@@ -557,6 +575,7 @@ int pk_rewind(struct pk_reader *p, char *err) {
 }
 
 void pk_close(struct pk_reader *p) {
+  pk_frames_end(p);
   free(p->stack);
   free(p->memo);
   free(p->queue);

@@ -22,20 +22,21 @@ static int hashable(uint8_t type) {
 
 static uint16_t allowed_for(uint8_t type) {
   switch (type) {
-  case PK_DICT: return R_TOP | R_EVENT | R_SEG | R_SET | R_RPD | R_IGN;
-  case PK_LIST: return R_DT | R_DEVLIST | R_SEGS | R_IGN;
+  case PK_DICT: return R_TOP | R_EVENT | R_SEG | R_SET | R_RPD | R_FRAME | R_IGN;
+  case PK_LIST: return R_DT | R_DEVLIST | R_SEGS | R_FRAMES | R_IGN;
   default: return R_IGN;
   }
 }
 
 /* role of a value stored under key in a dict with these roles */
-static uint16_t value_role(uint16_t dict_roles, const struct pk_val *key) {
+static uint16_t value_role(uint16_t dict_roles, const struct pk_val *key, int frames) {
   uint8_t tok = key->type == PK_STR ? key->tok : TK_OTHER;
   uint16_t r = 0;
+  if (frames && (dict_roles & R_EVENT) && tok == TK_FRAMES) r |= R_FRAMES;   /* the frames pass */
   if (dict_roles & R_TOP)
     r |= tok == TK_DEVICE_TRACES ? R_DT : tok == TK_SEGMENTS ? R_SEGS : tok == TK_ALLOCATOR_SETTINGS ? R_SET : R_IGN;
   if (dict_roles & R_SET) r |= tok == TK_ROUNDUP_POWER2_DIVISIONS ? R_RPD : R_IGN;
-  if (dict_roles & (R_EVENT | R_SEG | R_RPD | R_IGN)) r |= R_IGN;
+  if (dict_roles & (R_EVENT | R_SEG | R_RPD | R_FRAME | R_IGN)) r |= R_IGN;
   return r;
 }
 
@@ -45,6 +46,7 @@ static uint16_t elem_role(uint16_t list_roles) {
   if (list_roles & R_DT) r |= R_DEVLIST;
   if (list_roles & R_DEVLIST) r |= R_EVENT;
   if (list_roles & R_SEGS) r |= R_SEG;
+  if (list_roles & R_FRAMES) r |= R_FRAME;
   if (list_roles & R_IGN) r |= R_IGN;
   return r;
 }
@@ -62,7 +64,7 @@ uint16_t pk_child_roles(const struct pk_reader *p, uint8_t type, int32_t *index)
     size_t n = sp - (size_t)mk - 1;
     if (c->type == PK_DICT) {
       if (n & 1) {
-        if (hashable(st[sp - 1].type)) r |= value_role(c->roles, &st[sp - 1]) & allowed;
+        if (hashable(st[sp - 1].type)) r |= value_role(c->roles, &st[sp - 1], p->fr != NULL) & allowed;
       } else if (hashable(type)) {
         r |= R_IGN;                                         /* a key */
       }
@@ -87,7 +89,7 @@ uint16_t pk_child_roles(const struct pk_reader *p, uint8_t type, int32_t *index)
       r |= R_IGN;
     }
     if (sp >= 2 && (long)sp - 2 != mk && st[sp - 2].type == PK_DICT && hashable(t->type))
-      r |= value_role(st[sp - 2].roles, t) & allowed;
+      r |= value_role(st[sp - 2].roles, t, p->fr != NULL) & allowed;
   }
   r &= allowed;
   return r ? r : (allowed & R_IGN);
@@ -220,13 +222,19 @@ int pk_schema_setitems(struct pk_reader *p, struct pk_val *dict, struct pk_val *
     if (k->emitted && pk_schema_consume(p, k, "a dict key", err)) return -1;
     if (v->emitted && !((roles & R_TOP) && tok == TK_DEVICE_TRACES) && pk_schema_consume(p, v, "a dict value", err))
       return -1;
-    if (!(roles & (R_TOP | R_EVENT | R_SEG | R_SET | R_RPD))) continue;
-    if (roles & R_EVENT) event_field(&dict->rec, tok, v);
+    if (!(roles & (R_TOP | R_EVENT | R_SEG | R_SET | R_RPD | R_FRAME))) continue;
+    if (roles & R_EVENT) {
+      event_field(&dict->rec, tok, v);
+      if (tok == TK_FRAMES && pk_frames_list_is_current(p, v)) dict->rec.has_frames = 1;
+    }
+    if ((roles & R_FRAME) && p->fr && dict->index > 0) pk_frames_field(p, (uint32_t)dict->index, tok, v);
     if (roles & R_SEG) segment_field(&dict->rec, tok, v);
     if ((roles & R_TOP) && top_field(p, tok, v, err)) return -1;
     if ((roles & R_SET) && settings_field(p, tok, v, err)) return -1;
     if ((roles & R_RPD) && roundup_field(p, k, v, err)) return -1;
   }
+  if (p->fr && (roles & R_EVENT) && dict->rec.action == TK_OOM && dict->rec.has_frames && !dict->rec.frames_ref)
+    dict->rec.frames_ref = pk_frames_oom_text(p);   /* the frames pass: the failing request's stack */
   return 0;
 }
 
@@ -235,6 +243,9 @@ int pk_schema_appends(struct pk_reader *p, struct pk_val *list, struct pk_val *i
   for (size_t i = 0; i < n; i++) {
     struct pk_val *it = &items[i];
     uint64_t at = list->nelems + i;
+    if ((roles & R_FRAMES) && pk_frames_list_is_current(p, list))   /* the frames pass */
+      pk_frames_list_add(p, it->type == PK_DICT && (it->roles & R_FRAME) && it->index > 0 ? (uint32_t)it->index
+                            : it->type == PK_FRAMEREF ? (uint32_t)it->v.i : 0);
     if (roles & R_DEVLIST) {
       if (list->index < 0 || list->index >= PK_MAX_DEVICES)
         return pk_fail(p, err, "device_traces: more than %d devices", PK_MAX_DEVICES);

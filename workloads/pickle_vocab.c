@@ -21,6 +21,7 @@ static const struct word vocab[TK_COUNT] = {
   [TK_MAX_SPLIT_SIZE] = W("max_split_size"), [TK_GC_THRESHOLD] = W("garbage_collection_threshold"),
   [TK_EXPANDABLE_SEGMENTS] = W("expandable_segments"),
   [TK_ROUNDUP_POWER2_DIVISIONS] = W("roundup_power2_divisions"),
+  [TK_NAME] = W("name"), [TK_FILENAME] = W("filename"), [TK_LINE] = W("line"),
 };
 
 enum pk_tok pk_vocab_token(const uint8_t *s, size_t n, int64_t *num) {
@@ -57,6 +58,7 @@ const char *pk_type_name(enum pk_type t) {
   case PK_TUPLE: return "tuple";
   case PK_SET: return "set";
   case PK_REF: return "memo reference to an earlier object";
+  case PK_FRAMEREF: return "memo reference to a stack frame";
   }
   return "?";
 }

@@ -8,7 +8,9 @@
  *                                   allocator's own release inside an allocation)
  *   oom (device_free, size)      -> usable memory = device_free + reserved then; and the
  *                                   failed request is replayed (OP_ALLOC of a synthetic id,
- *                                   then OP_FREE of it) so that a run that died OOMs too
+ *                                   then OP_FREE of it) so that a run that died OOMs too;
+ *                                   the limit the job ran under: oom_evidence.c, from the
+ *                                   segment events and oom entries
  *   snapshot, free_requested     -> nothing; other actions and keys are counted as ignored
  * open() makes one pass over the whole file (constant memory) for what info() must know
  * before the first event: allocator_settings (written after device_traces), the peak, the
@@ -18,8 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pickle.h"
+#include "oom_evidence.h"
 
-#define OOM_ID_BASE (1ULL << 63)   /* ids of replayed failed requests: above any address */
+#define OOM_ID_BASE TRACE_OOM_ID_BASE
 
 /* per-device results of the pre-scan */
 struct dev_scan {
@@ -32,6 +35,7 @@ struct dev_scan {
   uint64_t ec_cap, runs, undecided_from;
   int in_run;
   int64_t reserved_at_oom; uint64_t device_free_at_oom; int has_oom;
+  struct oom_evidence ev;                         /* the limit the job ran under */
 };
 
 struct pt {
@@ -142,17 +146,18 @@ static int scan_rec(struct dev_scan *d, const struct pk_rec *r) {
     }
     d->reserved -= r->size;
     if (d->reserved < d->min_reserved) d->min_reserved = d->reserved;
+    oom_evidence_release(&d->ev, (uint64_t)r->size);
     return 0;
   }
   d->in_run = 0;
   switch (a) {
-  case TK_ALLOC: decide(d, 1); break;
+  case TK_ALLOC: decide(d, 1); oom_evidence_alloc(&d->ev); break;
   case TK_SEGMENT_ALLOC: case TK_SEGMENT_MAP:
     decide(d, 0);
     d->saw_map |= a == TK_SEGMENT_MAP;
     d->reserved += r->size;
     if (d->reserved > d->max_reserved) d->max_reserved = d->reserved;
-    break;
+    return oom_evidence_grow(&d->ev, (uint64_t)r->size);
   case TK_OOM:
     decide(d, 0);
     if (!d->has_oom) {
@@ -160,7 +165,7 @@ static int scan_rec(struct dev_scan *d, const struct pk_rec *r) {
       d->reserved_at_oom = d->reserved;
       d->device_free_at_oom = (uint64_t)r->device_free;
     }
-    break;
+    return oom_evidence_oom(&d->ev, (uint64_t)r->size, r->has & F_STREAM ? (uint64_t)r->stream : 0, (uint64_t)r->device_free);
   case TK_FREE_REQUESTED: case TK_FREE_COMPLETED: case TK_SNAPSHOT: break;
   default: d->ignored++;       /* user_defined and actions we do not know */
   }
@@ -228,6 +233,8 @@ static int prescan(struct pt *t, int want_device, char *err) {
       t->device = d;
       t->info.trace_peak_reserved = (uint64_t)(start + s->max_reserved);
       if (s->has_oom) t->info.usable_bytes = s->device_free_at_oom + (uint64_t)(start + s->reserved_at_oom);
+      oom_evidence_finish(&s->ev, start, recorded_expandable,
+                          t->pk.settings.has_gc_threshold && t->pk.settings.gc_threshold > 0, &t->info);
       settings_string(&t->pk.settings, t->info.allocator_settings, sizeof t->info.allocator_settings);
       snprintf(t->info.recorded_allocator, sizeof t->info.recorded_allocator, "%s",
                recorded_expandable ? "expandable" : "caching");
@@ -239,8 +246,23 @@ static int prescan(struct pt *t, int want_device, char *err) {
       s->ec = NULL;
     }
   }
-  for (int i = 0; i < PK_MAX_DEVICES; i++) free(dev[i].ec);
+  for (int i = 0; i < PK_MAX_DEVICES; i++) { free(dev[i].ec); oom_evidence_free(&dev[i].ev); }
   free(dev);
+  return rc < 0 ? -1 : 0;
+}
+
+/* a snapshot that ended in an OOM: one more pass, keeping stack frames, for the stack of
+ * the first failing request (the ordinary passes drop frames to keep constant memory) */
+static int oom_frames_pass(struct pt *t, char *err) {
+  if (pk_rewind(&t->pk, err) || pk_frames_begin(&t->pk, err)) return -1;
+  struct pk_rec r;
+  int rc;
+  while ((rc = pk_next(&t->pk, &r, err)) > 0) {
+    if (r.device != t->device || r.action != TK_OOM) continue;
+    snprintf(t->info.oom_frames, sizeof t->info.oom_frames, "%s", pk_oom_frames(&t->pk, r.frames_ref));
+    break;
+  }
+  pk_frames_end(&t->pk);
   return rc < 0 ? -1 : 0;
 }
 
@@ -267,7 +289,8 @@ int pytorch_snapshot_open_src(void **st, struct trace_src *src, const struct wor
     return -1;
   }
   t->src = *src;
-  if (pk_open(&t->pk, &t->src, err) || prescan(t, ctx->trace_device, err) || pk_rewind(&t->pk, err)) {
+  if (pk_open(&t->pk, &t->src, err) || prescan(t, ctx->trace_device, err) ||
+      (t->info.has_oom && oom_frames_pass(t, err)) || pk_rewind(&t->pk, err)) {
     pt_close(t);
     return -1;
   }

@@ -16,6 +16,9 @@ struct workload_ctx {
   const struct event_buffer *events;   /* trace_mem: the trace already in memory */
 };
 
+/* ids of a snapshot's replayed failed requests (its oom entries): above any address */
+#define TRACE_OOM_ID_BASE (1ULL << 63)
+
 /* What a workload knows about itself; filled by info() right after open. */
 struct workload_info {
   uint64_t trace_peak_reserved;   /* snapshots: peak of the trace's own segment events; 0 = n/a */
@@ -25,6 +28,19 @@ struct workload_info {
   uint64_t device_mask;           /* bit d: device trace d has events (snapshots) */
   uint64_t ignored;               /* keys/actions ignored */
   int holds_whole_trace;          /* 1 if memory is proportional to the trace, not live blocks */
+  /* snapshots with an oom entry: the first OOM, and what the trace says of the limit L the
+   * job ran under (oom_evidence.c): limit_lo <= L < limit_hi */
+  int has_oom;
+  int oom_device_limit;           /* the oom's device_free < the segment it needed: the device was full */
+  uint64_t oom_request;           /* the failing request as recorded (PyTorch's rounded size) */
+  uint64_t oom_segment;           /* the segment it needed (PyTorch's allocation size) */
+  uint64_t oom_stream, oom_device_free;
+  uint64_t oom_reserved;          /* reserved at the oom, after the release-and-retry */
+  uint64_t oom_released;          /* what the release-and-retry right before it gave back */
+  uint64_t limit_lo, limit_hi;    /* 0, 0 = no oom */
+  uint64_t limit_retries;         /* release-and-retry bursts that bounded L from above */
+  char oom_frames[1024];          /* the failing request's stack as the snapshot holds it:
+                                     "name (file:line); ..." in its order; "" = none recorded */
 };
 
 struct workload_ops {

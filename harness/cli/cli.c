@@ -21,6 +21,9 @@ static const char usage[] =
 "  fragbench advise --trace FILE [--budget BYTES] [--out FILE.csv]   the PYTORCH_CUDA_ALLOC_CONF\n"
 "                   that needs the least memory, or fits the budget with the least driver time\n"
 "                   (fragbench advise --help)\n"
+"  fragbench explain --trace FILE [--at oom|peak|EVENT] [--allocator A] [--plot FILE.png|.svg]\n"
+"                   the memory at that moment: segments, blocks, why a request did not fit\n"
+"                   (fragbench explain --help)\n"
 "  fragbench list                            workloads, trace formats, allocators, parameters\n"
 "  fragbench perf [--out FILE.csv]           the suite's own speed on sim (make perf)\n"
 "  fragbench report DIR [--format png|svg]   report.md and the plot data of a bench run folder\n"
@@ -48,6 +51,9 @@ static const char usage[] =
 "  --cap-bytes N[,N...]        ... at N bytes (K/M/G/T = 1000^n, Ki/Mi/Gi/Ti = 1024^n, or N%)\n"
 "  --cap-x M[,M...]            ... at M times the workload's own peak requested\n"
 "  --on-oom stop|skip          stop the row at the first OOM (default) or skip that request\n"
+"  --no-infer-cap              a snapshot that ended in an OOM replays uncapped (by default, with\n"
+"                              no cap given, every strategy replays under the limit the job ran\n"
+"                              under, inferred from the snapshot: columns cap_source, cap_lo, cap_hi)\n"
 "\n"
 "checks and output:\n"
 "  --seed N                    generator seed (default 1)\n"
@@ -77,6 +83,7 @@ static const struct command commands[] = {
   {"stress", cmd_stress},
   {"advise", cmd_advise},
   {"device", cmd_device},
+  {"explain", cmd_explain},
   {NULL, NULL},
 };
 
@@ -152,9 +159,12 @@ int cli_parse(int argc, char **argv, struct cli_opts *o) {
     FLAG("--touch", touch)
     FLAG("--no-touch", no_touch)
     FLAG("--quiet", quiet)
+    FLAG("--no-infer-cap", no_infer_cap)
 #undef FLAG
     if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
-      if (!strcmp(argv[1], "advise")) advise_usage(stdout); else print_usage(stdout);
+      if (!strcmp(argv[1], "advise")) advise_usage(stdout);
+      else if (!strcmp(argv[1], "explain")) explain_usage(stdout);
+      else print_usage(stdout);
       exit(0);
     }
     if (!val) {
@@ -190,6 +200,8 @@ int cli_parse(int argc, char **argv, struct cli_opts *o) {
     }
     else if (!strcmp(name, "--seed")) { if (parse_u64(val, &o->seed)) return bad("--seed '%s': expected a non-negative integer%s", val, ""); }
     else if (!strcmp(name, "--out")) o->out = val;
+    else if (!strcmp(name, "--at")) o->at = val;
+    else if (!strcmp(name, "--plot")) o->plot = val;
     else if (!strcmp(name, "--timeline")) o->timeline = val;
     else if (!strcmp(name, "--confirm-on")) {
       if (strcmp(val, "cuda") && strcmp(val, "sim")) return bad("--confirm-on '%s': expected cuda (or sim)%s", val, "");

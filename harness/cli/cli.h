@@ -32,6 +32,8 @@ struct cli_opts {
   int threads; double seconds; double fail_rate;   /* stress */
   char conf_spec[CLI_MAX][640]; int nconf;          /* --alloc-conf, as strategy specs (in allocators[]) */
   uint64_t budget;                                  /* advise --budget; 0 = none */
+  int no_infer_cap;                                 /* run: no cap inferred from a snapshot's OOM */
+  const char *at, *plot;                            /* explain --at, --plot */
 };
 
 /* Parse argv[2..] into o. Returns 0, or 2 with a message printed (bad usage). */
@@ -69,5 +71,7 @@ int cmd_device(struct cli_opts *o);
 int cmd_perf(struct cli_opts *o);
 int cmd_advise(struct cli_opts *o);
 void advise_usage(FILE *f);
+int cmd_explain(struct cli_opts *o);
+void explain_usage(FILE *f);
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "advise.h"
+#include "cap_infer.h"
 
 static const char advise_help[] =
 "usage: fragbench advise --trace FILE [--budget BYTES] [--trace-device N] [--out FILE.csv] [--quiet]\n"
@@ -18,7 +19,9 @@ static const char advise_help[] =
 "by coordinate descent from PyTorch's defaults (expandable segments off and on): one knob\n"
 "varied at a time, the best kept, until a round changes nothing.\n"
 "\n"
-"  (no --budget)    recommends the setting that needs the least peak reserved memory\n"
+"  (no --budget)    recommends the setting that needs the least peak reserved memory;\n"
+"                   for a snapshot that ended in an OOM, the budget is the limit the job\n"
+"                   ran under, inferred from it as `fragbench run` does (said on stderr)\n"
 "  --budget BYTES   replays every setting under a cap of BYTES (as\n"
 "                   set_per_process_memory_fraction would) and recommends the one that\n"
 "                   completes with the least modeled driver time (cudaMalloc, map, unmap);\n"
@@ -81,7 +84,26 @@ int cmd_advise(struct cli_opts *o) {
   ao.device.sim_usable = o->sim_usable;
   struct advise_result res;
   char err[FB_ERRLEN];
+  int inferred = 0;
+  if (!o->budget) {   /* a snapshot that ended in an OOM: the limit it ran under is the budget */
+    struct cap_inference ci;
+    if (cap_infer_trace(o->traces[0], o->trace_device, &ci, err)) { fprintf(stderr, "fragbench advise: %s\n", err); return 2; }
+    if (ci.has_oom) {
+      char line[1024];
+      cap_infer_sentence(&ci, line, sizeof line);
+      if (!o->quiet) fprintf(stderr, "fragbench advise: %s %s\nfragbench advise: budget = %llu bytes, the limit the job ran under "
+                             "(--budget overrides)\n", o->traces[0], line, (unsigned long long)ci.cap);
+      ao.budget = ci.cap;
+      inferred = 1;
+    }
+  }
   int rc = advise_run(&ao, &res, err);
+  if (rc == 2 && inferred) {   /* the job needed more than its limit whatever the setting */
+    if (!o->quiet) fprintf(stderr, "fragbench advise: %s; advising without a budget\n", err);
+    advise_free(&res);
+    ao.budget = 0;
+    rc = advise_run(&ao, &res, err);
+  }
   if (rc) {
     fprintf(stderr, "fragbench advise: %s\n", err);
     advise_free(&res);
@@ -106,14 +128,14 @@ int cmd_advise(struct cli_opts *o) {
     char a[32], b[32];
     fprintf(stderr, "fragbench advise: %s: peak requested %s; %d settings replayed in %.2f s (%d descent rounds)%s%s\n",
             best->r.workload, fmt_bytes(res.peak_requested, a, sizeof a), res.n, res.elapsed_s, res.rounds,
-            o->budget ? ", budget " : "", o->budget ? fmt_bytes(o->budget, b, sizeof b) : "");
+            ao.budget ? ", budget " : "", ao.budget ? fmt_bytes(ao.budget, b, sizeof b) : "");
     fprintf(stderr, "%4s  %-70s %12s %9s  %-4s %10s\n", "rank", "PYTORCH_CUDA_ALLOC_CONF", "peak_res", "overhead",
             "fits", "driver ms");
     int shown = 0;
     for (int i = 0; i < res.n; i++) {
       int ref = i == caching || i == expandable || i == recorded;
       if (shown < 12 || ref) {
-        table_line(i + 1, &res.c[i], o->budget, i == caching ? "  <- PyTorch's default" :
+        table_line(i + 1, &res.c[i], ao.budget, i == caching ? "  <- PyTorch's default" :
                    i == expandable ? "  <- expandable segments alone" : "");
         shown++;
       }
@@ -121,11 +143,11 @@ int cmd_advise(struct cli_opts *o) {
     if (res.n > shown) fprintf(stderr, "      (%d more in --out)\n", res.n - shown);
     if (best->r.trace_peak_reserved)
       fprintf(stderr, "PyTorch itself reserved %s when the snapshot was recorded.\n", fmt_bytes(best->r.trace_peak_reserved, a, sizeof a));
-    if (expandable >= 0 && res.c[expandable].r.peak_reserved && best->fits && !o->budget)
+    if (expandable >= 0 && res.c[expandable].r.peak_reserved && best->fits && !ao.budget)
       fprintf(stderr, "Recommended: %s peak reserved predicted (%+.1f%% against expandable_segments:True alone).\n",
               fmt_bytes(best->r.peak_reserved, a, sizeof a),
               100.0 * ((double)best->r.peak_reserved / (double)res.c[expandable].r.peak_reserved - 1));
-    if (expandable >= 0 && best->fits && o->budget) {
+    if (expandable >= 0 && best->fits && ao.budget) {
       const struct advise_candidate *e = &res.c[expandable];
       fprintf(stderr, "Recommended: completes under the budget, %s peak reserved, %.2f ms modeled driver time; "
               "expandable_segments:True alone ", fmt_bytes(best->r.peak_reserved, a, sizeof a), (double)best->r.modeled_driver_ns / 1e6);
@@ -134,7 +156,7 @@ int cmd_advise(struct cli_opts *o) {
     }
     if (!best->fits)
       fprintf(stderr, "No setting completes%s: the best got to event %llu of the trace.\n",
-              o->budget ? " under the budget" : "", (unsigned long long)best->r.events);
+              ao.budget ? " under the budget" : "", (unsigned long long)best->r.events);
     fprintf(stderr, "This assumes the job makes the same allocation sequence again and that its PyTorch's "
             "allocator behaves as the one modelled here (the snapshot's PyTorch version).\n");
   }

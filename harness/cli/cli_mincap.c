@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "mincap.h"
+#include "cap_infer.h"
 
 int cmd_mincap(struct cli_opts *o) {
   if (!o->nworkloads && !o->ntraces) {
@@ -48,6 +49,19 @@ int cmd_mincap(struct cli_opts *o) {
   for (int si = 0; si < nsrc && worst < 2; si++) {
     struct run_spec s;
     cli_spec(o, &cfg, &src[si], &s);
+    /* a snapshot that ended in an OOM: where each strategy's need falls against its limit */
+    struct cap_inference ci;
+    memset(&ci, 0, sizeof ci);
+    if (src[si].trace && !o->no_infer_cap) {
+      char err[FB_ERRLEN], line[1024];
+      if (cap_infer_trace(src[si].trace, src[si].trace_device, &ci, err)) { fprintf(stderr, "fragbench: %s\n", err); worst = 2; break; }
+      if (ci.has_oom && !o->quiet) {
+        cap_infer_sentence(&ci, line, sizeof line);
+        char *cut = strstr(line, "; every strategy");   /* mincap finds each strategy's own cap */
+        if (cut) *cut = 0;
+        fprintf(stderr, "fragbench: %s %s\n", src[si].trace, line);
+      }
+    }
     for (int ai = 0; ai < nalloc; ai++) {
       s.allocator = allocs[ai];
       struct run_result r;
@@ -70,7 +84,15 @@ int cmd_mincap(struct cli_opts *o) {
           r.exit_class = cls = 1;
         }
       }
+      if (ci.has_oom) { r.cap_lo = ci.lo; r.cap_hi = ci.hi; }
       output_row(&out, &r);
+      if (ci.has_oom && r.mincap_bytes && !o->quiet) {
+        char a[32];
+        const char *place = cap_infer_place(&ci, r.mincap_bytes);
+        fprintf(stderr, "fragbench: %s x %s: needs %s: %s the limit the job ran under%s\n", r.workload, r.allocator,
+                fmt_bytes(r.mincap_bytes, a, sizeof a), !strcmp(place, "inside") ? "inside the interval of" : place,
+                !strcmp(place, "below") ? " (completes under it)" : !strcmp(place, "above") ? " (fails under it)" : "");
+      }
       if (cls) fprintf(stderr, "fragbench: %s x %s: %s\n", r.workload, r.allocator[0] ? r.allocator : allocs[ai], r.status);
       else if (!strncmp(r.status, "ok: ", 4) && !o->quiet)
         fprintf(stderr, "fragbench: %s x %s: %s\n", r.workload, r.allocator, r.status);

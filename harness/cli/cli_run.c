@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "multi.h"
 #include "timeline.h"
+#include "cap_infer.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,6 +148,17 @@ int cmd_run(struct cli_opts *o) {
   int nsrc;
   if (cli_sources(o, src, CLI_MAX * 4, &nsrc)) return 2;
   uint64_t total = device_total(&cfg);
+  /* one snapshot that ended in an OOM, no cap given: replay under the limit it ran under */
+  struct cap_inference ci;
+  memset(&ci, 0, sizeof ci);
+  if (!o->ncaps && !o->no_infer_cap && nsrc == 1 && src[0].trace) {
+    char err[FB_ERRLEN], line[1024];
+    if (cap_infer_trace(src[0].trace, src[0].trace_device, &ci, err)) { fprintf(stderr, "fragbench: %s\n", err); return 2; }
+    if (ci.has_oom) {
+      cap_infer_sentence(&ci, line, sizeof line);
+      if (!o->quiet) fprintf(stderr, "fragbench: %s %s\n", src[0].trace, line);
+    }
+  }
 
   struct output out;
   if (output_open(&out, o->out)) return 2;
@@ -174,6 +186,10 @@ int cmd_run(struct cli_opts *o) {
         s.allocator = allocs[ai];
         s.cap_bytes = 0;
         s.cap_x = 0;
+        s.cap_source = o->ncaps ? "given" : ci.has_oom ? "inferred" : NULL;
+        s.cap_lo = ci.has_oom ? ci.lo : 0;
+        s.cap_hi = ci.has_oom ? ci.hi : 0;
+        if (ci.has_oom) s.cap_bytes = ci.cap;
         if (o->ncaps) {
           const struct cap *cp = &o->caps[c];
           if (cp->kind == CAP_FRACTION) s.cap_bytes = (uint64_t)(cp->value * (double)total);

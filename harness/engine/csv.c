@@ -9,7 +9,8 @@ const char *const csv_columns[] = {
   "peak_requested", "peak_allocated", "peak_reserved", "overhead", "frag", "ext_frag", "internal_frag",
   "trace_peak_reserved", "device_allocs", "device_frees", "maps", "unmaps", "cache_flushes",
   "modeled_driver_ns", "wall_ns", "ns_per_op", "p50_ns", "p99_ns", "max_ns", "leak_bytes_per_iter",
-  "mincap_bytes", "mincap_x", "imbalance", "alloc_conf", NULL,
+  "mincap_bytes", "mincap_x", "imbalance", "alloc_conf",
+  "cap_source", "cap_lo", "cap_hi", NULL,
 };
 
 void csv_write_header(FILE *f) {
@@ -56,6 +57,9 @@ void csv_write_row(FILE *f, const char *run_id, const struct run_result *r) {
       if (!strcmp(csv_columns[i], "mincap_bytes")) { u64_opt(f, r->mincap_bytes); continue; }
       if (!strcmp(csv_columns[i], "trace_peak_reserved")) { u64_opt(f, r->trace_peak_reserved); continue; }
       if (!strcmp(csv_columns[i], "alloc_conf")) { str(f, r->alloc_conf); continue; }
+      if (!strcmp(csv_columns[i], "cap_source")) { str(f, r->cap_source); continue; }
+      if (!strcmp(csv_columns[i], "cap_lo")) { u64_opt(f, r->cap_lo); continue; }
+      if (!strcmp(csv_columns[i], "cap_hi")) { u64_opt(f, r->cap_hi); continue; }
       fputc(',', f);
     }
     fputc('\n', f);
@@ -90,5 +94,8 @@ void csv_write_row(FILE *f, const char *run_id, const struct run_result *r) {
   dbl(f, r->mincap_x, "%.4f");
   dbl(f, r->imbalance, "%.4f");
   str(f, r->alloc_conf);
+  str(f, r->cap_source);
+  u64_opt(f, r->cap_lo);
+  u64_opt(f, r->cap_hi);
   fputc('\n', f);
 }

@@ -314,6 +314,9 @@ int replay_run(const struct run_spec *s, struct run_result *r) {
   x->r = r;
   r->cap_bytes = s->cap_bytes;
   r->cap_x = s->cap_x;
+  if (s->cap_source) snprintf(r->cap_source, sizeof r->cap_source, "%s", s->cap_source);
+  r->cap_lo = s->cap_lo;
+  r->cap_hi = s->cap_hi;
   r->seed = s->seed;
   uint64_t t_wall = now_ns();
   int dev_open = 0, wl_open = 0;

@@ -26,6 +26,8 @@ struct run_spec {
   struct device_config device;
   uint64_t cap_bytes;           /* 0 = uncapped */
   double cap_x;                 /* informational (the CSV's cap_x column); 0 = n/a */
+  const char *cap_source;       /* informational: "given", "inferred" (cap_infer.h) or NULL */
+  uint64_t cap_lo, cap_hi;      /* informational: the snapshot's limit interval; 0 = n/a */
   enum on_oom on_oom;
   int validate, strict, verify, touch;
   int no_touch;                 /* cuda: no default touch of a stream-ordered strategy's blocks */
@@ -56,6 +58,8 @@ struct run_result {
   int exit_class;                    /* 0 ok, 1 validator/device failure, 2 bad input/usage */
   int params_from_trace;             /* how many of params came from the snapshot (`recorded` only) */
   char alloc_conf[600];              /* the PYTORCH_CUDA_ALLOC_CONF for this setting; "" = not in PyTorch */
+  char cap_source[16];               /* "given", "inferred" or "" */
+  uint64_t cap_lo, cap_hi;           /* the limit the snapshot ran under: lo <= L < hi; 0 = n/a */
 };
 
 void run_result_init(struct run_result *r);

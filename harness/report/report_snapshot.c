@@ -78,15 +78,19 @@ static void advice(const struct run_folder *f, const char *name, FILE *o) {
     fprintf(o, "`advise-%s.csv` holds no setting.\n\n", rt_md(name, a, B));
   } else {
     rf_strategy_label(&t, 0, lab, sizeof lab);
-    fprintf(o, "Recommendation (`fragbench advise`, %d setting%s tried, `advise-%s.csv`): **%s**", t.nrows, t.nrows == 1 ? "" : "s",
-            rt_md(name, a, B), rt_md(lab, b, B));
     const char *st = results_get(&t, 0, "status");
+    if (st[0] && strcmp(st, "ok"))   /* the best of them still fails: no setting fits */
+      fprintf(o, "No PyTorch allocator setting fits (`fragbench advise`, %d setting%s tried, `advise-%s.csv`); the nearest: **%s**",
+              t.nrows, t.nrows == 1 ? "" : "s", rt_md(name, a, B), rt_md(lab, b, B));
+    else
+      fprintf(o, "Recommendation (`fragbench advise`, %d setting%s tried, `advise-%s.csv`): **%s**", t.nrows, t.nrows == 1 ? "" : "s",
+              rt_md(name, a, B), rt_md(lab, b, B));
     if (results_get(&t, 0, "peak_reserved")[0])
       fprintf(o, ", peak reserved %s (%s its peak requested)", rt_bytes(results_get(&t, 0, "peak_reserved"), a, B),
               rt_x(results_get(&t, 0, "overhead"), c, B));
     if (st[0] && strcmp(st, "ok")) fprintf(o, ", status %s", rt_md(st, a, B));
     const char *conf = results_get(&t, 0, "alloc_conf");
-    if (conf[0]) fprintf(o, "; run with `PYTORCH_CUDA_ALLOC_CONF=%s`", conf);
+    if (conf[0]) fprintf(o, st[0] && strcmp(st, "ok") ? "; its setting: `PYTORCH_CUDA_ALLOC_CONF=%s`" : "; run with `PYTORCH_CUDA_ALLOC_CONF=%s`", conf);
     fputs(".\n\n", o);
   }
   results_free(&t);

@@ -96,6 +96,94 @@ class Gen:
                 self.alloc(stream=stream)
 
 
+class Script(Gen):
+    """a history written step by step as PyTorch's caching allocator would record it:
+    each big request gets a segment of its own (sizes are multiples of 2 MiB)"""
+
+    def big(self, size, stream=0, frames=None):
+        a = self.segment(size)
+        self.add('alloc', addr=a, size=size, stream=stream)
+        if frames:
+            self.out[-1]['frames'] = frames
+        return a
+
+    def drop(self, a, size):
+        self.add('free_requested', addr=a, size=size)
+        self.add('free_completed', addr=a, size=size)
+
+    def release(self, a, size):
+        self.add('segment_free', addr=a, size=size)
+
+
+def oom_scripts():
+    """snapshots that end in an OOM, with the limit they ran under known by construction
+    (tests/test_cap_infer.c checks the interval and the replay against these numbers)"""
+    frames = [{'name': 'forward', 'filename': 'model.py', 'line': 42},
+              {'name': 'train_step', 'filename': 'train.py', 'line': 7}]
+    # a memory fraction of 1000 MiB: reserved + segment > 1000 MiB is refused
+    g = Script(100)
+    a = g.big(200 * MIB)
+    b = g.big(300 * MIB)
+    g.drop(a, 200 * MIB)
+    g.big(400 * MIB)                     # reserved 900 MiB
+    g.release(a, 200 * MIB)              # 900 + 250 > 1000: release the cached 200 and retry
+    g.big(250 * MIB)                     # reserved 950 MiB: the most ever held
+    g.drop(b, 300 * MIB)
+    g.release(b, 300 * MIB)              # 950 + 480 > 1000: release, 650 + 480 > 1000: OOM
+    g.add('oom', device_free=70 * 1024 * MIB, size=480 * MIB, stream=0, frames=frames)
+    write('oom_fraction', {'segments': [], 'device_traces': [g.out], 'allocator_settings': default_settings()})
+    # the device itself full: 500 MiB free after the release, the request needs 600
+    g = Script(101)
+    a = g.big(200 * MIB)
+    g.big(300 * MIB)                     # reserved 500 MiB
+    g.drop(a, 200 * MIB)
+    g.release(a, 200 * MIB)
+    g.add('oom', device_free=500 * MIB, size=600 * MIB, stream=0)
+    write('oom_device', {'segments': [], 'device_traces': [g.out], 'allocator_settings': default_settings()})
+    # a fraction of 1000 MiB again, with two release-and-retry bursts before the OOM; the
+    # first bounds the limit tighter (below 1050 MiB) than the OOM does (below 1070 MiB)
+    g = Script(102)
+    a = g.big(100 * MIB)
+    b = g.big(300 * MIB)
+    c = g.big(400 * MIB)                 # reserved 800 MiB
+    g.drop(a, 100 * MIB)
+    g.release(a, 100 * MIB)              # 800 + 250 > 1000: retry
+    g.big(250 * MIB)                     # 950
+    g.drop(b, 300 * MIB)
+    g.release(b, 300 * MIB)              # 950 + 320 > 1000: retry
+    g.big(320 * MIB)                     # 970: the most ever held
+    g.drop(c, 400 * MIB)
+    g.release(c, 400 * MIB)              # 970 + 500 > 1000: release, 570 + 500 > 1000: OOM
+    g.add('oom', device_free=70 * 1024 * MIB, size=500 * MIB, stream=0)
+    write('oom_retries', {'segments': [], 'device_traces': [g.out], 'allocator_settings': default_settings()})
+    # fragmentation: a fraction of 60 MiB; 20 small 2 MiB segments each keep one 512 KiB
+    # block of four, so 25 MiB (a 26 MiB segment) does not fit beside their 40 MiB,
+    # though only 10 MiB is in use: a strategy that needs less than the limit exists
+    g = Script(103)
+    blocks = []
+    for k in range(20):
+        s = g.segment(2 * MIB)
+        for j in range(4):
+            g.add('alloc', addr=s + j * 512 * 1024, size=512 * 1024, stream=0)
+            blocks.append(s + j * 512 * 1024)
+    for i, a in enumerate(blocks):
+        if i % 4:
+            g.drop(a, 512 * 1024)
+    g.add('oom', device_free=70 * 1024 * MIB, size=25 * MIB, stream=0)
+    write('oom_fragmented', {'segments': [], 'device_traces': [g.out], 'allocator_settings': default_settings()})
+    # the failing request's stack shared through the memo with earlier events, as PyTorch
+    # writes frames: the same frame dicts (and their long strings) referenced again
+    pool = [{'name': 'fn_%d' % i, 'filename': '/very/long/path/to/the/module/number/%d/mod.py' % i, 'line': i}
+            for i in range(8)]
+    g = Script(104)
+    a = g.big(200 * MIB, frames=[pool[0], pool[1], pool[2]])
+    g.big(300 * MIB, frames=[pool[3], pool[1], pool[2]])
+    g.drop(a, 200 * MIB)
+    g.release(a, 200 * MIB)
+    g.add('oom', device_free=500 * MIB, size=600 * MIB, stream=7, frames=[pool[3], pool[1], pool[2]])
+    write('oom_frames', {'segments': [], 'device_traces': [g.out], 'allocator_settings': default_settings()})
+
+
 # ---- the reference translation ----
 
 def expected(snap, d):
@@ -315,3 +403,4 @@ def main():
 
 if __name__ == '__main__':
     main()
+    oom_scripts()

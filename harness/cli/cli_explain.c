@@ -1,0 +1,195 @@
+/* cli_explain.c - `fragbench explain --trace FILE [--at oom|peak|EVENT] [--allocator A]
+ * [--plot FILE.png|.svg]`: the memory at one moment, in words on stdout (explain.c
+ * computes it) and as a picture (explain_plot.c, through gnuplot). */
+#include "cli.h"
+#include <stdlib.h>
+#include <string.h>
+#include "explain.h"
+#include "explain_plot.h"
+
+static const char explain_help[] =
+"usage: fragbench explain --trace FILE [--at oom|peak|EVENT] [--allocator A] [--plot FILE.png|.svg]\n"
+"                         [--cap-bytes N] [--no-infer-cap] [--trace-device N]\n"
+"\n"
+"What did the memory look like at that moment? Replays the trace on the simulated device\n"
+"under one strategy up to the moment, then prints every segment with its blocks\n"
+"(allocated / free / inactive: a free piece of a split segment, which release-and-retry\n"
+"cannot give back), reserved, allocated, the free bytes inside reserved and in how many\n"
+"pieces, the largest free block, and the request made at that moment: whether it fits,\n"
+"and if not why (the largest free block against the rounded request, the new segment\n"
+"it needs against the cap, what releasing the cache could give back).\n"
+"\n"
+"  --at oom         PyTorch's OOM (the default when the snapshot has one)\n"
+"  --at peak        right after the strategy's peak reserved (the default otherwise)\n"
+"  --at EVENT       just before event EVENT, an alloc (indices as first_oom_event counts)\n"
+"  --allocator A    the strategy (default: recorded, the snapshot's own with its settings);\n"
+"                   caching and expandable list their segments, others give totals only\n"
+"  --cap-bytes N    the cap (default: the limit the job ran under when the snapshot ended\n"
+"                   in an OOM, as `fragbench run` infers it; none otherwise)\n"
+"  --no-infer-cap   no inferred cap\n"
+"  --plot FILE      also draw it (gnuplot; .png or .svg): one bar per segment, blocks\n"
+"                   coloured by state, the request drawn beside them\n"
+"\n"
+"If the strategy fails before the moment asked for, the moment shown is its failure.\n"
+"exit status: 0 shown; 2 bad usage or input (--at past the end or not an alloc, --at oom\n"
+"on a trace without an OOM); 1 a device error.\n";
+
+void explain_usage(FILE *f) { fputs(explain_help, f); }
+
+static const char *state_name(enum seg_state s) {
+  switch (s) {
+  case SEG_ALLOCATED: return "allocated";
+  case SEG_FREE: return "free";
+  case SEG_INACTIVE_SPLIT: return "inactive";
+  case SEG_UNMAPPED: return "unmapped";
+  }
+  return "?";
+}
+
+#define MAX_SEGS_SHOWN 40
+#define MAX_BLOCKS_SHOWN 12
+
+static void print_segments(const struct explain_state *st) {
+  char a[32], b[32];
+  printf("\nsegments (%llu, address order; blocks: size and state):\n", (unsigned long long)st->nsegments);
+  uint64_t seg = 0;
+  for (size_t i = 0; i < st->nblocks;) {
+    size_t j = i;
+    while (j < st->nblocks && st->blocks[j].seg_addr == st->blocks[i].seg_addr) j++;
+    seg++;
+    if (seg <= MAX_SEGS_SHOWN) {
+      const struct seg_block *s0 = &st->blocks[i];
+      uint64_t used = 0, unmapped = 0;
+      for (size_t k = i; k < j; k++) {
+        if (st->blocks[k].state == SEG_ALLOCATED) used += st->blocks[k].size;
+        if (st->blocks[k].state == SEG_UNMAPPED) unmapped += st->blocks[k].size;
+      }
+      printf("  #%-3llu %#llx %10s%s %s pool, stream %llu, %s allocated:", (unsigned long long)seg, (unsigned long long)s0->seg_addr,
+             fmt_bytes(s0->seg_size - unmapped, a, sizeof a), unmapped ? " mapped" : "", s0->small_pool ? "small" : "large",
+             (unsigned long long)s0->stream, fmt_bytes(used, b, sizeof b));
+      for (size_t k = i; k < j && k < i + MAX_BLOCKS_SHOWN; k++)
+        printf(" [%s %s]", fmt_bytes(st->blocks[k].size, a, sizeof a), state_name(st->blocks[k].state));
+      if (j - i > MAX_BLOCKS_SHOWN) printf(" ... %zu more blocks", j - i - MAX_BLOCKS_SHOWN);
+      printf("\n");
+    }
+    i = j;
+  }
+  if (seg > MAX_SEGS_SHOWN) printf("  ... %llu more segments (all in --plot)\n", (unsigned long long)(seg - MAX_SEGS_SHOWN));
+}
+
+static void print_why(const struct explain_state *st) {
+  char a[32], b[32], c[32], d[32];
+  printf("\nthe request: %s (rounded %s) on stream %llu", fmt_bytes(st->request, a, sizeof a), fmt_bytes(st->rounded, b, sizeof b),
+         (unsigned long long)st->stream);
+  if (st->at_oom)
+    printf("; PyTorch recorded %s on stream %llu with %s free on the device", fmt_bytes(st->info.oom_request, c, sizeof c),
+           (unsigned long long)st->info.oom_stream, fmt_bytes(st->info.oom_device_free, d, sizeof d));
+  printf("\n");
+  if (st->at_oom) {
+    if (st->info.oom_frames[0]) {
+      printf("its stack, as the snapshot holds it:\n");
+      for (const char *f = st->info.oom_frames; *f;) {
+        const char *e = strstr(f, "; ");
+        int len = e ? (int)(e - f) : (int)strlen(f);
+        printf("  %.*s\n", len, f);
+        f = e ? e + 2 : f + len;
+      }
+    } else {
+      printf("(the snapshot holds no stack frames for it: _record_memory_history(stacks=...) records them)\n");
+    }
+  }
+  if (st->fits) {
+    printf("it fits: %s places it%s\n", st->allocator,
+           st->largest_free >= st->rounded ? " in a free block" : " in a new segment");
+    return;
+  }
+  printf("why nothing fit:\n");
+  printf("  the largest free block is %s, the rounded request %s%s\n", fmt_bytes(st->largest_free, a, sizeof a),
+         fmt_bytes(st->rounded, b, sizeof b), st->largest_free >= st->rounded ? " (it would fit, but a block that size is not "
+         "taken for it: max_split_size or the oversize rule)" : ": no free block is large enough");
+  if (st->cap) {
+    printf("  a new segment of %s would bring reserved to %s, over the cap of %s\n", fmt_bytes(st->segment, a, sizeof a),
+           fmt_bytes(st->reserved + st->segment, b, sizeof b), fmt_bytes(st->cap, c, sizeof c));
+    if (st->has_segments) {
+      uint64_t after = st->reserved - st->releasable + st->segment;
+      printf("  release-and-retry could give back %s (%llu wholly free segment%s): %s + %s = %s, %s the cap\n",
+             fmt_bytes(st->releasable, a, sizeof a), (unsigned long long)st->releasable_segments,
+             st->releasable_segments == 1 ? "" : "s", fmt_bytes(st->reserved - st->releasable, b, sizeof b),
+             fmt_bytes(st->segment, c, sizeof c), fmt_bytes(after, d, sizeof d), after > st->cap ? "still over" : "within");
+      uint64_t stuck = st->free_inside > st->releasable ? st->free_inside - st->releasable : 0;
+      if (stuck) printf("  %s is free but inside split segments (inactive): it cannot be given back while their other blocks live\n",
+                        fmt_bytes(stuck, a, sizeof a));
+    }
+  } else {
+    printf("  no cap: the device itself had no room for a new segment of %s\n", fmt_bytes(st->segment, a, sizeof a));
+  }
+}
+
+int cmd_explain(struct cli_opts *o) {
+  if (o->ntraces != 1) {
+    fprintf(stderr, "fragbench explain: give one --trace FILE\n(see fragbench explain --help)\n");
+    return 2;
+  }
+  if (o->nworkloads || o->nallocators > 1 || o->ncaps > 1 || (o->ncaps && o->caps[0].kind != CAP_BYTES) || o->devices || o->timeline) {
+    fprintf(stderr, "fragbench explain: %s\n(see fragbench explain --help)\n",
+            o->nworkloads ? "--workload: explain reads a trace (--trace FILE)" : o->nallocators > 1 ? "one --allocator at a time" :
+            o->ncaps ? "one --cap-bytes N at most (no --cap, --cap-x)" : o->devices ? "--devices is not an explain option" :
+            "--timeline is not an explain option");
+    return 2;
+  }
+  if (!strcmp(o->device, "cuda")) {
+    fprintf(stderr, "fragbench explain: explain replays on the simulated device\n");
+    return 2;
+  }
+  if (o->plot) {
+    size_t n = strlen(o->plot);
+    if (n < 5 || (strcmp(o->plot + n - 4, ".png") && strcmp(o->plot + n - 4, ".svg"))) {
+      fprintf(stderr, "fragbench explain: --plot '%s': expected a file name ending in .png or .svg\n", o->plot);
+      return 2;
+    }
+  }
+  struct explain_opts eo = {.trace = o->traces[0], .trace_device = o->trace_device, .at = o->at,
+                            .allocator = o->nallocators ? o->allocators[0] : NULL,
+                            .cap = o->ncaps ? o->caps[0].bytes : 0, .no_infer_cap = o->no_infer_cap};
+  struct explain_state st;
+  char err[FB_ERRLEN];
+  int rc = explain_run(&eo, &st, err);
+  if (rc) {
+    fprintf(stderr, "fragbench explain: %s\n", err);
+    explain_free(&st);
+    return rc;
+  }
+  char a[32], b[32], c[32], d[32];
+  printf("%s, %s (%s), ", o->traces[0], st.allocator, st.params[0] ? st.params : "defaults");
+  if (st.at_peak) printf("at its peak reserved (before event %lld of %llu)", (long long)st.event, (unsigned long long)st.events);
+  else printf("before event %lld of %llu%s", (long long)st.event, (unsigned long long)st.events, st.at_oom ? " (PyTorch's OOM)" : "");
+  if (st.cap) printf(", cap %s (%s)", fmt_bytes(st.cap, a, sizeof a), st.cap_source);
+  printf("\n");
+  if (st.ci.has_oom) {
+    char line[1024];
+    cap_infer_sentence(&st.ci, line, sizeof line);
+    printf("the snapshot %s\n", line);
+    if (st.ci.has_oom && st.at_oom && st.info.oom_released)
+      printf("PyTorch released %s of cached segments right before it failed (release-and-retry)\n",
+             fmt_bytes(st.info.oom_released, a, sizeof a));
+  }
+  if (st.asked_event >= 0)
+    printf("note: %s fails earlier under this cap, at event %lld: shown there instead of %s\n", st.allocator,
+           (long long)st.event, st.asked_event == (int64_t)st.events ? "its peak" : "the event asked for");
+  printf("\nreserved %s, allocated %s (requested %s), free inside reserved %s", fmt_bytes(st.reserved, a, sizeof a),
+         fmt_bytes(st.allocated, b, sizeof b), fmt_bytes(st.requested_live, c, sizeof c), fmt_bytes(st.free_inside, d, sizeof d));
+  if (st.has_segments) printf(" in %llu piece%s", (unsigned long long)st.free_pieces, st.free_pieces == 1 ? "" : "s");
+  printf(", largest free block %s\n", fmt_bytes(st.largest_free, a, sizeof a));
+  if (st.has_segments) print_segments(&st);
+  else printf("(the segment view is not available for %s: only caching and expandable list their segments)\n", st.allocator);
+  if (st.has_request) print_why(&st);
+  if (o->plot) {
+    char perr[FB_ERRLEN];
+    int prc = explain_plot(&st, o->traces[0], o->plot, perr);
+    if (prc == 0) fprintf(stderr, "fragbench explain: wrote %s\n", o->plot);
+    else fprintf(stderr, "fragbench explain: %s\n", perr);
+    if (prc == 2) rc = 2;
+  }
+  explain_free(&st);
+  return rc;
+}

@@ -1,0 +1,118 @@
+/* explain_plot.c - the picture of `fragbench explain` (see explain_plot.h). Rows from
+ * the top: the request, then segment 1, 2, ...; x is the offset inside the segment in
+ * MiB, so blocks sit where they sit in their segment and free holes show as gaps
+ * between allocated bars. */
+#include "explain_plot.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include "plot_data.h"
+
+#define MIB 1048576.0
+
+static const char *const state_label[] = {"allocated", "free (releasable)", "inactive (free piece of a split segment)", "unmapped"};
+static const char *const state_colour[] = {"#1f77b4", "#2ca02c", "#ff7f0e", "#d8d8d8"};
+
+/* "dir/x.png" -> "dir/x" + ext */
+static void stem(const char *path, const char *ext, char *out, size_t n) {
+  snprintf(out, n, "%s", path);
+  char *dot = strrchr(out, '.');
+  char *slash = strrchr(out, '/');
+  if (dot && (!slash || dot > slash)) *dot = 0;
+  size_t k = strlen(out);
+  snprintf(out + k, n > k ? n - k : 0, "%s", ext);
+}
+
+static int write_data(const struct explain_state *st, const char *dat, uint64_t *nsegs, double *max_mib) {
+  FILE *f = fopen(dat, "w");
+  if (!f) return -1;
+  fprintf(f, "# fragbench explain: row x_center_mib half_width_mib (one index per block state)\n");
+  *max_mib = st->has_request ? (double)st->rounded / MIB : 0;
+  for (int s = SEG_ALLOCATED; s <= SEG_UNMAPPED; s++) {
+    fprintf(f, "# %s\n", state_label[s]);
+    uint64_t seg = 0, last = UINT64_MAX;
+    int any = 0;
+    for (size_t i = 0; i < st->nblocks; i++) {
+      const struct seg_block *b = &st->blocks[i];
+      if (b->seg_addr != last) { seg++; last = b->seg_addr; }
+      if (seg > EXPLAIN_PLOT_MAX_SEGS) break;
+      double end = (double)(b->addr - b->seg_addr + b->size) / MIB;
+      if (end > *max_mib && b->state != SEG_UNMAPPED) *max_mib = end;   /* expandable: not the whole range */
+      if ((int)b->state != s) continue;
+      double x0 = (double)(b->addr - b->seg_addr) / MIB, w = (double)b->size / MIB;
+      fprintf(f, "%llu %.6f %.6f\n", (unsigned long long)seg, x0 + w / 2, w / 2);
+      any = 1;
+    }
+    if (!any) fprintf(f, "-100 0 0\n");   /* an empty index still exists (off the plot) */
+    fprintf(f, "\n\n");
+    *nsegs = seg > EXPLAIN_PLOT_MAX_SEGS ? EXPLAIN_PLOT_MAX_SEGS : seg;
+  }
+  /* index 4: the request, row 0 */
+  fprintf(f, "# request\n");
+  if (st->has_request) fprintf(f, "0 %.6f %.6f\n", (double)st->rounded / MIB / 2, (double)st->rounded / MIB / 2);
+  else fprintf(f, "-100 0 0\n");
+  return fclose(f);
+}
+
+int explain_plot(const struct explain_state *st, const char *trace, const char *path, char *err) {
+  char dat[1024], gp[1024];
+  stem(path, ".dat", dat, sizeof dat);
+  stem(path, ".gp", gp, sizeof gp);
+  uint64_t nsegs = 0;
+  double max_mib = 0;
+  if (write_data(st, dat, &nsegs, &max_mib)) { snprintf(err, FB_ERRLEN, "%.150s: cannot write the plot data", dat); return 2; }
+  FILE *f = fopen(gp, "w");
+  if (!f) { snprintf(err, FB_ERRLEN, "%.150s: cannot write the gnuplot script", gp); return 2; }
+  size_t n = strlen(path);
+  int svg = n > 4 && !strcmp(path + n - 4, ".svg");
+  int rows = (int)nsegs + 1;
+  int h = 190 + 26 * rows;
+  if (h > 2400) h = 2400;
+  char a[32], b[32], c[32], d[32], e[32];
+  const char *base = strrchr(trace, '/') ? strrchr(trace, '/') + 1 : trace;
+  fprintf(f, "# fragbench explain: %s (gnuplot %s)\n", base, gp);
+  if (svg) fprintf(f, "set terminal svg size 1100,%d dynamic noenhanced font \"sans,12\" background rgb \"white\"\n", h);
+  else fprintf(f, "set terminal pngcairo size 1100,%d noenhanced font \"sans,11\" background rgb \"white\"\n", h);
+  fprintf(f, "set output ");
+  pd_gq(f, path);
+  fprintf(f, "\nset encoding utf8\n");
+  char title[1200];
+  int k = snprintf(title, sizeof title, "%s, %s, %s event %lld%s%s%s\\nreserved %s, allocated %s, free inside reserved %s in %llu pieces, largest free %s",
+                   base, st->allocator, st->at_peak ? "at its peak, before" : "before", (long long)st->event,
+                   st->at_oom ? " (PyTorch's OOM)" : "", st->cap ? ", cap " : "", st->cap ? fmt_bytes(st->cap, e, sizeof e) : "",
+                   fmt_bytes(st->reserved, a, sizeof a), fmt_bytes(st->allocated, b, sizeof b),
+                   fmt_bytes(st->free_inside, c, sizeof c), (unsigned long long)st->free_pieces, fmt_bytes(st->largest_free, d, sizeof d));
+  if (st->has_request && k > 0 && (size_t)k < sizeof title)
+    snprintf(title + k, sizeof title - (size_t)k, "\\nrequest %s (rounded %s): %s", fmt_bytes(st->request, a, sizeof a),
+             fmt_bytes(st->rounded, b, sizeof b), st->fits ? "fits" : "does not fit");
+  fprintf(f, "set title \"%s\"\n", title);
+  fprintf(f, "set xlabel \"offset inside the segment (MiB)\"\nset xrange [0:%.6f]\n", max_mib * 1.02 + 1e-6);
+  fprintf(f, "set yrange [%d.6:-0.6]\nset ytics (\"request\" 0", rows - 1);
+  for (uint64_t s = 1; s <= nsegs; s++) fprintf(f, ", \"#%llu\" %llu", (unsigned long long)s, (unsigned long long)s);
+  fprintf(f, ")\n");
+  if (st->nsegments > nsegs)
+    fprintf(f, "set label 1 \"segments 1..%llu of %llu shown\" at graph 1, graph 1 right offset 0,1\n", (unsigned long long)nsegs,
+            (unsigned long long)st->nsegments);
+  fprintf(f, "set border 3\nset tics nomirror\nset grid xtics lc rgb \"#e0e0e0\"\n");
+  fprintf(f, "set key outside bottom center horizontal\nset style fill solid 0.9 border rgb \"#404040\"\n");
+  fprintf(f, "plot ");
+  pd_gq(f, dat);
+  fprintf(f, " index 0 using 2:1:3:(0.35) with boxxyerror lc rgb \"%s\" title \"%s\"", state_colour[0], state_label[0]);
+  for (int s = 1; s <= SEG_UNMAPPED; s++)
+    fprintf(f, ", \\\n  '' index %d using 2:1:3:(0.35) with boxxyerror lc rgb \"%s\" title \"%s\"", s, state_colour[s], state_label[s]);
+  fprintf(f, ", \\\n  '' index 4 using 2:1:3:(0.35) with boxxyerror lc rgb \"%s\" title \"the request (rounded)\"\n",
+          st->fits ? "#9467bd" : "#d62728");
+  if (fclose(f)) { snprintf(err, FB_ERRLEN, "%.150s: cannot write the gnuplot script", gp); return 2; }
+  if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+    snprintf(err, FB_ERRLEN, "gnuplot is not installed: no picture (its data and script are in %.100s and %.100s; "
+             "apt-get install gnuplot-nox, then gnuplot %.100s)", dat, gp, gp);
+    return 1;
+  }
+  char cmd[2200];
+  snprintf(cmd, sizeof cmd, "gnuplot '%s'", gp);
+  if (strchr(gp, '\'')) { snprintf(err, FB_ERRLEN, "%.150s: a quote in the file name", gp); return 2; }
+  int rc = system(cmd);
+  if (rc != 0) { snprintf(err, FB_ERRLEN, "gnuplot %.150s failed (exit %d)", gp, WIFEXITED(rc) ? WEXITSTATUS(rc) : -1); return 2; }
+  return 0;
+}
