@@ -24,6 +24,9 @@ static const char usage[] =
 "  fragbench list                            workloads, trace formats, allocators, parameters\n"
 "  fragbench perf [--out FILE.csv]           the suite's own speed on sim (make perf)\n"
 "  fragbench report DIR [--format png|svg]   report.md and the plot data of a bench run folder\n"
+"  fragbench compare OLD.csv NEW.csv [--max-increase 1%] [--metric COLS] [--junit FILE.xml]\n"
+"                   [--json FILE] [--tolerance FILE]   regression check; exit 1 when worse\n"
+"                   (fragbench compare --help)\n"
 "  fragbench readspeed [--events N] [--frames K] [FILE...]   snapshot reading MB/s\n"
 "                                            (default: tests/data and a synthetic snapshot)\n"
 "\n"
@@ -208,6 +211,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o) {
 
 int trace_bench_main(int argc, char **argv);
 int cmd_report_main(int argc, char **argv);
+int cmd_compare_main(int argc, char **argv);
 
 int cli_main(int argc, char **argv) {
   if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
@@ -216,6 +220,7 @@ int cli_main(int argc, char **argv) {
   }
   if (!strcmp(argv[1], "readspeed")) return trace_bench_main(argc - 1, argv + 1);   /* its own options */
   if (!strcmp(argv[1], "report")) return cmd_report_main(argc - 1, argv + 1);       /* a folder, its own options */
+  if (!strcmp(argv[1], "compare")) return cmd_compare_main(argc - 1, argv + 1);     /* two files, its own options */
   const struct command *c = commands;
   while (c->name && strcmp(c->name, argv[1])) c++;
   if (!c->name) {

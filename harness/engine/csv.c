@@ -9,11 +9,14 @@ const char *const csv_columns[] = {
   "peak_requested", "peak_allocated", "peak_reserved", "overhead", "frag", "ext_frag", "internal_frag",
   "trace_peak_reserved", "device_allocs", "device_frees", "maps", "unmaps", "cache_flushes",
   "modeled_driver_ns", "wall_ns", "ns_per_op", "p50_ns", "p99_ns", "max_ns", "leak_bytes_per_iter",
-  "mincap_bytes", "mincap_x", "imbalance", "alloc_conf", NULL,
+  "mincap_bytes", "mincap_x", "imbalance", "alloc_conf", "ns_per_op_includes", NULL,
 };
 
+/* The header is the first line, so that any CSV reader (pandas.read_csv, csv.DictReader)
+ * takes the file without options; the format's version is the `version` column. Files
+ * of fragbench 0.1.0 began with a "# fragbench results v1" line; results_read.c still
+ * reads them. */
 void csv_write_header(FILE *f) {
-  fputs("# fragbench results v1\n", f);
   for (int i = 0; csv_columns[i]; i++) fprintf(f, "%s%s", i ? "," : "", csv_columns[i]);
   fputc('\n', f);
 }
@@ -56,6 +59,7 @@ void csv_write_row(FILE *f, const char *run_id, const struct run_result *r) {
       if (!strcmp(csv_columns[i], "mincap_bytes")) { u64_opt(f, r->mincap_bytes); continue; }
       if (!strcmp(csv_columns[i], "trace_peak_reserved")) { u64_opt(f, r->trace_peak_reserved); continue; }
       if (!strcmp(csv_columns[i], "alloc_conf")) { str(f, r->alloc_conf); continue; }
+      if (!strcmp(csv_columns[i], "ns_per_op_includes")) { str(f, r->ns_per_op_includes); continue; }
       fputc(',', f);
     }
     fputc('\n', f);
@@ -90,5 +94,6 @@ void csv_write_row(FILE *f, const char *run_id, const struct run_result *r) {
   dbl(f, r->mincap_x, "%.4f");
   dbl(f, r->imbalance, "%.4f");
   str(f, r->alloc_conf);
+  str(f, r->ns_per_op_includes);   /* "validate": the mean includes --validate's checks (p50/p99/max do not) */
   fputc('\n', f);
 }

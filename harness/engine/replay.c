@@ -370,6 +370,8 @@ int replay_run(const struct run_spec *s, struct run_result *r) {
   metrics_init(&x->m);
   note_reserved(x);
   x->validating = s->validate;
+  snprintf(r->ns_per_op_includes, sizeof r->ns_per_op_includes, "%s%s%s%s%s", s->validate ? "validate" : "",   /* said in the row */
+           s->validate && (s->timeline || s->verify) ? "+" : "", s->timeline ? "timeline" : "", s->timeline && s->verify ? "+" : "", s->verify ? "verify" : "");
   if (x->validating) validator_init(&x->v, x->ops, x->a, &x->dev);
   /* a stream-ordered pool places blocks by how far the GPU got through each stream: on
    * cuda its blocks are written in stream order by default, as a program's kernels would */

@@ -56,6 +56,8 @@ struct run_result {
   int exit_class;                    /* 0 ok, 1 validator/device failure, 2 bad input/usage */
   int params_from_trace;             /* how many of params came from the snapshot (`recorded` only) */
   char alloc_conf[600];              /* the PYTORCH_CUDA_ALLOC_CONF for this setting; "" = not in PyTorch */
+  char ns_per_op_includes[40];       /* work inside the timed loop besides the strategy's: "validate", "validate+timeline",
+                                        "timeline", "verify"...; "" = ns_per_op is the strategy's own (p50/p99/max always are) */
 };
 
 void run_result_init(struct run_result *r);
