@@ -64,9 +64,11 @@ static const char usage[] =
 "  --timeline FILE.csv         requested/allocated/reserved over the run: at each ITER on loops of\n"
 "                              64+ iterations, else 512..1024 samples spread over the run\n"
 "  --quiet                     no table or warnings on stderr\n"
+"  --max-reserved BYTES        a gate for CI: exit 1 when a row's peak reserved exceeds BYTES\n"
+"  --fail-on-oom               a gate for CI: exit 1 when a row runs out of memory under its cap\n"
 "\n"
-"exit status: 0 every row ran (OOM and skipped rows included); 1 a validator failure or a\n"
-"device error; 2 bad usage or bad input.\n";
+"exit status: 0 every row ran (OOM and skipped rows included); 1 a validator failure, a\n"
+"device error, or a row that failed --max-reserved/--fail-on-oom; 2 bad usage or bad input.\n";
 
 static void print_usage(FILE *f) { fputs(usage, f); }
 
@@ -155,6 +157,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o) {
     FLAG("--touch", touch)
     FLAG("--no-touch", no_touch)
     FLAG("--quiet", quiet)
+    FLAG("--fail-on-oom", fail_on_oom)
 #undef FLAG
     if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
       if (!strcmp(argv[1], "advise")) advise_usage(stdout); else print_usage(stdout);
@@ -168,6 +171,9 @@ int cli_parse(int argc, char **argv, struct cli_opts *o) {
     else if (!strcmp(name, "--trace")) { if (o->ntraces >= CLI_MAX) return bad("too many %s%s", name, ""); o->traces[o->ntraces++] = val; }
     else if (!strcmp(name, "--allocator")) { if (o->nallocators >= CLI_MAX) return bad("too many %s%s", name, ""); o->allocators[o->nallocators++] = val; }
     else if (!strcmp(name, "--alloc-conf")) { if (add_alloc_conf(o, val)) return 2; }
+    else if (!strcmp(name, "--max-reserved")) {
+      if (parse_bytes(val, 0, &o->max_reserved) || !o->max_reserved) return bad("--max-reserved '%s': expected a byte size such as 40G, 38Gi or 40000000000%s", val, "");
+    }
     else if (!strcmp(name, "--budget")) {
       if (parse_bytes(val, 0, &o->budget) || !o->budget) return bad("--budget '%s': expected a byte size such as 40G, 38Gi or 40000000000%s", val, "");
     }

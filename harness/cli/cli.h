@@ -32,6 +32,7 @@ struct cli_opts {
   int threads; double seconds; double fail_rate;   /* stress */
   char conf_spec[CLI_MAX][640]; int nconf;          /* --alloc-conf, as strategy specs (in allocators[]) */
   uint64_t budget;                                  /* advise --budget; 0 = none */
+  uint64_t max_reserved; int fail_on_oom;           /* run's gate: exit 1 when a row exceeds / OOMs */
 };
 
 /* Parse argv[2..] into o. Returns 0, or 2 with a message printed (bad usage). */
@@ -53,7 +54,11 @@ struct output {
   int close_csv;
   int rows;
   int quiet;
+  uint64_t max_reserved; int fail_on_oom;   /* the gate (run --max-reserved, --fail-on-oom) */
+  int gate_failed;                          /* a row failed it: the command exits 1 */
 };
+/* arm the gate from the options (after output_open) */
+void output_gate(struct output *out, const struct cli_opts *o);
 int output_open(struct output *out, const char *path);
 void output_row(struct output *out, const struct run_result *r);
 void output_close(struct output *out);

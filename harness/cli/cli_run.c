@@ -151,6 +151,7 @@ int cmd_run(struct cli_opts *o) {
   struct output out;
   if (output_open(&out, o->out)) return 2;
   out.quiet = o->quiet;
+  output_gate(&out, o);
   FILE *tl = NULL;
   if (o->timeline) {
     tl = fopen(o->timeline, "w");
@@ -199,5 +200,6 @@ int cmd_run(struct cli_opts *o) {
   }
   if (tl) fclose(tl);
   output_close(&out);
+  if (out.gate_failed && worst < 1) worst = 1;
   return worst;
 }
