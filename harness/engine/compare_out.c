@@ -39,6 +39,8 @@ void cmp_print_text(FILE *f, const struct cmp_report *r, const struct cmp_opts *
     if (d > w4) w4 = d;
   }
   if (w1 > 64) w1 = 64;   /* a longer label (long params) runs past its column */
+  if (w3 > 24) w3 = 24;
+  if (w4 > 24) w4 = 24;
   if (total) fprintf(f, "%-8s %-*s  %-*s  %*s  %*s  %s\n", "kind", w1, "row", w2, "column", w3, "old", w4, "new", "change");
   for (int k = 0; k < 6; k++)
     for (int i = 0; i < r->nlines; i++) {
