@@ -80,8 +80,10 @@ void cmp_print_text(FILE *f, const struct cmp_report *r, const struct cmp_opts *
     snprintf(judged + (n < (int)sizeof judged ? n : (int)sizeof judged - 1), sizeof judged - (size_t)(n < (int)sizeof judged ? n : (int)sizeof judged - 1),
              ", max increase %g%%", o->max_increase * 100);
   }
-  fprintf(f, "compare: %s: %d rows compared (%s): %d worse, %d better, %d within tolerance, %d changed, %d new, %d missing, %d warnings\n",
-          r->fail ? "FAIL" : "ok", r->compared, judged, r->worse, r->better, r->within, r->changed, r->newrows, r->missing, r->warnings);
+  int failing = 0;
+  for (int i = 0; i < r->nrows; i++) failing += r->rows[i].failed;
+  fprintf(f, "compare: %s: %d rows compared (%s): %d worse, %d better, %d within tolerance, %d changed, %d new, %d missing, %d warnings; %d rows fail\n",
+          r->fail ? "FAIL" : "ok", r->compared, judged, r->worse, r->better, r->within, r->changed, r->newrows, r->missing, r->warnings, failing);
 }
 
 /* ---- XML / JSON text ---------------------------------------------------------------- */
