@@ -127,6 +127,20 @@ TEST(compare_a_row_that_no_longer_completes_is_worse) {
   cmp_report_free(&r);
 }
 
+TEST(compare_a_figure_now_measured_passes_and_one_no_longer_measured_fails) {
+  char o[1024], n[1024];
+  snprintf(o, sizeof o, "%s1,0.1.0,w,,async,,sim,,,skipped: needs a GPU,0,,,\n2,0.1.0,w,,pool,,sim,,,ok,1,5,100,1\n", HDR);
+  snprintf(n, sizeof n, "%s1,0.1.0,w,,async,,sim,,,ok,1,5,100,1\n2,0.1.0,w,,pool,,sim,,,skipped: needs a GPU,0,,,\n", HDR);
+  struct cmp_opts opt; cmp_opts_init(&opt);
+  struct cmp_report r;
+  CHECK_EQ(run_engine(write_tmp("o10.csv", o), write_tmp("n10.csv", n), &opt, &r), 0);
+  CHECK_EQ(r.rows[0].failed, 0);    /* async: now runs and is measured */
+  CHECK_EQ(r.rows[1].failed, 1);    /* pool: no longer completes, no longer measured */
+  CHECK_EQ(r.newrows, 0);           /* no new rows: the same two keys */
+  CHECK_EQ(r.fail, 1);
+  cmp_report_free(&r);
+}
+
 TEST(compare_matches_rows_by_key_not_order_and_reads_both_formats) {
   /* OLD in 0.1.0's form (comment line first), NEW header-first with the rows swapped and a
    * cap and params that tell rows apart */

@@ -239,7 +239,7 @@ static void add_line(struct cmp_report *rep, enum cmp_kind kind, int row, const 
     case CMP_K_BETTER: rep->better++; break;
     case CMP_K_WITHIN: rep->within++; break;
     case CMP_K_CHANGED: rep->changed++; break;
-    case CMP_K_NEW: rep->newrows++; break;
+    case CMP_K_NEW: if (!strcmp(l->column, "(row)")) rep->newrows++; break;   /* else a figure now measured */
     case CMP_K_MISSING: rep->missing++; break;
     case CMP_K_WARN: rep->warnings++; break;
   }
@@ -256,10 +256,10 @@ static void add_line(struct cmp_report *rep, enum cmp_kind kind, int row, const 
 static void judge_metric(struct cmp_report *rep, int row, const char *col, const char *o, const char *n, double max_inc) {
   if (!strcmp(o, n)) return;
   double a, b;
-  if (!parse_num(o, &a) || !parse_num(n, &b)) {   /* a figure appeared or went away */
-    add_line(rep, CMP_K_CHANGED, row, col, o, n, !n[0] ? "no longer measured" : NULL);
-    return;
-  }
+  int has_o = parse_num(o, &a), has_n = parse_num(n, &b);
+  if (!has_o && has_n) { add_line(rep, CMP_K_NEW, row, col, o, n, "now measured"); return; }   /* e.g. a row that was skipped */
+  if (has_o && !has_n) { add_line(rep, CMP_K_WORSE, row, col, o, n, "no longer measured"); return; }
+  if (!has_o) { add_line(rep, CMP_K_CHANGED, row, col, o, n, "not a number"); return; }
   if (b < a) add_line(rep, CMP_K_BETTER, row, col, o, n, NULL);
   else if (b > a && (a == 0 || (b - a) / fabs(a) > max_inc)) add_line(rep, CMP_K_WORSE, row, col, o, n, NULL);
   else if (b > a) add_line(rep, CMP_K_WITHIN, row, col, o, n, NULL);
