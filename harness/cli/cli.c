@@ -66,6 +66,8 @@ static const char usage[] =
 "  --quiet                     no table or warnings on stderr\n"
 "  --max-reserved BYTES        a gate for CI: exit 1 when a row's peak reserved exceeds BYTES\n"
 "  --fail-on-oom               a gate for CI: exit 1 when a row runs out of memory under its cap\n"
+"  --breakdown FILE.csv        peak reserved split by stream (the device's count of what each\n"
+"                              stream's allocations made it take), one line per row and stream\n"
 "\n"
 "exit status: 0 every row ran (OOM and skipped rows included); 1 a validator failure, a\n"
 "device error, or a row that failed --max-reserved/--fail-on-oom; 2 bad usage or bad input.\n";
@@ -171,6 +173,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o) {
     else if (!strcmp(name, "--trace")) { if (o->ntraces >= CLI_MAX) return bad("too many %s%s", name, ""); o->traces[o->ntraces++] = val; }
     else if (!strcmp(name, "--allocator")) { if (o->nallocators >= CLI_MAX) return bad("too many %s%s", name, ""); o->allocators[o->nallocators++] = val; }
     else if (!strcmp(name, "--alloc-conf")) { if (add_alloc_conf(o, val)) return 2; }
+    else if (!strcmp(name, "--breakdown")) o->breakdown = val;
     else if (!strcmp(name, "--max-reserved")) {
       if (parse_bytes(val, 0, &o->max_reserved) || !o->max_reserved) return bad("--max-reserved '%s': expected a byte size such as 40G, 38Gi or 40000000000%s", val, "");
     }

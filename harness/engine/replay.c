@@ -14,6 +14,7 @@
 #include "timeline.h"
 #include "timing.h"
 #include "validator.h"
+#include "stream_acct.h"
 
 #define BATCH 256
 #define CHECK_EVERY 4096             /* --validate: full counts/check() cadence */
@@ -106,6 +107,7 @@ static int do_alloc(struct replay *x, const struct event *ev) {
   struct block *b = &e->b;   /* the strategy fills the map's slot directly */
   *b = (struct block){0};
   int rc;
+  if (x->dev.by_stream) x->dev.by_stream->cur = ev->stream;   /* what the device takes now is this stream's */
   if (++x->sample_tick >= TIMING_SAMPLE) {
     x->sample_tick = 0;
     uint64_t d0 = x->dev.c.modeled_ns, t0 = now_ns();
@@ -326,6 +328,7 @@ int replay_run(const struct run_spec *s, struct run_result *r) {
   else snprintf(r->device, sizeof r->device, "sim");
   snprintf(r->device_name, sizeof r->device_name, "%s", x->dev.name);
   x->dev.track_ranges = s->validate;
+  x->dev.by_stream = s->breakdown;
   device_set_cap(&x->dev, s->cap_bytes);
   x->dev.fail_rate = s->fail_rate;   /* set once; the seed picks the failures */
   if (s->fail_rate > 0) x->dev.fail_rng = (x->dev.fail_rng ^ (s->seed * 0x2545F4914F6CDD1Dull)) | 1;

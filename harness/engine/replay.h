@@ -31,6 +31,7 @@ struct run_spec {
   int no_touch;                 /* cuda: no default touch of a stream-ordered strategy's blocks */
   FILE *timeline;               /* NULL = none (rows: timeline.h) */
   const char *timeline_label;   /* the source, before "/allocator" in the timeline's first column; NULL = none */
+  struct stream_acct *breakdown;  /* run --breakdown: the device splits reserved by stream into it; NULL = off */
   int quiet;                    /* no warnings on stderr */
   int progress;                 /* progress line on stderr (terminal, long runs) */
   double fail_rate;             /* fault injection: each device allocation fails with this probability (0 = none) */
