@@ -48,6 +48,9 @@ struct allocator_ops {
   int  (*plan)(void *a, struct workload *w, char *err);
   /* optional: internal consistency check for --validate; 0 ok, -1 with err */
   int  (*check)(void *a, char *err);
+  /* optional: the strategy's pool that serves a request of this size ("small", "large"),
+   * for run --breakdown's split of reserved memory; NULL = one pool per stream */
+  const char *(*pool_of)(void *a, uint64_t size);
 };
 
 /* registry (allocators/registry.c) */

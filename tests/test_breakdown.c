@@ -1,8 +1,8 @@
 /* test_breakdown.c - `run --breakdown`: peak reserved split by stream, counted by the
  * device layer (harness/device/stream_acct.c), for every strategy without anything in
- * the strategy: each stream's share at the peak adds up to the row's peak_reserved, a
- * segment is charged to the stream whose allocation made it, and the accounting map
- * survives growth and deletion. */
+ * the strategy beyond naming its pools (allocator_ops.pool_of): each share at the peak adds
+ * up to the row's peak_reserved, a segment is charged to the stream and pool whose
+ * allocation made it, and the accounting map survives growth and deletion. */
 #include <stdlib.h>
 #include "test.h"
 #include "results_read.h"
@@ -40,21 +40,27 @@ TEST(breakdown_shares_at_the_peak_add_up_to_peak_reserved_for_every_strategy) {
   results_free(&b);
 }
 
-TEST(breakdown_charges_a_segment_to_the_stream_whose_allocation_made_it) {
+TEST(breakdown_charges_a_segment_to_the_stream_and_pool_whose_allocation_made_it) {
   paths();
   /* caching: a 4 MiB request on stream 1 and a 6 MiB one on stream 2 each get their own
-   * 20 MiB segment (kLargeBuffer; pools are per stream) */
-  CHECK_EQ(test_cli(outp, errp, "run", "--workload", "script:events=a1=4MiB@1/a2=6MiB@2/f1/f2", "--allocator", "caching",
+   * 20 MiB segment (kLargeBuffer; pools are per stream), a 512 B one on stream 1 a 2 MiB
+   * small-pool segment */
+  CHECK_EQ(test_cli(outp, errp, "run", "--workload", "script:events=a1=4MiB@1/a2=6MiB@2/a3=512@1/f1/f2/f3", "--allocator", "caching",
                     "--device", "sim", "--quiet", "--out", runs, "--breakdown", bd, NULL), 0);
   struct results b;
   char err[512];
-  CHECK_EQ(results_load_table(bd, (const char *const[]){"run_id", "stream", "reserved_at_peak", NULL}, &b, err, sizeof err), 0);
-  CHECK_EQ(b.nrows, 2);
+  CHECK_EQ(results_load_table(bd, (const char *const[]){"run_id", "stream", "pool", "reserved_at_peak", NULL}, &b, err, sizeof err), 0);
+  CHECK_EQ(b.nrows, 3);
   CHECK_STR(results_get(&b, 0, "stream"), "1");
+  CHECK_STR(results_get(&b, 0, "pool"), "large");
   CHECK_EQ(results_u64(&b, 0, "reserved_at_peak", NULL), 20ull << 20);
   CHECK_STR(results_get(&b, 1, "stream"), "2");
+  CHECK_STR(results_get(&b, 1, "pool"), "large");
   CHECK_EQ(results_u64(&b, 1, "reserved_at_peak", NULL), 20ull << 20);
-  CHECK_EQ(results_u64(&b, 1, "peak_reserved", NULL), 40ull << 20);
+  CHECK_STR(results_get(&b, 2, "stream"), "1");
+  CHECK_STR(results_get(&b, 2, "pool"), "small");
+  CHECK_EQ(results_u64(&b, 2, "reserved_at_peak", NULL), 2ull << 20);
+  CHECK_EQ(results_u64(&b, 2, "peak_reserved", NULL), 42ull << 20);
   results_free(&b);
 }
 

@@ -29,15 +29,16 @@ static void grow(struct stream_acct *a) {
   free(old);
 }
 
-static int slot_of(struct stream_acct *a, uint64_t stream) {
-  for (int i = 0; i < a->n; i++) if (a->stream[i] == stream) return i;
-  if (a->n < ACCT_STREAMS) { a->stream[a->n] = stream; return a->n++; }
+static int slot_of(struct stream_acct *a, uint64_t stream, const char *pool) {
+  if (!pool) pool = "";
+  for (int i = 0; i < a->n; i++) if (a->stream[i] == stream && !strcmp(a->pool[i], pool)) return i;
+  if (a->n < ACCT_STREAMS) { a->stream[a->n] = stream; a->pool[a->n] = pool; return a->n++; }
   return ACCT_STREAMS - 1;
 }
 
 void stream_acct_take(struct stream_acct *a, uint64_t key, uint64_t size, uint64_t reserved, uint64_t peak) {
   if ((a->count + 1) * 2 > a->mask) grow(a);
-  int s = slot_of(a, a->cur);
+  int s = slot_of(a, a->cur, a->cur_pool);
   uint64_t j = hash(key) & a->mask;
   while (a->map[j].used) j = (j + 1) & a->mask;
   a->map[j] = (struct acct_entry){key, (uint32_t)s, 1, size};

@@ -107,7 +107,10 @@ static int do_alloc(struct replay *x, const struct event *ev) {
   struct block *b = &e->b;   /* the strategy fills the map's slot directly */
   *b = (struct block){0};
   int rc;
-  if (x->dev.by_stream) x->dev.by_stream->cur = ev->stream;   /* what the device takes now is this stream's */
+  if (x->dev.by_stream) {   /* what the device takes now is this stream's (and pool's) */
+    x->dev.by_stream->cur = ev->stream;
+    x->dev.by_stream->cur_pool = x->ops->pool_of ? x->ops->pool_of(x->a, ev->size) : NULL;
+  }
   if (++x->sample_tick >= TIMING_SAMPLE) {
     x->sample_tick = 0;
     uint64_t d0 = x->dev.c.modeled_ns, t0 = now_ns();
