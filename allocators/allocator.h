@@ -63,6 +63,9 @@ struct allocator_ops {
   int  (*check)(void *a, char *err);
   /* optional: every segment's blocks in address order, fn once per block (explain) */
   void (*segments)(void *a, void (*fn)(void *ctx, const struct seg_block *b), void *ctx);
+  /* optional: the strategy's pool that serves a request of this size ("small", "large"),
+   * for run --breakdown's split of reserved memory; NULL = one pool per stream */
+  const char *(*pool_of)(void *a, uint64_t size);
 };
 
 /* registry (allocators/registry.c) */

@@ -312,6 +312,13 @@ static void caching_destroy(void *a) {
   free(c);
 }
 
+/* run --breakdown: requests up to kSmallSize (1 MiB) are served from the small pool
+ * (2 MiB segments), larger ones from the large pool; rounding never crosses 1 MiB */
+static const char *caching_pool_of(void *a, uint64_t size) {
+  (void)a;
+  return caching_is_small(size) ? "small" : "large";
+}
+
 const struct allocator_ops caching_allocator = {
   .name = "caching",
   .help = "PyTorch's CUDA caching allocator: 2 MiB / 20 MiB / own segments, best fit per stream, "
@@ -328,4 +335,5 @@ const struct allocator_ops caching_allocator = {
   .destroy = caching_destroy,
   .check = caching_check,
   .segments = caching_segments,
+  .pool_of = caching_pool_of,
 };

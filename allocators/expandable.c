@@ -169,6 +169,13 @@ static void exp_destroy(void *a) {
   free(e);
 }
 
+/* run --breakdown: requests up to kSmallSize (1 MiB) are served from the small pool
+ * (2 MiB segments), larger ones from the large pool; rounding never crosses 1 MiB */
+static const char *exp_pool_of(void *a, uint64_t size) {
+  (void)a;
+  return caching_is_small(size) ? "small" : "large";
+}
+
 const struct allocator_ops expandable_allocator = {
   .name = "expandable",
   .help = "PyTorch's caching allocator with expandable_segments:True: one growing virtual range per "
@@ -185,4 +192,5 @@ const struct allocator_ops expandable_allocator = {
   .destroy = exp_destroy,
   .check = exp_check,
   .segments = exp_segments,
+  .pool_of = exp_pool_of,
 };

@@ -33,7 +33,8 @@ function csv_quote(s) {
   return "\"" s "\""
 }
 
-# Results files: the "# fragbench results v1" line, then the header, then rows.
+# Results files: the header, then rows (files of 0.1.0 began with a "# fragbench results v1"
+# line, skipped here as every line starting with #).
 # Call rows_line($0) for every line of a file: returns 1 for a data row (fields in F[],
 # their count in NF_), 0 for the version line, the header (sets COL[name] = index,
 # COLNAME[index] = name, NCOL) or a blank line.

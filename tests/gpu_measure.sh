@@ -23,9 +23,9 @@ for t in tests/data/*.pickle.gz tests/data/*.pickle; do [ -f "$t" ] && srcs="$sr
 "$BIN" run $srcs $aargs --device sim --quiet --out "$OUT/sim.csv"; echo "sim rows: exit $?"
 echo
 printf '%-24s %-11s %-8s %14s %14s %6s %9s %9s %12s\n' workload allocator status cuda_reserved sim_reserved equal cuda_ns sim_ns drv_ns/op
-awk -F, 'FILENAME ~ /sim.csv$/ { if (FNR > 2) { k = $3 "|" $5; sim[k] = $22; simns[k] = $35 } next }
-  FILENAME ~ /cuda-speed.csv$/ { if (FNR > 2) { k = $3 "|" $5; ops = $15 + $16; ns[k] = $35; drv[k] = ops ? $33 / ops : 0; res[k] = $22 } next }
-  FNR > 2 { k = $3 "|" $5; r = ($5 == "async") ? res[k] : $22;
+awk -F, 'FILENAME ~ /sim.csv$/ { if ($1 ~ /^[0-9]+$/) { k = $3 "|" $5; sim[k] = $22; simns[k] = $35 } next }
+  FILENAME ~ /cuda-speed.csv$/ { if ($1 ~ /^[0-9]+$/) { k = $3 "|" $5; ops = $15 + $16; ns[k] = $35; drv[k] = ops ? $33 / ops : 0; res[k] = $22 } next }
+  $1 ~ /^[0-9]+$/ { k = $3 "|" $5; r = ($5 == "async") ? res[k] : $22;
     printf "%-24.24s %-11s %-8.8s %14s %14s %6s %9s %9s %12.0f\n", $3, $5, $12, r, (k in sim) ? sim[k] : "-",
       (k in sim && sim[k] == r) ? "yes" : ((k in sim) ? "NO" : "-"), ns[k], (k in simns) ? simns[k] : "-", drv[k] }' \
   "$OUT/sim.csv" "$OUT/cuda-speed.csv" "$OUT/cuda.csv" | tee "$OUT/table.txt"

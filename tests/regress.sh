@@ -13,10 +13,11 @@
 # failure stops the suite, exit 2). `mincap` rows are added for the script workloads
 # once the binary has that command.
 #
-# The comparison (tests/regress_compare.awk, columns per results/tolerance.csv): every
-# memory figure exactly or within its tolerance; host timing beyond a loose factor is a
-# warning only. Exit 0 = no memory regression; 1 = a memory figure changed or a baseline
-# row is missing (new rows are reported, and pass); 2 = the suite could not run.
+# The comparison (`BIN compare BASELINE NEW --tolerance results/tolerance.csv`, the same
+# command a user's CI runs): every memory figure exactly or within its tolerance; host
+# timing beyond a loose factor is a warning only. Exit 0 = no memory regression; 1 = a
+# memory figure changed or a baseline row is missing (new rows are reported, and pass);
+# 2 = the suite could not run.
 #
 # Options: --allocator NAME (repeatable) runs and compares only those allocators' rows;
 # --keep DIR keeps the new CSV there. REGRESS_BASELINE=FILE compares against another file.
@@ -94,8 +95,9 @@ run_one() {
     sed 's/^/  /' "$tmp/err" >&2
     exit 2
   fi
-  [ -s "$new" ] || head -n 2 "$tmp/part.csv" > "$new"
-  tail -n +3 "$tmp/part.csv" >> "$tmp/rows"
+  skip=1; head -n 1 "$tmp/part.csv" | grep -q '^#' && skip=2   # the header, after 0.1.0's comment line if any
+  [ -s "$new" ] || head -n "$skip" "$tmp/part.csv" > "$new"
+  tail -n +$((skip + 1)) "$tmp/part.csv" >> "$tmp/rows"
 }
 has_mincap=0
 "$BIN" mincap --help > /dev/null 2>&1 && has_mincap=1
@@ -143,5 +145,13 @@ if [ $refresh = 1 ]; then
 fi
 
 [ -f "$baseline" ] || { echo "regress: no baseline $baseline: run 'make baseline' and commit it" >&2; exit 2; }
-awk -f "$root/plots/fb.awk" -f "$here/regress_compare.awk" -v only="$only" \
-  "$tolerance" "$baseline" "$new"
+oargs=""
+for a in $only; do oargs="$oargs --allocator $a"; done
+rc=0
+"$BIN" compare "$baseline" "$new" --tolerance "$tolerance" --max-lines 80 $oargs || rc=$?
+case $rc in
+  0) echo "regress: ok (new rows pass; 'make baseline' adds them to the baseline)" ;;
+  1) echo "regress: FAIL: if the change is intended, run 'make baseline' and commit results/baseline-sim.csv with the change that explains it" ;;
+  *) echo "regress: the comparison could not run (exit $rc)" >&2 ;;
+esac
+exit $rc

@@ -89,9 +89,9 @@ TEST(cli_run_snapshot_with_oom_replays_under_the_inferred_cap) {
   CHECK_CONTAINS(e, "ends in an OOM at event 6");
   CHECK_CONTAINS(e, "the limit was between 950.00 MiB and 1.10 GiB");
   CHECK_CONTAINS(e, "--no-infer-cap turns this off");
-  CHECK_CONTAINS(o, ",cap_source,cap_lo,cap_hi\n");
+  CHECK_CONTAINS(o, ",cap_source,cap_lo,cap_hi,");
   CHECK_CONTAINS(o, ",oom,");
-  CHECK_CONTAINS(o, ",inferred,996147200,1184890880\n");
+  CHECK_CONTAINS(o, ",inferred,996147200,1184890880,");
   free(e);
   free(o);
   /* --no-infer-cap: uncapped, completes; a given cap says so */
@@ -104,7 +104,7 @@ TEST(cli_run_snapshot_with_oom_replays_under_the_inferred_cap) {
   CHECK_EQ(test_cli(outp, errp, "run", "--trace", "tests/variants/oom_fraction.pickle", "--device", "sim",
                     "--allocator", "recorded", "--cap-bytes", "2Gi", "--out", outp, NULL), 0);
   o = test_read_file(outp);
-  CHECK_CONTAINS(o, ",given,,\n");
+  CHECK_CONTAINS(o, ",given,,,");
   free(o);
 }
 
@@ -156,7 +156,7 @@ TEST(cli_mincap_says_where_each_need_falls_against_the_limit) {
   CHECK_CONTAINS(e, "the limit was between 40.00 MiB and 66.00 MiB");
   CHECK_CONTAINS(e, "x caching: needs 66.00 MiB: above the limit the job ran under (fails under it)");
   CHECK_CONTAINS(e, "x raw: needs 40.00 MiB: inside the interval of the limit the job ran under");
-  CHECK_CONTAINS(o, ",41943040,69206016\n");
+  CHECK_CONTAINS(o, ",41943040,69206016,");
   free(e);
   free(o);
 }

@@ -70,7 +70,7 @@ TEST(cli_device_auto_says_sim) {
   CHECK_CONTAINS(e, "using the simulated device");
   free(e);
   char *o = test_read_file(outp);
-  CHECK_CONTAINS(o, "# fragbench results v1\n");
+  CHECK(!strncmp(o, "run_id,version,workload,", 24));
   CHECK_CONTAINS(o, ",sim,");
   free(o);
 }
@@ -83,7 +83,7 @@ TEST(cli_out_file_holds_the_rows) {
   CHECK_EQ(test_cli(outp, errp, "run", "--workload", wl, "--allocator", "raw", "--device", "sim", "--out", csv, NULL), 0);
   char *t = test_read_file(csv);
   CHECK(t != NULL);
-  char *row = strchr(strchr(t, '\n') + 1, '\n') + 1;
+  char *row = strchr(t, '\n') + 1;   /* the header is the first line */
   /* fields 20..23: peak_requested, peak_allocated, peak_reserved, overhead */
   char *f = row;
   for (int i = 0; i < 19; i++) f = strchr(f, ',') + 1;

@@ -196,9 +196,7 @@ TEST(mincap_every_strategy_row_is_consistent) {
 
 /* the CSV column by header name, from a file written by the CLI (row 1 = first data row) */
 static int csv_cell(const char *text, int row, const char *col, char *out, size_t len) {
-  const char *hdr = strchr(text, '\n');
-  if (!hdr) return -1;
-  hdr++;
+  const char *hdr = text;   /* the header is the first line */
   int idx = -1, k = 0;
   const char *p = hdr;
   while (*p && *p != '\n') {

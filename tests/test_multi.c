@@ -61,7 +61,7 @@ TEST(multi_sim4_rows_and_imbalance) {
   /* recompute imbalance from the device rows */
   unsigned long long res[4], mx = 0, mn = ~0ull;
   int k = 0;
-  char *line = strchr(strchr(t, '\n') + 1, '\n') + 1;
+  char *line = strchr(t, '\n') + 1;   /* after the header */
   double imb = -1;
   while (line && *line) {
     char *f = line;

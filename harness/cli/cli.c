@@ -27,6 +27,9 @@ static const char usage[] =
 "  fragbench list                            workloads, trace formats, allocators, parameters\n"
 "  fragbench perf [--out FILE.csv]           the suite's own speed on sim (make perf)\n"
 "  fragbench report DIR [--format png|svg]   report.md and the plot data of a bench run folder\n"
+"  fragbench compare OLD.csv NEW.csv [--max-increase 1%] [--metric COLS] [--junit FILE.xml]\n"
+"                   [--json FILE] [--tolerance FILE]   regression check; exit 1 when worse\n"
+"                   (fragbench compare --help)\n"
 "  fragbench readspeed [--events N] [--frames K] [FILE...]   snapshot reading MB/s\n"
 "                                            (default: tests/data and a synthetic snapshot)\n"
 "\n"
@@ -67,9 +70,13 @@ static const char usage[] =
 "  --timeline FILE.csv         requested/allocated/reserved over the run: at each ITER on loops of\n"
 "                              64+ iterations, else 512..1024 samples spread over the run\n"
 "  --quiet                     no table or warnings on stderr\n"
+"  --max-reserved BYTES        a gate for CI: exit 1 when a row's peak reserved exceeds BYTES\n"
+"  --fail-on-oom               a gate for CI: exit 1 when a row runs out of memory under its cap\n"
+"  --breakdown FILE.csv        peak reserved split by stream (the device's count of what each\n"
+"                              stream's allocations made it take), one line per row and stream\n"
 "\n"
-"exit status: 0 every row ran (OOM and skipped rows included); 1 a validator failure or a\n"
-"device error; 2 bad usage or bad input.\n";
+"exit status: 0 every row ran (OOM and skipped rows included); 1 a validator failure, a\n"
+"device error, or a row that failed --max-reserved/--fail-on-oom; 2 bad usage or bad input.\n";
 
 static void print_usage(FILE *f) { fputs(usage, f); }
 
@@ -160,6 +167,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o) {
     FLAG("--no-touch", no_touch)
     FLAG("--quiet", quiet)
     FLAG("--no-infer-cap", no_infer_cap)
+    FLAG("--fail-on-oom", fail_on_oom)
 #undef FLAG
     if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
       if (!strcmp(argv[1], "advise")) advise_usage(stdout);
@@ -175,6 +183,10 @@ int cli_parse(int argc, char **argv, struct cli_opts *o) {
     else if (!strcmp(name, "--trace")) { if (o->ntraces >= CLI_MAX) return bad("too many %s%s", name, ""); o->traces[o->ntraces++] = val; }
     else if (!strcmp(name, "--allocator")) { if (o->nallocators >= CLI_MAX) return bad("too many %s%s", name, ""); o->allocators[o->nallocators++] = val; }
     else if (!strcmp(name, "--alloc-conf")) { if (add_alloc_conf(o, val)) return 2; }
+    else if (!strcmp(name, "--breakdown")) o->breakdown = val;
+    else if (!strcmp(name, "--max-reserved")) {
+      if (parse_bytes(val, 0, &o->max_reserved) || !o->max_reserved) return bad("--max-reserved '%s': expected a byte size such as 40G, 38Gi or 40000000000%s", val, "");
+    }
     else if (!strcmp(name, "--budget")) {
       if (parse_bytes(val, 0, &o->budget) || !o->budget) return bad("--budget '%s': expected a byte size such as 40G, 38Gi or 40000000000%s", val, "");
     }
@@ -220,6 +232,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o) {
 
 int trace_bench_main(int argc, char **argv);
 int cmd_report_main(int argc, char **argv);
+int cmd_compare_main(int argc, char **argv);
 
 int cli_main(int argc, char **argv) {
   if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
@@ -228,6 +241,7 @@ int cli_main(int argc, char **argv) {
   }
   if (!strcmp(argv[1], "readspeed")) return trace_bench_main(argc - 1, argv + 1);   /* its own options */
   if (!strcmp(argv[1], "report")) return cmd_report_main(argc - 1, argv + 1);       /* a folder, its own options */
+  if (!strcmp(argv[1], "compare")) return cmd_compare_main(argc - 1, argv + 1);     /* two files, its own options */
   const struct command *c = commands;
   while (c->name && strcmp(c->name, argv[1])) c++;
   if (!c->name) {

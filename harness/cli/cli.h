@@ -34,6 +34,8 @@ struct cli_opts {
   uint64_t budget;                                  /* advise --budget; 0 = none */
   int no_infer_cap;                                 /* run: no cap inferred from a snapshot's OOM */
   const char *at, *plot;                            /* explain --at, --plot */
+  uint64_t max_reserved; int fail_on_oom;           /* run's gate: exit 1 when a row exceeds / OOMs */
+  const char *breakdown;                            /* run --breakdown FILE.csv: reserved at the peak per stream */
 };
 
 /* Parse argv[2..] into o. Returns 0, or 2 with a message printed (bad usage). */
@@ -55,7 +57,15 @@ struct output {
   int close_csv;
   int rows;
   int quiet;
+  uint64_t max_reserved; int fail_on_oom;   /* the gate (run --max-reserved, --fail-on-oom) */
+  int gate_failed;                          /* a row failed it: the command exits 1 */
 };
+/* run --breakdown FILE.csv (cli_breakdown.c): its header, and one line per stream of a row */
+struct stream_acct;
+void breakdown_header(FILE *f);
+void breakdown_rows(FILE *f, int run_id, const struct run_result *r, const struct stream_acct *a);
+/* arm the gate from the options (after output_open) */
+void output_gate(struct output *out, const struct cli_opts *o);
 int output_open(struct output *out, const char *path);
 void output_row(struct output *out, const struct run_result *r);
 void output_close(struct output *out);

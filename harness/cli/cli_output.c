@@ -43,7 +43,28 @@ void table_row(const struct run_result *r) {
           r->params_from_trace ? " (from the snapshot)" : "");
 }
 
+void output_gate(struct output *out, const struct cli_opts *o) {
+  out->max_reserved = o->max_reserved;
+  out->fail_on_oom = o->fail_on_oom;
+}
+
+/* "does it still fit": said on stderr even with --quiet, as it changes the exit status */
+static void gate(struct output *out, const struct run_result *r) {
+  const char *w = r->trace[0] ? r->trace : r->workload;
+  if (out->max_reserved && r->peak_reserved > out->max_reserved) {
+    fprintf(stderr, "fragbench: gate: %s x %s (device %s): peak reserved %llu > --max-reserved %llu\n", w, r->allocator, r->device,
+            (unsigned long long)r->peak_reserved, (unsigned long long)out->max_reserved);
+    out->gate_failed = 1;
+  }
+  if (out->fail_on_oom && !strncmp(r->status, "oom", 3)) {
+    fprintf(stderr, "fragbench: gate: %s x %s (device %s): out of memory (%llu failed allocations; first at event %lld) and --fail-on-oom\n",
+            w, r->allocator, r->device, (unsigned long long)r->oom_count, (long long)r->first_oom_event);
+    out->gate_failed = 1;
+  }
+}
+
 void output_row(struct output *out, const struct run_result *r) {
+  gate(out, r);
   char id[32];
   snprintf(id, sizeof id, "%d", ++out->rows);
   csv_write_row(out->csv, id, r);

@@ -2,6 +2,7 @@
  * is one row, replayed on one device; rows go to the CSV as they finish, so an error in
  * a later row loses nothing already measured. */
 #include "cli.h"
+#include "stream_acct.h"
 #include "multi.h"
 #include "timeline.h"
 #include "cap_infer.h"
@@ -143,6 +144,10 @@ int cmd_run(struct cli_opts *o) {
   struct device_config cfg;
   if (cli_pick_device(o, &cfg)) return 1;
   if (mpi_world() > 1) return cmd_run_mpi(o, &cfg);
+  if (o->breakdown && (o->devices || mpi_world() > 1)) {
+    fprintf(stderr, "fragbench run: --breakdown splits one device's rows; it does not work with --devices or MPI yet\n");
+    return 2;
+  }
   if (o->devices) return cmd_run_multi(o, &cfg);
   struct source src[CLI_MAX * 4];
   int nsrc;
@@ -163,11 +168,18 @@ int cmd_run(struct cli_opts *o) {
   struct output out;
   if (output_open(&out, o->out)) return 2;
   out.quiet = o->quiet;
+  output_gate(&out, o);
   FILE *tl = NULL;
   if (o->timeline) {
     tl = fopen(o->timeline, "w");
     if (!tl) { fprintf(stderr, "fragbench: %s: cannot write the timeline\n", o->timeline); output_close(&out); return 2; }
     fputs(TIMELINE_HEADER, tl);
+  }
+  FILE *bd = NULL;
+  if (o->breakdown) {
+    bd = fopen(o->breakdown, "w");
+    if (!bd) { fprintf(stderr, "fragbench: %s: cannot write the breakdown\n", o->breakdown); if (tl) fclose(tl); output_close(&out); return 2; }
+    breakdown_header(bd);
   }
   int worst = 0;
   for (int si = 0; si < nsrc && worst < 2; si++) {
@@ -200,7 +212,10 @@ int cmd_run(struct cli_opts *o) {
         s.timeline_label = nsrc > 1 ? (src[si].workload ? src[si].workload : src[si].trace) : NULL;
         struct run_result r;
         run_result_init(&r);
+        struct stream_acct acct;
+        if (bd) { stream_acct_init(&acct); s.breakdown = &acct; }
         int cls = replay_run(&s, &r);
+        if (bd) { breakdown_rows(bd, out.rows + 1, &r, &acct); stream_acct_free(&acct); s.breakdown = NULL; }
         if (cls == 2 && !r.allocator[0] && !r.workload[0]) {
           fprintf(stderr, "fragbench: %s\n", r.status + 7);
           worst = 2;
@@ -214,6 +229,8 @@ int cmd_run(struct cli_opts *o) {
     }
   }
   if (tl) fclose(tl);
+  if (bd && fclose(bd)) { fprintf(stderr, "fragbench: %s: write failed\n", o->breakdown); if (worst < 2) worst = 2; }
   output_close(&out);
+  if (out.gate_failed && worst < 1) worst = 1;
   return worst;
 }

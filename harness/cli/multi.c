@@ -150,6 +150,7 @@ int cmd_run_multi(struct cli_opts *o, const struct device_config *base) {
   struct output out;
   if (output_open(&out, o->out)) return 2;
   out.quiet = o->quiet;
+  output_gate(&out, o);
   struct job *jobs = calloc((size_t)dl.n, sizeof *jobs);
   struct run_result *rows = calloc((size_t)dl.n, sizeof *rows);
   int worst = 0;
@@ -199,5 +200,6 @@ int cmd_run_multi(struct cli_opts *o, const struct device_config *base) {
   free(jobs);
   free(rows);
   output_close(&out);
+  if (out.gate_failed && worst < 1) worst = 1;
   return worst;
 }

@@ -36,6 +36,7 @@ int cmd_run_mpi(struct cli_opts *o, const struct device_config *base) {
   if (root) {
     if (output_open(&out, o->out)) MPI_Abort(MPI_COMM_WORLD, 2);
     out.quiet = o->quiet;
+    output_gate(&out, o);
   }
   struct run_result *rows = root ? calloc((size_t)world_size, sizeof *rows) : NULL;
   int worst = 0;
@@ -75,7 +76,7 @@ int cmd_run_mpi(struct cli_opts *o, const struct device_config *base) {
         }
       }
     }
-  if (root) output_close(&out);
+  if (root) { output_close(&out); if (out.gate_failed && worst < 1) worst = 1; }
   free(rows);
   MPI_Bcast(&worst, 1, MPI_INT, 0, MPI_COMM_WORLD);
   return worst;

@@ -2,6 +2,7 @@
  * accounting, call counts, the ranges held (for the validator), failure injection.
  * Backends (device_sim.c, device_cuda.c) only do the work; see device.h. */
 #include "device.h"
+#include "stream_acct.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,7 @@ int dev_malloc(struct device *d, uint64_t size, uint64_t *addr) {
   if (rc) return rc;
   d->c.device_allocs++;
   took(d, size);
+  if (d->by_stream) stream_acct_take(d->by_stream, *addr, size, d->reserved, d->peak_reserved);
   if (d->track_ranges) held_add(d, &d->ranges, *addr, size, 0);
   return 0;
 }
@@ -160,6 +162,7 @@ void dev_free(struct device *d, uint64_t addr, uint64_t size) {
   d->ops->free(d, addr, size);
   d->c.device_frees++;
   d->reserved -= size;
+  if (d->by_stream) stream_acct_give(d->by_stream, addr);
 }
 
 int dev_va_reserve(struct device *d, uint64_t size, uint64_t *va) {
@@ -183,6 +186,7 @@ int dev_phys_create(struct device *d, uint64_t size, uint64_t *h) {
   if (rc) return rc;
   d->c.device_allocs++;
   took(d, size);
+  if (d->by_stream) stream_acct_take(d->by_stream, *h | 1ull << 63, size, d->reserved, d->peak_reserved);
   if (handle_table_put(&d->handles, *h, size)) { fprintf(stderr, "fragbench: out of host memory\n"); exit(1); }
   return 0;
 }
@@ -232,6 +236,7 @@ void dev_phys_release(struct device *d, uint64_t h) {
   d->ops->phys_release(d, h);
   d->c.device_frees++;
   d->reserved -= ph->size;
+  if (d->by_stream) stream_acct_give(d->by_stream, h | 1ull << 63);
   handle_table_del(&d->handles, ph);
 }
 

@@ -80,6 +80,7 @@ struct device {
   /* thread safety for stress mode only: NULL on the single-threaded replay path */
   pthread_mutex_t *lock;
   char err[FB_ERRLEN];        /* last device error */
+  struct stream_acct *by_stream;   /* run --breakdown: reserved split by stream (NULL = off) */
 };
 
 struct device_config {

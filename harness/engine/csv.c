@@ -10,11 +10,14 @@ const char *const csv_columns[] = {
   "trace_peak_reserved", "device_allocs", "device_frees", "maps", "unmaps", "cache_flushes",
   "modeled_driver_ns", "wall_ns", "ns_per_op", "p50_ns", "p99_ns", "max_ns", "leak_bytes_per_iter",
   "mincap_bytes", "mincap_x", "imbalance", "alloc_conf",
-  "cap_source", "cap_lo", "cap_hi", NULL,
+  "cap_source", "cap_lo", "cap_hi", "ns_per_op_includes", NULL,
 };
 
+/* The header is the first line, so that any CSV reader (pandas.read_csv, csv.DictReader)
+ * takes the file without options; the format's version is the `version` column. Files
+ * of fragbench 0.1.0 began with a "# fragbench results v1" line; results_read.c still
+ * reads them. */
 void csv_write_header(FILE *f) {
-  fputs("# fragbench results v1\n", f);
   for (int i = 0; csv_columns[i]; i++) fprintf(f, "%s%s", i ? "," : "", csv_columns[i]);
   fputc('\n', f);
 }
@@ -60,6 +63,7 @@ void csv_write_row(FILE *f, const char *run_id, const struct run_result *r) {
       if (!strcmp(csv_columns[i], "cap_source")) { str(f, r->cap_source); continue; }
       if (!strcmp(csv_columns[i], "cap_lo")) { u64_opt(f, r->cap_lo); continue; }
       if (!strcmp(csv_columns[i], "cap_hi")) { u64_opt(f, r->cap_hi); continue; }
+      if (!strcmp(csv_columns[i], "ns_per_op_includes")) { str(f, r->ns_per_op_includes); continue; }
       fputc(',', f);
     }
     fputc('\n', f);
@@ -97,5 +101,6 @@ void csv_write_row(FILE *f, const char *run_id, const struct run_result *r) {
   str(f, r->cap_source);
   u64_opt(f, r->cap_lo);
   u64_opt(f, r->cap_hi);
+  str(f, r->ns_per_op_includes);   /* "validate": the mean includes --validate's checks (p50/p99/max do not) */
   fputc('\n', f);
 }

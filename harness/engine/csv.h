@@ -1,5 +1,5 @@
-/* csv.h - the results CSV contract (DESIGN.md): first line "# fragbench results v1",
- * then the header, then one row per run. Columns are only ever appended. */
+/* csv.h - the results CSV contract (README.md, "CSV columns"): the header first, then one
+ * row per run. Columns are only ever appended. */
 #ifndef FB_CSV_H
 #define FB_CSV_H
 #include <stdio.h>

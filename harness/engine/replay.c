@@ -14,6 +14,7 @@
 #include "timeline.h"
 #include "timing.h"
 #include "validator.h"
+#include "stream_acct.h"
 
 #define BATCH 256
 #define CHECK_EVERY 4096             /* --validate: full counts/check() cadence */
@@ -106,6 +107,10 @@ static int do_alloc(struct replay *x, const struct event *ev) {
   struct block *b = &e->b;   /* the strategy fills the map's slot directly */
   *b = (struct block){0};
   int rc;
+  if (x->dev.by_stream) {   /* what the device takes now is this stream's (and pool's) */
+    x->dev.by_stream->cur = ev->stream;
+    x->dev.by_stream->cur_pool = x->ops->pool_of ? x->ops->pool_of(x->a, ev->size) : NULL;
+  }
   if (++x->sample_tick >= TIMING_SAMPLE) {
     x->sample_tick = 0;
     uint64_t d0 = x->dev.c.modeled_ns, t0 = now_ns();
@@ -329,6 +334,7 @@ int replay_run(const struct run_spec *s, struct run_result *r) {
   else snprintf(r->device, sizeof r->device, "sim");
   snprintf(r->device_name, sizeof r->device_name, "%s", x->dev.name);
   x->dev.track_ranges = s->validate;
+  x->dev.by_stream = s->breakdown;
   device_set_cap(&x->dev, s->cap_bytes);
   x->dev.fail_rate = s->fail_rate;   /* set once; the seed picks the failures */
   if (s->fail_rate > 0) x->dev.fail_rng = (x->dev.fail_rng ^ (s->seed * 0x2545F4914F6CDD1Dull)) | 1;
@@ -373,6 +379,8 @@ int replay_run(const struct run_spec *s, struct run_result *r) {
   metrics_init(&x->m);
   note_reserved(x);
   x->validating = s->validate;
+  snprintf(r->ns_per_op_includes, sizeof r->ns_per_op_includes, "%s%s%s%s%s", s->validate ? "validate" : "",   /* said in the row */
+           s->validate && (s->timeline || s->verify) ? "+" : "", s->timeline ? "timeline" : "", s->timeline && s->verify ? "+" : "", s->verify ? "verify" : "");
   if (x->validating) validator_init(&x->v, x->ops, x->a, &x->dev);
   /* a stream-ordered pool places blocks by how far the GPU got through each stream: on
    * cuda its blocks are written in stream order by default, as a program's kernels would */

@@ -33,6 +33,7 @@ struct run_spec {
   int no_touch;                 /* cuda: no default touch of a stream-ordered strategy's blocks */
   FILE *timeline;               /* NULL = none (rows: timeline.h) */
   const char *timeline_label;   /* the source, before "/allocator" in the timeline's first column; NULL = none */
+  struct stream_acct *breakdown;  /* run --breakdown: the device splits reserved by stream into it; NULL = off */
   int quiet;                    /* no warnings on stderr */
   int progress;                 /* progress line on stderr (terminal, long runs) */
   double fail_rate;             /* fault injection: each device allocation fails with this probability (0 = none) */
@@ -60,6 +61,8 @@ struct run_result {
   char alloc_conf[600];              /* the PYTORCH_CUDA_ALLOC_CONF for this setting; "" = not in PyTorch */
   char cap_source[16];               /* "given", "inferred" or "" */
   uint64_t cap_lo, cap_hi;           /* the limit the snapshot ran under: lo <= L < hi; 0 = n/a */
+  char ns_per_op_includes[40];       /* work inside the timed loop besides the strategy's: "validate", "validate+timeline",
+                                        "timeline", "verify"...; "" = ns_per_op is the strategy's own (p50/p99/max always are) */
 };
 
 void run_result_init(struct run_result *r);
