@@ -16,7 +16,7 @@ endif
 
 OPT      ?= -O2
 # One folder per concept; includes are by file name, so each folder is on the path.
-INCLUDE_DIRS := harness/cli harness/engine harness/common harness/device allocators workloads
+INCLUDE_DIRS := harness/cli harness/report harness/engine harness/common harness/device allocators workloads
 CFLAGS   := -std=c11 -D_GNU_SOURCE $(OPT) -g -Wall -Wextra -Werror $(addprefix -I,$(INCLUDE_DIRS)) -MMD -MP
 LDLIBS   := -lm -lpthread -lz
 BUILD    := build
@@ -90,7 +90,7 @@ validate: $(BIN)
 	sh tests/validate/run.sh $(BIN)
 
 bench: $(BIN)
-	sh scripts/bench.sh $(BIN)
+	TRACES='$(TRACES)' WORKLOADS='$(WORKLOADS)' ALLOCATORS='$(ALLOCATORS)' sh scripts/bench.sh $(BIN)
 
 perf: $(BIN)
 	sh scripts/perf.sh $(BIN)
@@ -98,11 +98,11 @@ perf: $(BIN)
 fuzz:
 	sh tests/fuzz/run.sh
 
-plots:
-	sh plots/plots.sh $(RUN)
+plots: $(BIN)
+	FRAGBENCH=$(BIN) sh plots/plots.sh $(RUN)
 
-report:
-	sh plots/report.sh $(RUN)
+report: $(BIN)
+	FRAGBENCH=$(BIN) sh plots/report.sh $(RUN)
 
 regress: $(BIN)
 	sh tests/regress.sh $(BIN)

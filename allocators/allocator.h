@@ -25,6 +25,8 @@ struct alloc_stats {
 enum alloc_flags {
   ALLOC_NEEDS_POOL = 1,     /* needs the device's stream-ordered pool (cuda only) */
   ALLOC_OFFLINE = 2,        /* plans over the whole workload first (oracle) */
+  ALLOC_STREAM_ORDERED = 4, /* placement follows the GPU's progress (a real stream-ordered pool):
+                               on cuda the replay writes its blocks in stream order by default */
 };
 
 struct allocator_ops {

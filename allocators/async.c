@@ -8,29 +8,46 @@
  * pool: measured on an H100, the driver reserves in 32 MiB steps and lets reserved pass a
  * smaller maxSize, so maxSize alone does not bound it. EMPTY_CACHE is
  * PyTorch's emptyCache(): synchronize, then cudaMemPoolTrimTo(0). Like PyTorch there is
- * no retry after an out-of-memory. CUDA only: on sim the harness reports
- * `skipped: needs a GPU`, and create() itself refuses. */
+ * no retry after an out-of-memory. On a device without a stream-ordered pool (sim) the
+ * same rules run against a model of the driver's pool (async_model.c: 32 MiB chunks,
+ * 512-byte packing, good fit by size class, per-stream reuse until a synchronization),
+ * which gets its memory from the device layer like every other strategy. */
 #include <stdio.h>
 #include <stdlib.h>
 #include "allocator.h"
+#include "async_model.h"
 
 struct async_alloc {
   struct device *dev;
+  struct amodel *model;   /* sim: the model; NULL: the device's real pool */
   uint64_t used;      /* bytes handed out and not yet freed */
 };
 
 static const struct param_spec async_params[] = {
   {"release_threshold", P_BYTES, "",
    "bytes the pool may keep reserved when it is synchronized (cudaMemPoolAttrReleaseThreshold); unset = keep all"},
+  {"granule", P_BYTES, "32MiB", "sim model: the pool maps physical memory in chunks of this size (measured: 32 MiB)"},
+  {"subclasses", P_INT, "4", "sim model: size classes per power of two for the good-fit search (1, 2, 4, 8, 16)"},
   {NULL, 0, NULL, NULL},
 };
 
 static int async_create(void **a, struct device *d, const struct params *p, char *err) {
-  if (!dev_has_pool(d) || !d->ops->pool_config) {
-    snprintf(err, FB_ERRLEN, "async: needs a GPU (cudaMallocAsync); device '%s' has no stream-ordered pool", d->ops->name);
-    return -1;
-  }
   uint64_t threshold = params_has(p, "release_threshold") ? param_bytes(p, "release_threshold") : UINT64_MAX;
+  if (!dev_has_pool(d) || !d->ops->pool_config) {
+    int64_t sub = param_int(p, "subclasses");
+    if (sub < 1 || sub > 16 || (sub & (sub - 1))) {
+      snprintf(err, FB_ERRLEN, "async: subclasses=%lld: expected 1, 2, 4, 8 or 16", (long long)sub);
+      return -1;
+    }
+    struct amodel_config cfg = {.granule = param_bytes(p, "granule"), .subclasses = (unsigned)sub,
+                                .release_threshold = threshold};
+    struct async_alloc *s = calloc(1, sizeof *s);
+    if (!s) { snprintf(err, FB_ERRLEN, "async: out of host memory"); return -1; }
+    if (amodel_create(&s->model, d, &cfg, err)) { free(s); return -1; }
+    s->dev = d;
+    *a = s;
+    return 0;
+  }
   if (d->ops->pool_config(d, threshold, d->cap)) {
     snprintf(err, FB_ERRLEN, "async: %.480s", d->err);
     return -1;
@@ -46,7 +63,7 @@ static int async_alloc_block(void *a, uint64_t size, uint64_t stream, struct blo
   struct async_alloc *s = a;
   uint64_t addr;
   if (s->dev->cap && s->used + size > s->dev->cap) return FB_OOM;
-  int rc = dev_pool_alloc(s->dev, size, stream, &addr);
+  int rc = s->model ? amodel_alloc(s->model, size, stream, &addr) : dev_pool_alloc(s->dev, size, stream, &addr);
   if (rc) return rc;
   s->used += size;
   out->addr = addr;
@@ -58,43 +75,52 @@ static int async_alloc_block(void *a, uint64_t size, uint64_t stream, struct blo
 
 static void async_free(void *a, struct block *b) {
   struct async_alloc *s = a;
-  dev_pool_free(s->dev, b->addr, b->stream);
+  if (s->model) amodel_free(s->model, b->addr, b->size, b->stream);
+  else dev_pool_free(s->dev, b->addr, b->stream);
   s->used -= b->size;
 }
 
 static void async_empty_cache(void *a) {
   struct async_alloc *s = a;
-  dev_pool_trim(s->dev, 0);
+  if (s->model) amodel_trim(s->model, 0);
+  else dev_pool_trim(s->dev, 0);
 }
 
-/* the pool's free space is the driver's business: neither figure is known */
+/* the model's free space; the real pool's is the driver's business: neither figure is known */
 static void async_query(void *a, uint64_t *largest_free, uint64_t *free_inside) {
-  (void)a;
+  struct async_alloc *s = a;
   *largest_free = 0;
   *free_inside = 0;
+  if (s->model) amodel_query(s->model, largest_free, free_inside);
 }
 
-/* what the strategy holds is what its pool has reserved, as the pool reports it */
+/* what the strategy holds is what its pool has reserved, as the pool (or the model) reports it */
 static void async_stats(void *a, struct alloc_stats *st) {
   struct async_alloc *s = a;
   st->cache_flushes = 0;
-  st->held = s->dev->pool_reserved;
+  st->held = s->model ? amodel_reserved(s->model) : s->dev->pool_reserved;
+}
+
+static int async_check(void *a, char *err) {
+  struct async_alloc *s = a;
+  return s->model ? amodel_check(s->model, err) : 0;
 }
 
 /* everything goes back to the device: the live blocks were freed by the harness */
 static void async_destroy(void *a) {
   struct async_alloc *s = a;
   if (!s) return;
-  dev_pool_trim(s->dev, 0);
+  if (s->model) amodel_destroy(s->model);
+  else dev_pool_trim(s->dev, 0);
   free(s);
 }
 
 const struct allocator_ops async_allocator = {
   .name = "async",
-  .help = "cudaMallocAsync/cudaFreeAsync on a cudaMemPool per device (cap = the pool's maxSize); CUDA only",
+  .help = "cudaMallocAsync/cudaFreeAsync on a cudaMemPool per device (cap = the pool's maxSize); on sim a model of the driver's pool",
   .anchor = "cudaMallocAsync / cudaMemPool",
   .params = async_params,
-  .flags = ALLOC_NEEDS_POOL,
+  .flags = ALLOC_STREAM_ORDERED,
   .alignment = 256,
   .create = async_create,
   .alloc = async_alloc_block,
@@ -103,4 +129,5 @@ const struct allocator_ops async_allocator = {
   .query = async_query,
   .stats = async_stats,
   .destroy = async_destroy,
+  .check = async_check,
 };

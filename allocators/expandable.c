@@ -118,6 +118,12 @@ static int exp_alloc(void *a, uint64_t orig_size, uint64_t stream, struct block 
     }
     if (rc) return rc;
   }
+  /* the release-and-retry path may have spent the block reserved above (unmapping splits
+   * ranges): reserve the split's front again */
+  if (cblock_store_reserve(&e->store, 1)) {
+    snprintf(e->dev->err, FB_ERRLEN, "expandable: out of host memory");
+    return -1;
+  }
   cblock_hand_out(&e->store, b, caching_should_split(&e->cfg, p->blocks.is_small, 1, b->size, size), size,
                   orig_size, &b->seg->head, out);
   return 0;

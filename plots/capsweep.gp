@@ -4,8 +4,9 @@
 # dashed. Run by plots/plots.sh:
 #   gnuplot -e "fmt='png'; out='O.png'; dat='D/capsweep-W.dat'; meta='D/capsweep-W.meta.gp'; dev='D/device.meta.gp'; gpdir='plots'" plots/capsweep.gp
 # The meta file sets n, names[], colors[], unit, div, ymin, ymax, xmin, xmax, preq,
-# workload; the data file holds one block per strategy: cap_x, peak_reserved (bytes),
-# completed (1/0).
+# workload; the data file holds two blocks per strategy: every cap (cap_x, peak_reserved
+# in bytes, completed 1/0), then the caps that completed (cap_x, peak_reserved). Only
+# completed runs are on the reserved lines: an OOM row's reserved is where it stopped.
 load meta
 load dev
 maxlen = 12
@@ -36,12 +37,12 @@ do for [i=1:n] { set ytics add (names[i] i) }
 set format x ""
 set grid xtics noytics lc rgb "#e0e0e0"
 set key at screen rm + 12.0 / w, screen 1.0 - 85.0 / h left top vertical Left reverse samplen 1 width 1
-plot for [i=1:n] dat index (i - 1) using 1:($3 == 1 ? i : NaN) with points pt 7 ps 1.1 lc colors[i] notitle, \
-     for [i=1:n] dat index (i - 1) using 1:($3 == 0 ? i : NaN) with points pt 2 ps 1.1 lw 2 lc colors[i] notitle, \
+plot for [i=1:n] dat index (2 * i - 2) using 1:($3 == 1 ? i : NaN) with points pt 7 ps 1.1 lc colors[i] notitle, \
+     for [i=1:n] dat index (2 * i - 2) using 1:($3 == 0 ? i : NaN) with points pt 2 ps 1.1 lw 2 lc colors[i] notitle, \
      NaN with points pt 7 ps 1.1 lc rgb "#404040" title "completed", \
      NaN with points pt 2 ps 1.1 lw 2 lc rgb "#404040" title "out of memory"
 
-# bottom: peak reserved against the cap. Strategies often coincide (same reserved at
+# bottom: peak reserved against the cap, runs that completed only. Strategies often coincide (same reserved at
 # every cap): each gets its own marker shape, the earlier ones larger, so that a line
 # drawn over another still lets it show.
 ptype(i) = word("7 5 9 13 11 15 7 5 9 13 11 15", (i - 1) % 12 + 1) + 0
@@ -56,9 +57,9 @@ set ytics autofreq
 set format x "%.2gx"
 set format y "%g"
 set xlabel "cap / peak requested"
-set ylabel sprintf("peak reserved (%s)", unit)
+set ylabel sprintf("peak reserved (%s), runs that completed", unit)
 set grid xtics ytics lc rgb "#e0e0e0"
 set key at screen rm + 12.0 / w, screen 1.0 - (75.0 + strip + 50) / h left top vertical Left reverse samplen 2 width 1
 plot x * preq / div with lines dt 2 lw 1.2 lc rgb "#606060" title "the cap", \
-     for [i=1:n] dat index (i - 1) using 1:($2 / div) with linespoints pt ptype(i) ps psize(i) lw 1.5 lc colors[i] title names[i]
+     for [i=1:n] dat index (2 * i - 1) using 1:($2 / div) with linespoints pt ptype(i) ps psize(i) lw 1.5 lc colors[i] title names[i]
 unset multiplot

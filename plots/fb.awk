@@ -1,4 +1,5 @@
-# fb.awk - awk helpers shared by plots/plots.sh, plots/report.sh and tests/regress.sh:
+# fb.awk - awk helpers of tests/regress.sh (the report and the plot data are C now:
+# `fragbench report`, harness/report/):
 # reading the results CSV (RFC 4180 quoting, columns looked up by header name, so new
 # columns appended at the end change nothing), labels for workloads and strategies,
 # byte units. POSIX awk (mawk, gawk, busybox): no gawk extensions. Numbers above 2^31

@@ -1,68 +1,199 @@
 #!/bin/sh
-# bench.sh - `make bench`: every workload and every bundled real trace against every
-# strategy the device offers, into results/bench-<UTC stamp>/:
-#   runs.csv        one row per workload x strategy (uncapped)
+# bench.sh - `make bench`: every workload and every bundled real trace (or the user's own:
+# TRACES=, WORKLOADS=, ALLOCATORS=) against every strategy the device offers, into
+# results/bench-<UTC stamp>/:
+#   runs.csv        one row per workload x strategy (uncapped), on the device picked
 #   timeline-W.csv  requested/allocated/reserved over time, per workload, every strategy
 #   capsweep.csv    the same under caps of 1.0x..2.0x the workload's peak requested
 #   mincap.csv      the smallest cap each strategy completes with
-#   env.txt         device, driver, CUDA, commit, seed, date
-# then the plots and report when gnuplot is installed.
-# Environment: DEVICE=auto|sim|cuda (default auto), SEED (default 1), QUICK=1 (fewer caps).
+#   advise-T.csv    per PyTorch snapshot T: every allocator setting advise replayed, the
+#                   recommended PYTORCH_CUDA_ALLOC_CONF first (column alloc_conf)
+#   env.txt         device, driver, CUDA, commit, seed, date, and where each figure came from
+# then the plots (when gnuplot is installed) and report.md (`fragbench report`).
+#
+# The plan. The uncapped rows run on the device (on a GPU: real memory, host ns per call,
+# measured driver time), one source after another, alone on the GPU. Caps cost many
+# replays each, and every strategy but async decides on a GPU exactly as on the simulated
+# device (`make test-gpu` proves it), so on a GPU host the cap sweep and the mincap search
+# run on a simulated device of the GPU's own total and free memory, on the CPU cores, in
+# parallel with the uncapped rows; then every mincap found is confirmed on the GPU (a
+# replay at it completes with the same peak reserved, one precision step below ends as
+# on sim; a disagreement is an error, printed loudly). async's decisions depend on the
+# driver, so its cap sweep and mincap are searched on the GPU itself.
+#
+# Environment: DEVICE=auto|sim|cuda (default auto), SEED (default 1), CAPS (the sweep's
+# multiples of peak requested), TRACES / WORKLOADS / ALLOCATORS (space-separated; a
+# TRACES or WORKLOADS list alone replaces the default inputs), JOBS (parallel CPU jobs,
+# default the number of cores), BENCH_DIR (the output folder instead of results/bench-<stamp>).
 set -eu
+
+if [ "${1:-}" = "--job" ]; then   # one parallel job: bench.sh --job KIND LABEL FLAG SOURCE
+  kind=$2 label=$3 flag=$4 src=$5
+  part="$DIR/.parts/$kind-$label"
+  err="$DIR/.logs/$kind-$label.log"
+  rc=0
+  case $kind in
+    capsweep) "$BIN" run "$flag" "$src" $SIM_ALLOC $SIMDEV --seed "$SEED" --cap-x "$CAPS" --quiet --out "$part.csv" 2>"$err" || rc=$? ;;
+    mincap) "$BIN" mincap "$flag" "$src" $SIM_ALLOC $SIMDEV $CONFIRM --seed "$SEED" --quiet --out "$part.csv" 2>"$err" || rc=$? ;;
+    capsweep_gpu) "$BIN" run "$flag" "$src" $GPU_ALLOC --device cuda --seed "$SEED" --cap-x "$CAPS" --quiet --out "$part.csv" 2>"$err" || rc=$? ;;
+    mincap_gpu) "$BIN" mincap "$flag" "$src" $GPU_ALLOC --device cuda --seed "$SEED" --quiet --out "$part.csv" 2>"$err" || rc=$? ;;
+    advise) "$BIN" advise --trace "$src" --quiet --out "$DIR/advise-$label.csv" >/dev/null 2>"$err" || rc=$? ;;
+  esac
+  [ $rc = 0 ] || echo "$kind $label: exit $rc (see $err)" >> "$DIR/.failed"
+  echo "$kind $label" >> "$DIR/.done"
+  n=$(wc -l < "$DIR/.done"); now=$(date +%s); el=$((now - T0))
+  left=$(( n > 0 ? el * (TOTAL - n) / n : 0 ))
+  printf 'bench: [%d/%d] %s %s done, %ds elapsed, ~%ds left\n' "$n" "$TOTAL" "$kind" "$label" "$el" "$left" >&2
+  exit 0
+fi
+
 BIN=${1:-build/fragbench}
 DEVICE=${DEVICE:-auto}
 SEED=${SEED:-1}
+CAPS=${CAPS:-1.0,1.05,1.1,1.2,1.3,1.5,2.0}
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
-dir=results/bench-$stamp
-mkdir -p "$dir"
-t0=$(date +%s)
+DIR=${BENCH_DIR:-results/bench-$stamp}
+mkdir -p "$DIR/.parts" "$DIR/.logs"
+T0=$(date +%s)
+: > "$DIR/.done"
 
-# what this binary offers: workloads (generators), allocators
+# the device, resolved once (no per-run notices), and what the simulated device of the
+# searches must look like to make the same decisions as it
+if ! devinfo=$("$BIN" device --device "$DEVICE" 2>"$DIR/.logs/device.log"); then
+  cat "$DIR/.logs/device.log" >&2
+  exit 1
+fi
+kind=$(printf '%s\n' "$devinfo" | sed -n 's/^kind: //p')
+devname=$(printf '%s\n' "$devinfo" | sed -n 's/^name: //p')
+if [ "$kind" = cuda ]; then
+  gpu_total=$(printf '%s\n' "$devinfo" | sed -n 's/^total: //p')
+  gpu_free=$(printf '%s\n' "$devinfo" | sed -n 's/^free: //p')
+  SIMDEV="--device sim --sim-total $gpu_total --sim-usable $gpu_free"
+  echo "bench: device: cuda ($devname, $gpu_total bytes, $gpu_free free); caps searched on a simulated device of that size, confirmed on the GPU" >&2
+else
+  SIMDEV="--device sim"
+  [ "$DEVICE" = auto ] && echo "bench: no GPU visible: every figure on the simulated device ($devname)" >&2
+fi
+
+# the inputs: the user's (TRACES=, WORKLOADS=) or every generator and bundled trace
 list=$("$BIN" list)
-workloads=$(printf '%s\n' "$list" | awk '/^workloads/{s=1;next} /^$/{s=0} s && /^  [a-z]/{print $1}' | grep -v -E '^(script|random)$' || true)
-allocators=$(printf '%s\n' "$list" | awk '/^allocators/{s=1;next} /^$/{s=0} s && /^  [a-z]/{print $1}')
-traces=$(ls tests/data/*.pickle tests/data/*.pickle.gz tests/data/*.rmm.csv 2>/dev/null || true)
-
-aargs=""
-for a in $allocators; do aargs="$aargs --allocator $a"; done
-
-# one invocation per source, so that each gets its own timeline; rows merged after
-: > "$dir/.rows"
-first=1
-run_source() {   # $1 = label, rest = source arguments
-  label=$1; shift
-  rm -f "$dir/.part.csv"
-  "$BIN" run "$@" $aargs --device "$DEVICE" --seed "$SEED" --out "$dir/.part.csv" \
-    --timeline "$dir/timeline-$label.csv" 2>>"$dir/.table" || rc=$?
-  [ -f "$dir/.part.csv" ] || return 0
-  if [ $first = 1 ]; then head -n 2 "$dir/.part.csv" > "$dir/runs.csv"; first=0; fi
-  tail -n +3 "$dir/.part.csv" >> "$dir/.rows"
-}
-rc=0
+if [ -n "${TRACES:-}${WORKLOADS:-}" ]; then
+  workloads=${WORKLOADS:-}
+  traces=${TRACES:-}
+  for t in $traces; do [ -r "$t" ] || { echo "bench: TRACES: cannot read '$t'" >&2; exit 2; }; done
+else
+  workloads=$(printf '%s\n' "$list" | awk '/^workloads/{s=1;next} /^$/{s=0} s && /^  [a-z]/{print $1}' | grep -v -E '^(script|random)$' || true)
+  traces=$(ls tests/data/*.pickle tests/data/*.pickle.gz tests/data/*.rmm.csv 2>/dev/null || true)
+fi
+allocators=${ALLOCATORS:-$(printf '%s\n' "$list" | awk '/^allocators/{s=1;next} /^$/{s=0} s && /^  [a-z]/{print $1}')}
 if [ -z "$workloads$traces" ]; then echo "bench: no workloads or traces found" >&2; exit 2; fi
-for w in $workloads; do run_source "$w" --workload "$w"; done
-for t in $traces; do
-  label=$(basename "$t"); label=${label%.gz}
-  run_source "$label" --trace "$t"
-done
-awk -F, 'BEGIN{OFS=","} {$1=NR; print}' "$dir/.rows" >> "$dir/runs.csv"
-rm -f "$dir/.rows" "$dir/.part.csv"
 
-srcargs=""
-for w in $workloads; do srcargs="$srcargs --workload $w"; done
-for t in $traces; do srcargs="$srcargs --trace $t"; done
-caps=${CAPS:-1.0,1.05,1.1,1.2,1.3,1.5,2.0}
-"$BIN" run $srcargs $aargs --device "$DEVICE" --seed "$SEED" --cap-x "$caps" --quiet \
-  --out "$dir/capsweep.csv" || rc=$?
-if "$BIN" mincap --help >/dev/null 2>&1; then
-  "$BIN" mincap $srcargs $aargs --device "$DEVICE" --seed "$SEED" --quiet --out "$dir/mincap.csv" || rc=$?
+aargs=""; SIM_ALLOC=""; GPU_ALLOC=""
+for a in $allocators; do
+  aargs="$aargs --allocator $a"
+  # on a GPU, async's decisions depend on the driver: searched on the GPU
+  if [ "$kind" = cuda ] && [ "${a%%:*}" = async ]; then GPU_ALLOC="$GPU_ALLOC --allocator $a"
+  else SIM_ALLOC="$SIM_ALLOC --allocator $a"; fi
+done
+CONFIRM=""
+[ "$kind" = cuda ] && CONFIRM="--confirm-on cuda"
+
+label_of() { l=$(basename "$1"); echo "${l%.gz}"; }
+# every source as "LABEL FLAG SOURCE", in order
+sources=$( { for w in $workloads; do echo "$w --workload $w"; done
+             for t in $traces; do echo "$(label_of "$t") --trace $t"; done; } )
+nsrc=$(printf '%s\n' "$sources" | grep -c .)
+nsnap=0
+for t in $traces; do case $t in *.pickle|*.pickle.gz) nsnap=$((nsnap + 1)) ;; esac; done
+
+# the jobs: CPU ones (sim) start with the uncapped rows; GPU ones after them
+: > "$DIR/.jobs_cpu"; : > "$DIR/.jobs_gpu"
+printf '%s\n' "$sources" | while read -r label flag src; do
+  [ -n "$SIM_ALLOC" ] && echo "capsweep $label $flag $src" >> "$DIR/.jobs_cpu"
+  if [ "$kind" = cuda ]; then
+    [ -n "$SIM_ALLOC" ] && echo "mincap $label $flag $src" >> "$DIR/.jobs_gpu"
+    [ -n "$GPU_ALLOC" ] && { echo "capsweep_gpu $label $flag $src" >> "$DIR/.jobs_gpu"; echo "mincap_gpu $label $flag $src" >> "$DIR/.jobs_gpu"; }
+  else
+    [ -n "$SIM_ALLOC" ] && echo "mincap $label $flag $src" >> "$DIR/.jobs_cpu"
+  fi
+  :
+done
+if "$BIN" advise --help >/dev/null 2>&1; then
+  for t in $traces; do
+    case $t in *.pickle|*.pickle.gz) echo "advise $(label_of "$t") --trace $t" >> "$DIR/.jobs_cpu" ;; esac
+  done
+fi
+TOTAL=$((nsrc + $(wc -l < "$DIR/.jobs_cpu") + $(wc -l < "$DIR/.jobs_gpu")))
+export BIN DIR SEED CAPS SIMDEV SIM_ALLOC GPU_ALLOC CONFIRM T0 TOTAL
+echo "bench: $nsrc inputs x $(echo $allocators | wc -w) strategies: $TOTAL steps ($nsrc uncapped on $kind, $(wc -l < "$DIR/.jobs_cpu") on the CPU in parallel, $(wc -l < "$DIR/.jobs_gpu") on the GPU)" >&2
+
+# the CPU jobs, in the background, JOBS at a time (one core kept for the uncapped rows)
+cpu_jobs=$((JOBS > 2 ? JOBS - 1 : JOBS))
+xargs -P "$cpu_jobs" -L 1 sh "$0" --job < "$DIR/.jobs_cpu" &
+cpu_pid=$!
+
+# the uncapped rows: one invocation per source (each gets its own timeline), in order
+rc=0
+printf '%s\n' "$sources" | while read -r label flag src; do
+  "$BIN" run "$flag" "$src" $aargs --device "$kind" --seed "$SEED" --out "$DIR/.parts/run-$label.csv" \
+    --timeline "$DIR/timeline-$label.csv" 2>"$DIR/.logs/run-$label.log" || echo "run $label" >> "$DIR/.failed"
+  echo "run $label" >> "$DIR/.done"
+  n=$(wc -l < "$DIR/.done"); el=$(($(date +%s) - T0))
+  printf 'bench: [%d/%d] run %s on %s done, %ds elapsed, ~%ds left\n' "$n" "$TOTAL" "$label" "$kind" "$el" \
+    "$(( el * (TOTAL - n) / n ))" >&2
+done
+
+# concatenate results files in source order: one header, run_id renumbered
+merge() {   # merge OUT PREFIX...: the parts PREFIX-<label>.csv of every source, in order
+  out=$1; shift
+  : > "$out.rows"; hdr=""
+  printf '%s\n' "$sources" | while read -r label flag src; do
+    for p in "$@"; do
+      f="$DIR/.parts/$p-$label.csv"
+      [ -f "$f" ] || continue
+      skip=1; head -n 1 "$f" | grep -q '^#' && skip=2
+      [ -f "$out" ] || head -n "$skip" "$f" > "$out"
+      tail -n +$((skip + 1)) "$f" >> "$out.rows"
+    done
+  done
+  [ -f "$out" ] || return 0
+  awk -F, 'BEGIN{OFS=","} {$1=NR; print}' "$out.rows" >> "$out"
+  rm -f "$out.rows"
+}
+merge "$DIR/runs.csv" run
+
+# the GPU jobs (cuda only): mincap confirmations and async's own searches, a few at a
+# time as GPU memory allows (each needs at most about 1.6x its input's peak requested)
+if [ -s "$DIR/.jobs_gpu" ]; then
+  gpu_jobs=$(awk -F, -v free="${gpu_free:-0}" 'NR==1 && /^#/{next} !h{for(i=1;i<=NF;i++) if($i=="peak_requested") c=i; h=1; next}
+                 c && $c+0 > m {m = $c+0} END {n = m > 0 ? int(0.75 * free / (1.6 * m)) : 1; if (n < 1) n = 1; if (n > 3) n = 3; print n}' "$DIR/runs.csv")
+  xargs -P "$gpu_jobs" -L 1 sh "$0" --job < "$DIR/.jobs_gpu"
+fi
+wait "$cpu_pid" || rc=1
+merge "$DIR/capsweep.csv" capsweep capsweep_gpu
+merge "$DIR/mincap.csv" mincap mincap_gpu
+
+# confirmations and loud disagreements
+confirmed=""
+if [ "$kind" = cuda ]; then
+  confirmed=$(cat "$DIR"/.logs/mincap-*.log 2>/dev/null | awk '/found caps confirmed on/{a+=$2; b+=$4} END{printf "%d of %d", a, b}')
+  if grep -h 'MINCAP NOT CONFIRMED' "$DIR"/.logs/mincap-*.log >/dev/null 2>&1; then
+    echo "bench: ERROR: some mincaps found on sim did not hold on the GPU:" >&2
+    grep -h 'MINCAP NOT CONFIRMED' "$DIR"/.logs/mincap-*.log >&2
+    rc=1
+  fi
+fi
+if [ -s "$DIR/.failed" ]; then
+  echo "bench: these steps failed:" >&2; cat "$DIR/.failed" >&2
+  for f in $(awk '{print $1"-"$2}' "$DIR/.failed"); do [ -f "$DIR/.logs/$f.log" ] && tail -n 5 "$DIR/.logs/$f.log" >&2; done
+  rc=1
 fi
 
 # the environment the figures came from
 {
-  device=$(awk -F, 'NR==3{print $7}' "$dir/runs.csv")
-  echo "device: $device"
-  echo "device_name: $(awk -F, 'NR==3{print $8}' "$dir/runs.csv")"
+  echo "device: $kind"
+  echo "device_name: $devname"
   if command -v nvidia-smi >/dev/null 2>&1; then
     echo "driver: $(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n 1)"
   else
@@ -74,16 +205,32 @@ fi
   echo "seed: $SEED"
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "host: $(uname -srm), $(nproc) cores"
-} > "$dir/env.txt"
+  if [ "$kind" = cuda ]; then
+    echo "figures_uncapped: cuda (memory, host ns/op and driver time measured on the GPU)"
+    echo "figures_capsweep: sim of the GPU's size ($gpu_total bytes total, $gpu_free free): every strategy's decisions on cuda equal sim's (make test-gpu)${GPU_ALLOC:+; async on cuda}"
+    echo "figures_mincap: searched on sim of the GPU's size, each confirmed on cuda ($confirmed confirmed)${GPU_ALLOC:+; async searched on cuda}"
+  else
+    echo "figures_uncapped: sim"
+    echo "figures_capsweep: sim"
+    echo "figures_mincap: sim"
+  fi
+  [ "$nsnap" -gt 0 ] && echo "figures_advise: sim (predictions for PyTorch's allocator settings)"
+  :
+} > "$DIR/env.txt"
 
-cat "$dir/.table" | awk 'NR==1 || !/^workload /' >&2
-rm -f "$dir/.table"
+# the table of the uncapped rows: one header
+first=1
+printf '%s\n' "$sources" | while read -r label flag src; do
+  f="$DIR/.logs/run-$label.log"
+  [ -f "$f" ] || continue
+  if [ $first = 1 ]; then grep -v '^fragbench: device' "$f" >&2 || true; first=0
+  else grep -v -e '^fragbench: device' -e '^workload ' "$f" >&2 || true; fi
+done
+rm -rf "$DIR/.parts" "$DIR/.jobs_cpu" "$DIR/.jobs_gpu" "$DIR/.done"
+[ -s "$DIR/.failed" ] || rm -rf "$DIR/.logs" "$DIR/.failed"
 t1=$(date +%s)
-echo "bench: $(($(wc -l < "$dir/runs.csv") - 2)) runs in $((t1 - t0)) s -> $dir" >&2
-if command -v gnuplot >/dev/null 2>&1 && [ -f plots/plots.sh ]; then
-  sh plots/plots.sh "$dir" || rc=1
-  [ -f plots/report.sh ] && sh plots/report.sh "$dir" || true
-else
-  echo "plots skipped: gnuplot not installed (apt-get install gnuplot-nox)" >&2
-fi
+echo "bench: $(($(wc -l < "$DIR/runs.csv") - $(head -n 1 "$DIR/runs.csv" | grep -c '^#') - 1)) runs in $((t1 - T0)) s -> $DIR${confirmed:+ (mincaps confirmed on the GPU: $confirmed)}" >&2
+# the plots (when gnuplot is installed; plots.sh says so otherwise), then report.md
+FRAGBENCH=$BIN sh plots/plots.sh "$DIR" || rc=1
+FRAGBENCH=$BIN sh plots/report.sh "$DIR" || rc=1
 exit $rc

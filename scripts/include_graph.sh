@@ -1,6 +1,6 @@
 #!/bin/sh
 # include_graph.sh - the include graph between the tree's concept folders, and the rule
-# it must keep: arrows only downward, cli -> engine -> allocators -> workloads -> device
+# it must keep: arrows only downward, cli -> report -> engine -> allocators -> workloads -> device
 # -> common (tests/, fuzz targets and scripts are outside the graph).
 #   sh scripts/include_graph.sh           folder edges "from -> to (N includes)", then
 #                                         "ok" or one line per upward arrow; exit 1 if any
@@ -11,7 +11,7 @@
 ROOT=${ROOT:-.}
 mode=${1:-check}
 cd "$ROOT" || exit 2
-order="harness/cli harness/engine allocators workloads harness/device harness/common"
+order="harness/cli harness/report harness/engine allocators workloads harness/device harness/common"
 # Old flat layouts (before the folder split) are drawn as they were: harness is one node.
 files=$(find harness allocators workloads -name '*.[ch]' 2>/dev/null | sort)
 for f in $files; do

@@ -1,7 +1,8 @@
-/* test_async.c - the `async` strategy without a GPU: its parameters, its refusal on the
- * simulated device, the replay engine's skip, and its wiring to the device layer's pool
- * calls (threshold, maxSize = cap, streams, trim, reserved from the pool) against a
- * recording pool put on a sim device. The real pool is tested in test_gpu.c. */
+/* test_async.c - the `async` strategy without a GPU: its parameters, its replay on the
+ * simulated device (the pool model; the model's own rules are in test_async_model.c), and
+ * its wiring to the device layer's pool calls (threshold, maxSize = cap, streams, trim,
+ * reserved from the pool) against a recording pool put on a sim device. The real pool is
+ * tested in test_gpu.c. */
 #include <stdlib.h>
 #include "test.h"
 #include "allocator.h"
@@ -31,38 +32,47 @@ TEST(async_params_reject_bad_release_threshold) {
   CHECK_CONTAINS(err, "release_threshold");
 }
 
-TEST(async_is_registered_and_needs_the_pool) {
+TEST(async_is_registered_and_stream_ordered) {
   const struct allocator_ops *a = allocator_find("async");
   CHECK(a == &async_allocator);
-  CHECK(a->flags & ALLOC_NEEDS_POOL);
+  CHECK(!(a->flags & ALLOC_NEEDS_POOL));          /* runs everywhere: the model on sim */
+  CHECK(a->flags & ALLOC_STREAM_ORDERED);         /* touched by default on cuda */
   CHECK_STR(a->anchor, "cudaMallocAsync / cudaMemPool");
 }
 
-TEST(async_create_fails_cleanly_on_sim) {
+TEST(async_params_reject_bad_model_settings) {
+  char err[FB_ERRLEN];
+  CHECK(check_params("async:granule=32MiB,subclasses=8", err) == 0);
+  CHECK(check_params("async:subclasses=many", err) < 0);
   struct device d;
-  char err[FB_ERRLEN] = "";
   CHECK(device_open(&d, &(struct device_config){.kind = "sim"}, err) == 0);
-  CHECK(!dev_has_pool(&d));
-  struct params p = {0};
-  CHECK(params_check(&p, async_allocator.params, "async", err) == 0);
-  void *a = (void *)&d;
-  CHECK(async_allocator.create(&a, &d, &p, err) < 0);
-  CHECK_CONTAINS(err, "needs a GPU (cudaMallocAsync)");
-  CHECK(a == (void *)&d);           /* nothing handed back */
+  const char *bad[] = {"async:subclasses=3", "async:subclasses=0", "async:granule=3MiB"};
+  for (int i = 0; i < 3; i++) {
+    char name[64];
+    struct params p;
+    CHECK(params_parse_spec(bad[i], name, sizeof name, &p, err) == 0);
+    p.percent_base = d.total;
+    CHECK(params_check(&p, async_allocator.params, "async", err) == 0);
+    void *a = NULL;
+    CHECK_MSG(async_allocator.create(&a, &d, &p, err) < 0, "%s was accepted", bad[i]);
+    CHECK(strstr(err, "subclasses=") || strstr(err, "granule="));
+  }
   CHECK_EQ(d.reserved, 0);
   device_close(&d);
 }
 
-TEST(async_replay_on_sim_is_skipped) {
-  struct run_spec s = {.workload = "script:events=a1=1MiB/f1", .allocator = "async:release_threshold=0",
+TEST(async_replay_on_sim_runs_the_model_validated) {
+  struct run_spec s = {.workload = "script:events=a1=1MiB/a2=40MiB/f1/a3=1MiB/f2/f3", .allocator = "async",
                        .trace_device = -1, .world = 1, .seed = 1, .device = {.kind = "sim"}, .validate = 1, .quiet = 1};
   struct run_result r;
   run_result_init(&r);
   CHECK_EQ(replay_run(&s, &r), 0);
-  CHECK_STR(r.status, "skipped: needs a GPU");
-  CHECK_EQ(r.completed, 0);
-  CHECK_EQ(r.allocs, 0);
-  CHECK_STR(r.allocator, "async");
+  CHECK_STR(r.status, "ok");
+  CHECK_EQ(r.completed, 1);
+  CHECK_EQ(r.allocs, 3);
+  CHECK_EQ(r.peak_reserved, 64ull << 20);         /* 41 MiB packed from the start: two chunks */
+  CHECK_EQ(r.device_allocs, 2);                   /* one physical 32 MiB page per chunk */
+  CHECK_EQ(r.maps, 2);
 }
 
 /* ---- a recording pool on a sim device: the strategy's side of the contract ---- */

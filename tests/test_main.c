@@ -4,6 +4,7 @@
  * with the reason when FB_GPU_REQUIRED=1 (`make test-gpu`). CUDA must not be used in a
  * child forked after the parent initialized it, and test_cli forks: so the GPU is probed
  * in a child of its own, and the GPU tests run after all the others. */
+#include <time.h>
 #include "test.h"
 #include <stdarg.h>
 #include <stdlib.h>
@@ -160,6 +161,8 @@ int main(int argc, char **argv) {
   char err[FB_ERRLEN] = "";
   int have_gpu = -1;   /* probed when the first GPU test is reached */
   int passed = 0, failed = 0, skipped = 0;
+  double gpu_s = 0, slow_s[3] = {0, 0, 0};   /* GPU tests' wall time, and the three slowest */
+  const char *slow_name[3] = {NULL, NULL, NULL};
   for (int pass = 0; pass < 2; pass++)   /* pass 0: the other tests; pass 1: GPU tests */
   for (int i = 0; i < ntests; i++) {
     struct test *t = &tests[i];
@@ -173,13 +176,31 @@ int main(int argc, char **argv) {
       fflush(stdout);
       continue;
     }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     t->fn();
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double sec = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    if (t->gpu) {
+      gpu_s += sec;
+      for (int k = 0; k < 3; k++)
+        if (sec > slow_s[k]) {
+          for (int j = 2; j > k; j--) { slow_s[j] = slow_s[j - 1]; slow_name[j] = slow_name[j - 1]; }
+          slow_s[k] = sec; slow_name[k] = t->name;
+          break;
+        }
+    }
     if (cur_failed) { failed++; printf("FAIL %s (%s)\n", t->name, t->file); }
     else if (cur_skipped) { skipped++; printf("skip %s (%s)\n", t->name, skip_reason); }
     else { passed++; if (getenv("FB_VERBOSE")) printf("ok   %s\n", t->name); }
     fflush(stdout);
   }
   if (tmpdir[0] && !getenv("FB_KEEP_TMP")) nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+  if (gpu_s > 0) {
+    printf("GPU tests: %.1f s in all; slowest:", gpu_s);
+    for (int k = 0; k < 3 && slow_name[k]; k++) printf(" %s %.1f s%s", slow_name[k], slow_s[k], k < 2 && slow_name[k + 1] ? "," : "");
+    printf("\n");
+  }
   printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
   return failed ? 1 : 0;
 }

@@ -124,21 +124,23 @@ TEST(metrics_leak_from_replay) {
   CHECK(isnan(r.leak_bytes_per_iter));   /* no ITER events: not applicable */
 }
 
-TEST(metrics_timeline_samples_iters) {
+TEST(metrics_timeline_samples_levels_and_window_highs) {
   char path[512];
   snprintf(path, sizeof path, "%s/tl.csv", test_tmpdir());
   FILE *f = fopen(path, "w");
   struct run_spec s = {.workload = SEQ, .allocator = "raw", .trace_device = -1, .world = 1,
-                       .device = {.kind = "sim"}, .timeline = f, .timeline_label = "raw", .quiet = 1};
+                       .device = {.kind = "sim"}, .timeline = f, .quiet = 1};
   struct run_result r;
   run_result_init(&r);
   CHECK_EQ(replay_run(&s, &r), 0);
   fclose(f);
   char *t = test_read_file(path);
-  /* levels now, then the highest requested / reserved since the previous sample */
-  CHECK_CONTAINS(t, "raw,2,0,1049088,1049088,1049088,1049088,1049088\n");   /* after a1, a2 */
-  CHECK_CONTAINS(t, "raw,5,1,3146240,3146240,3146240,3146240,3146240\n");   /* after f1, a3 */
-  CHECK_CONTAINS(t, "raw,8,2,0,0,0,3146240,3146240\n");   /* all freed; the peak in between shows */
+  /* a short run: a sample per event. Levels now, then the highest requested / reserved
+   * since the previous sample, then params */
+  CHECK_CONTAINS(t, "raw,2,0,1049088,1049088,1049088,1049088,1049088,\n");   /* after a1, a2 */
+  CHECK_CONTAINS(t, "raw,4,1,512,512,512,1049088,1049088,\n");   /* f1: the level before it is the window's high */
+  CHECK_CONTAINS(t, "raw,5,1,3146240,3146240,3146240,3146240,3146240,\n");   /* after f1, a3 */
+  CHECK_CONTAINS(t, "raw,9,3,0,0,0,0,0,\n");   /* the last event */
   free(t);
 }
 

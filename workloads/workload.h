@@ -13,6 +13,7 @@ struct workload_ctx {
   uint64_t seed;
   const char *path;         /* trace readers: the file */
   int trace_device;         /* trace readers: which device's events (-1 = the first with events) */
+  const struct event_buffer *events;   /* trace_mem: the trace already in memory */
 };
 
 /* What a workload knows about itself; filled by info() right after open. */
@@ -57,6 +58,19 @@ extern const struct workload_ops *const workload_table[];
 const struct workload_ops *workload_find(const char *name);
 /* the trace reader whose probe accepts this file; NULL with err set */
 const struct workload_ops *trace_detect(const char *path, char *err);
+
+/* A whole trace read into memory once and replayed many times (advise's candidates):
+ * trace_mem.c. Memory proportional to the trace (32 B per event). */
+struct event_buffer {
+  struct event *ev;
+  size_t n, cap;
+  struct workload_info info;      /* what the trace's reader said about it */
+};
+/* Read every event of the trace (its reader detected from content). 0, or -1 with err. */
+int  event_buffer_load(struct event_buffer *b, const char *path, int trace_device, char *err);
+void event_buffer_free(struct event_buffer *b);
+/* replays ctx->events; info() is the reader's */
+extern const struct workload_ops trace_mem_workload;
 
 int  workload_open(struct workload *w, const struct workload_ops *ops, const char *spec_params,
                    const struct workload_ctx *ctx, uint64_t percent_base, char *err);

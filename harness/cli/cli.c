@@ -1,6 +1,7 @@
 /* cli.c - `fragbench` entry: subcommand dispatch, --help, and option parsing shared by
  * every subcommand (see cli.h). The subcommands live in cli_<name>.c. */
 #include "cli.h"
+#include "alloc_conf.h"
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,12 +11,19 @@ static const char usage[] =
 "\n"
 "usage:\n"
 "  fragbench run    [selection] [options]   replay, one CSV row per workload x allocator x cap\n"
-"  fragbench mincap [selection] [--precision 0.005]   smallest cap that completes\n"
+"  fragbench mincap [selection] [--precision 0.005] [--confirm-on cuda]   smallest cap that\n"
+"                   completes; --confirm-on replays each found cap (and one step below) on the\n"
+"                   GPU and fails loudly where it disagrees with the search's device\n"
+"  fragbench device [--device auto|sim|cuda]   the device a run would use: kind, name, total, free\n"
 "  fragbench stress --allocator A [--workload W | --trace F] [--threads N] [--seconds S]\n"
 "                   [--fail-rate P] [--validate]\n"
 "  fragbench export (--workload W | --trace FILE) --out FILE   write the native trace CSV\n"
+"  fragbench advise --trace FILE [--budget BYTES] [--out FILE.csv]   the PYTORCH_CUDA_ALLOC_CONF\n"
+"                   that needs the least memory, or fits the budget with the least driver time\n"
+"                   (fragbench advise --help)\n"
 "  fragbench list                            workloads, trace formats, allocators, parameters\n"
 "  fragbench perf [--out FILE.csv]           the suite's own speed on sim (make perf)\n"
+"  fragbench report DIR [--format png|svg]   report.md and the plot data of a bench run folder\n"
 "  fragbench readspeed [--events N] [--frames K] [FILE...]   snapshot reading MB/s\n"
 "                                            (default: tests/data and a synthetic snapshot)\n"
 "\n"
@@ -23,7 +31,13 @@ static const char usage[] =
 "  --workload NAME[:k=v,...]   a synthetic generator (see `fragbench list`)\n"
 "  --trace FILE                a PyTorch snapshot (.pickle, .pickle.gz), RMM log or native CSV\n"
 "  --trace-device N            which device of a multi-device snapshot (default: each with events)\n"
-"  --allocator NAME[:k=v,...]  a strategy; `recorded` = whichever the snapshot used (default: raw)\n"
+"  --allocator NAME[:k=v,...]  a strategy; `recorded` = whichever the snapshot used, with the\n"
+"                              snapshot's own settings (default: raw); caching and expandable\n"
+"                              named here get PyTorch's defaults\n"
+"  --alloc-conf CONF           PyTorch's PYTORCH_CUDA_ALLOC_CONF string, e.g.\n"
+"                              'expandable_segments:True,max_split_size_mb:128': caching, expandable\n"
+"                              or async with those knobs; `env` reads PYTORCH_CUDA_ALLOC_CONF\n"
+"                              (or PYTORCH_ALLOC_CONF)\n"
 "\n"
 "device and memory:\n"
 "  --device auto|sim|cuda      auto (default): cuda when a GPU is visible, else sim\n"
@@ -39,10 +53,13 @@ static const char usage[] =
 "  --seed N                    generator seed (default 1)\n"
 "  --validate                  check every block: no overlap, inside held memory, aligned, counts agree\n"
 "  --strict                    skippable bad events (unknown free, double free, zero size) are fatal\n"
-"  --touch                     cuda: write every block once after allocation (cudaMemsetAsync)\n"
+"  --touch                     cuda: write every block once after allocation (cudaMemsetAsync); async's\n"
+"                              blocks are written so by default, as a program's kernels would\n"
+"  --no-touch                  cuda: no write at all, not even async's default one (an idle GPU)\n"
 "  --verify                    cuda: write a pattern at allocation and check it at free\n"
 "  --out FILE.csv              write the CSV there (default: stdout)\n"
-"  --timeline FILE.csv         requested/allocated/reserved at every ITER (or every 1000 events)\n"
+"  --timeline FILE.csv         requested/allocated/reserved over the run: at each ITER on loops of\n"
+"                              64+ iterations, else 512..1024 samples spread over the run\n"
 "  --quiet                     no table or warnings on stderr\n"
 "\n"
 "exit status: 0 every row ran (OOM and skipped rows included); 1 a validator failure or a\n"
@@ -58,6 +75,8 @@ static const struct command commands[] = {
   {"export", cmd_export},
   {"mincap", cmd_mincap},
   {"stress", cmd_stress},
+  {"advise", cmd_advise},
+  {"device", cmd_device},
   {NULL, NULL},
 };
 
@@ -88,6 +107,29 @@ static int add_caps(struct cli_opts *o, enum cap_kind kind, const char *opt, con
   return 0;
 }
 
+/* --alloc-conf 'expandable_segments:True,max_split_size_mb:128' (PyTorch's own string;
+ * `env` reads PYTORCH_CUDA_ALLOC_CONF) becomes one more --allocator */
+static int add_alloc_conf(struct cli_opts *o, const char *val) {
+  if (o->nallocators >= CLI_MAX) return bad("too many --allocator/--alloc-conf%s%s", "", "");
+  const char *conf = val;
+  if (!strcmp(val, "env")) {
+    conf = getenv("PYTORCH_CUDA_ALLOC_CONF");
+    if (!conf) conf = getenv("PYTORCH_ALLOC_CONF");   /* newer PyTorch's device-generic name */
+    if (!conf) conf = "";                      /* unset: PyTorch's default, the caching allocator */
+  }
+  char *spec = o->conf_spec[o->nconf], ignored[400], err[FB_ERRLEN];
+  if (!conf[0]) snprintf(spec, sizeof o->conf_spec[0], "caching");
+  else if (alloc_conf_to_spec(conf, spec, sizeof o->conf_spec[0], ignored, sizeof ignored, err)) {
+    fprintf(stderr, "fragbench: --alloc-conf%s: %s\n(see fragbench --help)\n", strcmp(val, "env") ? "" : " env", err);
+    return 2;
+  } else if (ignored[0]) {
+    fprintf(stderr, "fragbench: --alloc-conf: %s: no effect on device memory in this model; ignored\n", ignored);
+  }
+  o->allocators[o->nallocators++] = spec;
+  o->nconf++;
+  return 0;
+}
+
 int cli_parse(int argc, char **argv, struct cli_opts *o) {
   memset(o, 0, sizeof *o);
   o->device = "auto";
@@ -108,9 +150,13 @@ int cli_parse(int argc, char **argv, struct cli_opts *o) {
     FLAG("--strict", strict)
     FLAG("--verify", verify)
     FLAG("--touch", touch)
+    FLAG("--no-touch", no_touch)
     FLAG("--quiet", quiet)
 #undef FLAG
-    if (!strcmp(name, "--help") || !strcmp(name, "-h")) { print_usage(stdout); exit(0); }
+    if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
+      if (!strcmp(argv[1], "advise")) advise_usage(stdout); else print_usage(stdout);
+      exit(0);
+    }
     if (!val) {
       if (i + 1 >= argc) return bad("%s needs a value%s", name, "");
       val = argv[++i];
@@ -118,6 +164,10 @@ int cli_parse(int argc, char **argv, struct cli_opts *o) {
     if (!strcmp(name, "--workload")) { if (o->nworkloads >= CLI_MAX) return bad("too many %s%s", name, ""); o->workloads[o->nworkloads++] = val; }
     else if (!strcmp(name, "--trace")) { if (o->ntraces >= CLI_MAX) return bad("too many %s%s", name, ""); o->traces[o->ntraces++] = val; }
     else if (!strcmp(name, "--allocator")) { if (o->nallocators >= CLI_MAX) return bad("too many %s%s", name, ""); o->allocators[o->nallocators++] = val; }
+    else if (!strcmp(name, "--alloc-conf")) { if (add_alloc_conf(o, val)) return 2; }
+    else if (!strcmp(name, "--budget")) {
+      if (parse_bytes(val, 0, &o->budget) || !o->budget) return bad("--budget '%s': expected a byte size such as 40G, 38Gi or 40000000000%s", val, "");
+    }
     else if (!strcmp(name, "--trace-device")) {
       uint64_t v;
       if (parse_u64(val, &v) || v > 63) return bad("--trace-device '%s': expected a device index 0..63%s", val, "");
@@ -141,17 +191,23 @@ int cli_parse(int argc, char **argv, struct cli_opts *o) {
     else if (!strcmp(name, "--seed")) { if (parse_u64(val, &o->seed)) return bad("--seed '%s': expected a non-negative integer%s", val, ""); }
     else if (!strcmp(name, "--out")) o->out = val;
     else if (!strcmp(name, "--timeline")) o->timeline = val;
+    else if (!strcmp(name, "--confirm-on")) {
+      if (strcmp(val, "cuda") && strcmp(val, "sim")) return bad("--confirm-on '%s': expected cuda (or sim)%s", val, "");
+      o->confirm_on = val;
+    }
     else if (!strcmp(name, "--precision")) { if (parse_double(val, &o->precision) || o->precision <= 0 || o->precision >= 1) return bad("--precision '%s': expected a fraction such as 0.005%s", val, ""); }
     else if (!strcmp(name, "--threads")) { uint64_t v; if (parse_u64(val, &v) || !v || v > 256) return bad("--threads '%s': expected 1..256%s", val, ""); o->threads = (int)v; }
     else if (!strcmp(name, "--seconds")) { if (parse_double(val, &o->seconds) || o->seconds <= 0) return bad("--seconds '%s': expected a positive number%s", val, ""); }
     else if (!strcmp(name, "--fail-rate")) { if (parse_double(val, &o->fail_rate) || o->fail_rate < 0 || o->fail_rate > 1) return bad("--fail-rate '%s': expected a probability in [0, 1]%s", val, ""); }
     else return bad("unknown option '%s'%s", name, "");
   }
+  if (o->touch && o->no_touch) return bad("--touch and --no-touch: give one of them%s%s", "", "");
   /* fractions of --sim-total given after --cap-bytes N% are resolved against the default total */
   return 0;
 }
 
 int trace_bench_main(int argc, char **argv);
+int cmd_report_main(int argc, char **argv);
 
 int cli_main(int argc, char **argv) {
   if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
@@ -159,6 +215,7 @@ int cli_main(int argc, char **argv) {
     return argc < 2 ? 2 : 0;
   }
   if (!strcmp(argv[1], "readspeed")) return trace_bench_main(argc - 1, argv + 1);   /* its own options */
+  if (!strcmp(argv[1], "report")) return cmd_report_main(argc - 1, argv + 1);       /* a folder, its own options */
   const struct command *c = commands;
   while (c->name && strcmp(c->name, argv[1])) c++;
   if (!c->name) {

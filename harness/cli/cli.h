@@ -25,9 +25,13 @@ struct cli_opts {
   enum on_oom on_oom;
   uint64_t seed;
   int validate, strict, verify, touch, quiet;
+  int no_touch;                 /* --no-touch: not even the default touch of async blocks on cuda */
   const char *out, *timeline;
   double precision;                   /* mincap */
+  const char *confirm_on;             /* mincap: confirm each found cap on this device kind */
   int threads; double seconds; double fail_rate;   /* stress */
+  char conf_spec[CLI_MAX][640]; int nconf;          /* --alloc-conf, as strategy specs (in allocators[]) */
+  uint64_t budget;                                  /* advise --budget; 0 = none */
 };
 
 /* Parse argv[2..] into o. Returns 0, or 2 with a message printed (bad usage). */
@@ -61,6 +65,9 @@ int cmd_list(struct cli_opts *o);
 int cmd_export(struct cli_opts *o);
 int cmd_mincap(struct cli_opts *o);
 int cmd_stress(struct cli_opts *o);
+int cmd_device(struct cli_opts *o);
 int cmd_perf(struct cli_opts *o);
+int cmd_advise(struct cli_opts *o);
+void advise_usage(FILE *f);
 
 #endif

@@ -1,6 +1,7 @@
 /* cli_list.c - `fragbench list`: every workload, trace format and allocator with its
  * one-line description, anchor and parameters (with defaults). */
 #include "cli.h"
+#include "alloc_conf.h"
 
 int cmd_list(struct cli_opts *o) {
   (void)o;
@@ -17,12 +18,14 @@ int cmd_list(struct cli_opts *o) {
     if (!w->is_trace) continue;
     printf("  %-18s %s\n", w->name, w->help);
   }
-  printf("\nallocators (--allocator NAME[:k=v,...]; `recorded` = the snapshot's own):\n");
+  printf("\nallocators (--allocator NAME[:k=v,...]; `recorded` = the snapshot's own, with its settings;\n"
+         "--alloc-conf 'expandable_segments:True,max_split_size_mb:128' = PyTorch's own string):\n");
   for (int i = 0; allocator_table[i]; i++) {
     const struct allocator_ops *a = allocator_table[i];
     printf("  %-18s %s\n", a->name, a->help);
     printf("      %-28s %s\n", "follows", a->anchor);
     printf("      %-28s %s\n", "validated", a->validated ? a->validated : "no (no check against a real allocator yet)");
+    printf("      %-28s %s\n", "in stock PyTorch", alloc_conf_how(a->name));
     params_print_spec(a->params, "      ");
   }
   return 0;

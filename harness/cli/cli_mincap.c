@@ -32,6 +32,14 @@ int cmd_mincap(struct cli_opts *o) {
   int nsrc;
   if (cli_sources(o, src, CLI_MAX * 4, &nsrc)) return 2;
 
+  struct device_config confirm_cfg = {0};
+  int nconfirmed = 0, ndisagree = 0;
+  if (o->confirm_on) {
+    struct cli_opts c = *o;
+    c.device = o->confirm_on;
+    c.quiet = 1;
+    if (cli_pick_device(&c, &confirm_cfg)) return 1;
+  }
   struct output out;
   if (output_open(&out, o->out)) return 2;
   out.quiet = o->quiet;
@@ -49,6 +57,19 @@ int cmd_mincap(struct cli_opts *o) {
         worst = 2;
         break;
       }
+      if (o->confirm_on && !cls && r.mincap_bytes) {
+        char msg[FB_ERRLEN];
+        int ok = mincap_confirm(&s, &confirm_cfg, &r, o->precision, msg, sizeof msg, NULL);
+        if (ok == 1) {
+          nconfirmed++;
+          if (!o->quiet) fprintf(stderr, "mincap: %s x %s: confirmed on %s: %s\n", r.workload, r.allocator, o->confirm_on, msg);
+        } else {
+          ndisagree++;
+          fprintf(stderr, "fragbench: MINCAP NOT CONFIRMED on %s: %s x %s: %s\n", o->confirm_on, r.workload, r.allocator, msg);
+          snprintf(r.status, sizeof r.status, "error: not confirmed on %s: %.400s", o->confirm_on, msg);
+          r.exit_class = cls = 1;
+        }
+      }
       output_row(&out, &r);
       if (cls) fprintf(stderr, "fragbench: %s x %s: %s\n", r.workload, r.allocator[0] ? r.allocator : allocs[ai], r.status);
       else if (!strncmp(r.status, "ok: ", 4) && !o->quiet)
@@ -58,5 +79,8 @@ int cmd_mincap(struct cli_opts *o) {
     }
   }
   output_close(&out);
+  if (o->confirm_on)
+    fprintf(stderr, "mincap: %d of %d found caps confirmed on %s%s\n", nconfirmed, nconfirmed + ndisagree, o->confirm_on,
+            ndisagree ? " - SEE THE ERRORS ABOVE" : "");
   return worst;
 }

@@ -19,8 +19,8 @@ int output_open(struct output *out, const char *path) {
 }
 
 void table_header(void) {
-  fprintf(stderr, "%-28s %-12s %-10s %-8s %12s %12s %9s %9s %9s\n", "workload", "allocator", "cap", "status",
-          "peak_req", "peak_res", "overhead", "ext_frag", "ns/op");
+  fprintf(stderr, "%-30s %-12s %-10s %-8s %12s %12s %9s %9s %9s  %s\n", "workload", "allocator", "cap", "status",
+          "peak_req", "peak_res", "overhead", "ext_frag", "ns/op", "settings");
 }
 
 static const char *short_bytes(uint64_t b, char *buf, size_t n) {
@@ -33,11 +33,14 @@ void table_row(const struct run_result *r) {
   snprintf(st, sizeof st, "%.8s", r->status);
   char *colon = strchr(st, ':');
   if (colon) *colon = 0;
-  fprintf(stderr, "%-28.28s %-12.12s %-10s %-8s %12s %12s ", r->workload, r->allocator, short_bytes(r->cap_bytes, c, sizeof c),
+  fprintf(stderr, "%-30s %-12.12s %-10s %-8s %12s %12s ", r->workload, r->allocator, short_bytes(r->cap_bytes, c, sizeof c),
           st, short_bytes(r->peak_requested, a, sizeof a), short_bytes(r->peak_reserved, b, sizeof b));
   if (isnan(r->overhead)) fprintf(stderr, "%9s ", "-"); else fprintf(stderr, "%9.3f ", r->overhead);
   if (isnan(r->ext_frag)) fprintf(stderr, "%9s ", "-"); else fprintf(stderr, "%9.3f ", r->ext_frag);
-  if (isnan(r->ns_per_op)) fprintf(stderr, "%9s\n", "-"); else fprintf(stderr, "%9.1f\n", r->ns_per_op);
+  if (isnan(r->ns_per_op)) fprintf(stderr, "%9s", "-"); else fprintf(stderr, "%9.1f", r->ns_per_op);
+  /* the effective settings, and where they came from: a `recorded` row adopts the snapshot's */
+  fprintf(stderr, "  %s%s\n", r->params[0] ? r->params : "defaults",
+          r->params_from_trace ? " (from the snapshot)" : "");
 }
 
 void output_row(struct output *out, const struct run_result *r) {

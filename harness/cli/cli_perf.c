@@ -248,7 +248,8 @@ int cmd_perf(struct cli_opts *o) {
   verdict(&v, rate >= 20e6, "replay engine %.1f M events/s (target >= 20)", rate / 1e6);
   for (int a = 0; a < na; a++) {
     int caching = !strcmp(sp[a].name, "caching");
-    double target = caching ? 100 : 250, check = caching ? 150 : 300;
+    int async = !strcmp(sp[a].name, "async");   /* issue 18: the pool model on sim */
+    double target = caching ? 100 : async ? 150 : 250, check = caching ? 150 : async ? 200 : 300;
     verdict(&v, sp[a].med <= target, "%-10s median %.1f ns/op across inputs (target <= %.0f; check <= %.0f: %s)", sp[a].name,
             sp[a].med, target, check, sp[a].med <= check ? "met" : "not met");
   }

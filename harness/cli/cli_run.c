@@ -3,6 +3,7 @@
  * a later row loses nothing already measured. */
 #include "cli.h"
 #include "multi.h"
+#include "timeline.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +114,7 @@ void cli_spec(const struct cli_opts *o, const struct device_config *cfg, const s
   s->strict = o->strict;
   s->verify = o->verify;
   s->touch = o->touch;
+  s->no_touch = o->no_touch;
   s->fail_rate = o->fail_rate;
   s->quiet = o->quiet;
   s->progress = !o->quiet && isatty(2);
@@ -153,7 +155,7 @@ int cmd_run(struct cli_opts *o) {
   if (o->timeline) {
     tl = fopen(o->timeline, "w");
     if (!tl) { fprintf(stderr, "fragbench: %s: cannot write the timeline\n", o->timeline); output_close(&out); return 2; }
-    fprintf(tl, "allocator,event,iter,requested,allocated,reserved,max_requested,max_reserved\n");
+    fputs(TIMELINE_HEADER, tl);
   }
   int worst = 0;
   for (int si = 0; si < nsrc && worst < 2; si++) {
@@ -178,11 +180,8 @@ int cmd_run(struct cli_opts *o) {
           else if (cp->kind == CAP_BYTES) s.cap_bytes = cp->bytes;
           else { s.cap_x = cp->value; s.cap_bytes = (uint64_t)ceil(cp->value * (double)peak_req); }
         }
-        char label[320];
-        snprintf(label, sizeof label, "%s%s%s", nsrc > 1 ? (src[si].workload ? src[si].workload : src[si].trace) : "",
-                 nsrc > 1 ? "/" : "", allocs[ai]);
-        s.timeline = tl;
-        s.timeline_label = label;
+        s.timeline = tl;   /* rows named as the results CSV names the strategy ("recorded" resolved) */
+        s.timeline_label = nsrc > 1 ? (src[si].workload ? src[si].workload : src[si].trace) : NULL;
         struct run_result r;
         run_result_init(&r);
         int cls = replay_run(&s, &r);

@@ -93,8 +93,8 @@ int cmd_stress(struct cli_opts *o) {
     fprintf(stderr, "fragbench stress: one --cap F or --cap-bytes N at most (--cap-x is for run)\n");
     return 2;
   }
-  if (o->out || o->timeline || o->devices || o->on_oom == ON_OOM_SKIP || o->strict || o->verify || o->touch) {
-    fprintf(stderr, "fragbench stress: --out, --timeline, --devices, --on-oom, --strict, --verify and --touch are for run\n");
+  if (o->out || o->timeline || o->devices || o->on_oom == ON_OOM_SKIP || o->strict || o->verify || o->touch || o->no_touch) {
+    fprintf(stderr, "fragbench stress: --out, --timeline, --devices, --on-oom, --strict, --verify, --touch and --no-touch are for run\n");
     return 2;
   }
   fflush(stdout);

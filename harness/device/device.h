@@ -63,6 +63,7 @@ struct device {
   char name[128];             /* "NVIDIA H100 80GB HBM3", "sim (H100 80GB HBM3)" */
   uint64_t total;             /* what fractions are taken of */
   uint64_t usable;            /* sim: what malloc can get at most */
+  uint64_t free_at_open;      /* cuda: cudaMemGetInfo's free when opened (0 on sim) */
   uint64_t cap;               /* 0 = none; else reserved may not exceed it */
   uint64_t reserved;          /* physical bytes held now */
   uint64_t peak_reserved;

@@ -451,6 +451,7 @@ int cuda_open(struct device *d, const struct device_config *cfg, char *err) {
   snprintf(d->name, sizeof d->name, "%.127s", prop.name);
   d->total = total_b;
   d->usable = 0;              /* the real driver enforces what is usable */
+  d->free_at_open = free_b;
   load_driver_api(d);
   return 0;
 }

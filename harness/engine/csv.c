@@ -9,7 +9,7 @@ const char *const csv_columns[] = {
   "peak_requested", "peak_allocated", "peak_reserved", "overhead", "frag", "ext_frag", "internal_frag",
   "trace_peak_reserved", "device_allocs", "device_frees", "maps", "unmaps", "cache_flushes",
   "modeled_driver_ns", "wall_ns", "ns_per_op", "p50_ns", "p99_ns", "max_ns", "leak_bytes_per_iter",
-  "mincap_bytes", "mincap_x", "imbalance", NULL,
+  "mincap_bytes", "mincap_x", "imbalance", "alloc_conf", NULL,
 };
 
 void csv_write_header(FILE *f) {
@@ -55,6 +55,7 @@ void csv_write_row(FILE *f, const char *run_id, const struct run_result *r) {
     for (int i = 13; csv_columns[i]; i++) {
       if (!strcmp(csv_columns[i], "mincap_bytes")) { u64_opt(f, r->mincap_bytes); continue; }
       if (!strcmp(csv_columns[i], "trace_peak_reserved")) { u64_opt(f, r->trace_peak_reserved); continue; }
+      if (!strcmp(csv_columns[i], "alloc_conf")) { str(f, r->alloc_conf); continue; }
       fputc(',', f);
     }
     fputc('\n', f);
@@ -88,5 +89,6 @@ void csv_write_row(FILE *f, const char *run_id, const struct run_result *r) {
   u64_opt(f, r->mincap_bytes);
   dbl(f, r->mincap_x, "%.4f");
   dbl(f, r->imbalance, "%.4f");
+  str(f, r->alloc_conf);
   fputc('\n', f);
 }

@@ -10,7 +10,11 @@
  *   4. bisection until (hi - lo) <= precision * hi, lo failing and hi completing.
  *   5. the survivor's own peak reserved, when below hi, is tried as the cap: on sim the
  *      run repeats exactly, which makes the answer exact rather than within precision.
- *   6. hi * (1 + step) for each step must complete too; else the row is flagged. */
+ *   6. completion need not be monotonic: caps on a grid below the last failing cap
+ *      (P x 1.01, 1.02, 1.03, 1.05, 1.07, 1.1, 1.15, 1.2, 1.3, 1.5, 1.75, 2, 3) are tried
+ *      too; the first that completes becomes hi, bisection runs again below it, and the
+ *      row is flagged (a larger cap, the old lo, fails).
+ *   7. hi * (1 + step) for each step must complete too; else the row is flagged. */
 #include "mincap.h"
 #include <math.h>
 #include <stdio.h>
@@ -18,6 +22,8 @@
 #include <string.h>
 
 const double mincap_steps[MINCAP_NSTEPS] = {0.01, 0.02, 0.05};
+static const double below_grid[] = {1.01, 1.02, 1.03, 1.05, 1.07, 1.1, 1.15, 1.2, 1.3, 1.5, 1.75, 2.0, 3.0};
+#define NGRID (int)(sizeof below_grid / sizeof below_grid[0])
 
 static int completes(const struct run_result *r) {
   return r->exit_class == 0 && r->completed && !strcmp(r->status, "ok");
@@ -73,6 +79,21 @@ static int try_cap(struct search *S, uint64_t cap, struct run_result **scratch_o
   return 1;
 }
 
+/* Bisect between *lo (fails) and S->rep->hi (completes) to the precision, then try the
+ * survivor's own peak reserved as the cap. 0, or -1 on an error (in *scratch). */
+static int bisect(struct search *S, double precision, uint64_t *lo, struct run_result **scratch) {
+  struct mincap_report *rep = S->rep;
+  while ((double)(rep->hi - *lo) > precision * (double)rep->hi && rep->hi - *lo > 1) {
+    uint64_t mid = *lo + (rep->hi - *lo) / 2;
+    int rc = try_cap(S, mid, scratch);
+    if (rc < 0) return -1;
+    if (!rc) *lo = mid;
+  }
+  uint64_t pr = S->runs[S->best].peak_reserved;
+  if (pr > *lo && pr < rep->hi && try_cap(S, pr, scratch) < 0) return -1;
+  return 0;
+}
+
 static int finish_with(struct run_result *out, const struct run_result *r) {
   *out = *r;
   return out->exit_class;
@@ -120,24 +141,27 @@ int mincap_find(const struct run_spec *base, double precision, int progress,
       if (rc < 0) { rc = finish_with(out, scratch); goto done; }
       if (!rc) { rc = finish_with(out, scratch); goto done; }   /* nothing capped completes: the failing run, no mincap */
     }
-    /* 4. bisection */
-    while ((double)(rep->hi - lo) > precision * (double)rep->hi && rep->hi - lo > 1) {
-      uint64_t mid = lo + (rep->hi - lo) / 2;
-      rc = try_cap(S, mid, &scratch);
+    /* 4. bisection, 5. the survivor's own peak */
+    if (bisect(S, precision, &lo, &scratch) < 0) { rc = finish_with(out, scratch); goto done; }
+    /* 6. a completing cap below the last failing one? (non-monotonic completion) */
+    uint64_t floor_fail = P;   /* the largest grid cap known to fail below lo */
+    for (int g = 0; g < NGRID; g++) {
+      uint64_t cap = (uint64_t)ceil((double)P * below_grid[g]);
+      if (cap >= lo) break;
+      if (cap <= floor_fail) continue;
+      rc = try_cap(S, cap, &scratch);
       if (rc < 0) { rc = finish_with(out, scratch); goto done; }
-      if (!rc) lo = mid;
-    }
-    /* 5. the survivor's own peak as the cap */
-    uint64_t pr = S->runs[S->best].peak_reserved;
-    if (pr > lo && pr < rep->hi) {
-      rc = try_cap(S, pr, &scratch);
-      if (rc < 0) { rc = finish_with(out, scratch); goto done; }
+      if (!rc) { floor_fail = cap; continue; }
+      if (!rep->fails_above) rep->fails_above = lo;   /* the old lo fails above this mincap */
+      lo = floor_fail;
+      if (bisect(S, precision, &lo, &scratch) < 0) { rc = finish_with(out, scratch); goto done; }
+      break;
     }
   }
   rep->lo = lo;
 
-  /* 6. monotonic above? */
-  for (int i = 0; i < MINCAP_NSTEPS; i++) {
+  /* 7. monotonic above? */
+  for (int i = 0; i < MINCAP_NSTEPS && !rep->fails_above; i++) {
     uint64_t cap = (uint64_t)ceil((double)rep->hi * (1.0 + mincap_steps[i]));
     struct run_result *chk = &S->runs[S->best == 0 ? 1 : 0];
     probe(base, cap, progress, rep, chk);
@@ -160,5 +184,60 @@ int mincap_find(const struct run_spec *base, double precision, int progress,
   rc = out->exit_class;
 done:
   free(S);
+  return rc;
+}
+
+/* one replay of base at cap on device dev (NULL: base's own) */
+static void replay_at(const struct run_spec *base, const struct device_config *dev, uint64_t cap, struct run_result *r) {
+  struct run_spec s = *base;
+  if (dev) s.device = *dev;
+  s.cap_bytes = cap;
+  s.cap_x = 0;
+  s.on_oom = ON_OOM_STOP;
+  s.timeline = NULL;
+  s.progress = 0;
+  run_result_init(r);
+  replay_run(&s, r);
+}
+
+int mincap_confirm(const struct run_spec *base, const struct device_config *on, const struct run_result *row,
+                   double precision, char *msg, size_t len, int *runs) {
+  if (!(precision > 0 && precision < 1)) precision = MINCAP_PRECISION_DEFAULT;
+  uint64_t cap = row->mincap_bytes;
+  uint64_t below = (uint64_t)floor((double)cap * (1.0 - precision));
+  if (below >= cap) below = cap - 1;
+  struct run_result *r = malloc(3 * sizeof *r);
+  if (!r) { snprintf(msg, len, "out of host memory"); return -1; }
+  int rc = 1;
+  if (runs) *runs = 3;
+  replay_at(base, on, cap, &r[0]);          /* on the other device, at the mincap */
+  replay_at(base, NULL, below, &r[1]);      /* where the search ran, one step below */
+  replay_at(base, on, below, &r[2]);        /* on the other device, one step below */
+  char b[32], c[32];
+  for (int i = 0; i < 3; i++)
+    if (r[i].exit_class) { snprintf(msg, len, "%s", r[i].status); rc = -1; goto out; }
+  if (!completes(&r[0])) {
+    snprintf(msg, len, "at the mincap, %llu bytes, %s ends '%s' at event %lld (%s says it completes with %s reserved)",
+             (unsigned long long)cap, on->kind, r[0].status, (long long)r[0].first_oom_event, base->device.kind,
+             fmt_bytes(row->peak_reserved, b, sizeof b));
+    rc = 0;
+  } else if (r[0].peak_reserved != row->peak_reserved) {
+    snprintf(msg, len, "at the mincap, %llu bytes, %s reserves %s, %s %s", (unsigned long long)cap, on->kind,
+             fmt_bytes(r[0].peak_reserved, b, sizeof b), base->device.kind, fmt_bytes(row->peak_reserved, c, sizeof c));
+    rc = 0;
+  } else if (completes(&r[1]) != completes(&r[2])) {
+    snprintf(msg, len, "one step below the mincap, at %llu bytes, %s %s but %s %s", (unsigned long long)below,
+             base->device.kind, completes(&r[1]) ? "completes" : "runs out", on->kind, completes(&r[2]) ? "completes" : "runs out");
+    rc = 0;
+  } else if (completes(&r[1]) && r[1].peak_reserved != r[2].peak_reserved) {
+    snprintf(msg, len, "one step below the mincap, at %llu bytes, %s reserves %s, %s %s", (unsigned long long)below,
+             on->kind, fmt_bytes(r[2].peak_reserved, b, sizeof b), base->device.kind, fmt_bytes(r[1].peak_reserved, c, sizeof c));
+    rc = 0;
+  } else {
+    snprintf(msg, len, "completes at %llu bytes with %s reserved, %s one step below, as on %s", (unsigned long long)cap,
+             fmt_bytes(r[0].peak_reserved, b, sizeof b), completes(&r[2]) ? "completes" : "runs out", base->device.kind);
+  }
+out:
+  free(r);
   return rc;
 }

@@ -33,4 +33,12 @@ struct mincap_report {
 int mincap_find(const struct run_spec *base, double precision, int progress,
                 struct run_result *out, struct mincap_report *rep);
 
+/* Confirm a found mincap on another device (the GPU, after a search on sim): a replay
+ * at row->mincap_bytes there must complete with the same peak reserved as row, and a
+ * replay one precision step below must end as it does on base's own device (on sim: it
+ * fails, unless the row is non-monotonic there). Returns 1 confirmed, 0 a disagreement
+ * (described in msg), -1 an error in a replay (msg). runs: replays made (may be NULL). */
+int mincap_confirm(const struct run_spec *base, const struct device_config *on, const struct run_result *row,
+                   double precision, char *msg, size_t len, int *runs);
+
 #endif

@@ -7,13 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "alloc_conf.h"
 #include "livemap.h"
 #include "metrics.h"
+#include "replay_open.h"
+#include "timeline.h"
 #include "timing.h"
 #include "validator.h"
 
 #define BATCH 256
-#define HUGE_REQUEST (1ull << 48)   /* larger than any device: bad input, skipped */
 #define CHECK_EVERY 4096             /* --validate: full counts/check() cadence */
 
 void run_result_init(struct run_result *r) {
@@ -31,105 +33,6 @@ static void set_status(struct run_result *r, int cls, const char *fmt, const cha
   r->exit_class = cls;
 }
 
-static const char *basename_of(const char *p) {
-  const char *s = strrchr(p, '/');
-  return s ? s + 1 : p;
-}
-
-/* "gpt_train.pickle.gz" -> "gpt_train.pickle": the format stays visible, so a snapshot,
- * its RMM log and a generator of the same name are three different workloads */
-static void trace_label(const char *path, char *out, size_t len) {
-  snprintf(out, len, "%s", basename_of(path));
-  size_t n = strlen(out);
-  if (n > 3 && !strcmp(out + n - 3, ".gz")) out[n - 3] = 0;
-}
-
-/* Open the workload of a spec: a generator by name, or a trace by content. */
-static int open_workload(const struct run_spec *s, struct workload *w, uint64_t percent_base, char *err) {
-  struct workload_ctx ctx = {.rank = s->rank, .world = s->world ? s->world : 1, .seed = s->seed,
-                             .path = s->trace, .trace_device = s->trace_device};
-  const struct workload_ops *ops;
-  if (s->trace) {
-    ops = trace_detect(s->trace, err);
-    if (!ops) return -1;
-    if (workload_open(w, ops, NULL, &ctx, percent_base, err)) return -1;
-    snprintf(w->spec, sizeof w->spec, "%s", s->trace);
-    return 0;
-  }
-  char name[64];
-  struct params tmp;
-  if (params_parse_spec(s->workload, name, sizeof name, &tmp, err)) return -1;
-  ops = workload_find(name);
-  if (!ops) {
-    int n = snprintf(err, FB_ERRLEN, "unknown workload '%s'; known:", name);
-    for (int i = 0; workload_table[i] && n < FB_ERRLEN; i++)
-      if (!workload_table[i]->is_trace) n += snprintf(err + n, FB_ERRLEN - (size_t)n, " %s", workload_table[i]->name);
-    return -1;
-  }
-  return workload_open(w, ops, s->workload, &ctx, percent_base, err);
-}
-
-int workload_peak_requested(const struct run_spec *s, uint64_t *peak, char *err) {
-  struct workload w;
-  *peak = 0;
-  if (open_workload(s, &w, SIM_TOTAL_DEFAULT, err)) return -1;
-  struct livemap live;
-  if (livemap_init(&live, 1024)) { workload_close(&w); snprintf(err, FB_ERRLEN, "out of host memory"); return -1; }
-  uint64_t cur = 0;
-  struct event ev;
-  int rc;
-  while ((rc = workload_next(&w, &ev, err)) == 1) {
-    if (ev.op == OP_ALLOC && ev.size && ev.size < HUGE_REQUEST && !livemap_get(&live, ev.id)) {
-      struct live_entry *e = livemap_put(&live, ev.id);
-      if (!e) { rc = -1; snprintf(err, FB_ERRLEN, "out of host memory"); break; }
-      e->requested = ev.size;
-      cur += ev.size;
-      if (cur > *peak) *peak = cur;
-    } else if (ev.op == OP_FREE) {
-      struct live_entry *e = livemap_get(&live, ev.id);
-      if (e) { cur -= e->requested; livemap_del(&live, e); }
-    }
-  }
-  livemap_free(&live);
-  workload_close(&w);
-  return rc < 0 ? -1 : 0;
-}
-
-/* Resolve "recorded", parse the allocator's params, adopt the trace's settings. */
-static const struct allocator_ops *resolve_allocator(const struct run_spec *s, const struct workload_info *info,
-                                                     struct params *p, uint64_t percent_base, char *err) {
-  char name[64];
-  if (params_parse_spec(s->allocator, name, sizeof name, p, err)) return NULL;
-  if (!strcmp(name, "recorded")) {
-    if (!info->recorded_allocator[0]) {
-      snprintf(err, FB_ERRLEN, "--allocator recorded needs a PyTorch snapshot that says which allocator it used");
-      return NULL;
-    }
-    snprintf(name, sizeof name, "%s", info->recorded_allocator);
-  }
-  const struct allocator_ops *ops = allocator_find(name);
-  if (!ops) {
-    int n = snprintf(err, FB_ERRLEN, "unknown allocator '%s'; known:", name);
-    for (int i = 0; allocator_table[i] && n < FB_ERRLEN; i++)
-      n += snprintf(err + n, FB_ERRLEN - (size_t)n, " %s", allocator_table[i]->name);
-    snprintf(err + n, FB_ERRLEN - (size_t)n, " recorded");
-    return NULL;
-  }
-  p->percent_base = percent_base;
-  /* a snapshot's allocator_settings configure the PyTorch strategies unless the command line says otherwise */
-  if (info->allocator_settings[0] && (!strcmp(name, "caching") || !strcmp(name, "expandable"))) {
-    struct params adopted;
-    char dummy[8];
-    char text[600];
-    snprintf(text, sizeof text, "x:%s", info->allocator_settings);
-    if (!params_parse_spec(text, dummy, sizeof dummy, &adopted, err))
-      for (int i = 0; i < adopted.n; i++)
-        if (!params_has(p, adopted.key[i])) params_set(p, adopted.key[i], adopted.val[i]);
-  }
-  if (params_check(p, ops->params, ops->name, err)) return NULL;
-  return ops;
-}
-
 struct replay {
   const struct run_spec *s;
   struct run_result *r;
@@ -144,9 +47,10 @@ struct replay {
   int validating;
   int extras;                   /* --timeline, --validate, --touch or --verify: per-event work beyond the replay */
   uint64_t ev_index, host_ns, timed_calls, sample_tick;
-  int seen_iter;
-  uint64_t win_requested, win_reserved;   /* --timeline: highest since the last sample */
+  struct timeline tl;           /* --timeline's samples */
   int is_cuda;
+  int touch;                    /* --touch, or a stream-ordered strategy on cuda without --no-touch */
+  uint64_t touch_ns;            /* time in touch calls: the program's work, not the strategy's */
   char err[FB_ERRLEN];
 };
 
@@ -161,22 +65,6 @@ static void warn_skip(struct replay *x, const char *what, uint64_t id) {
     fprintf(stderr, "fragbench: warning: %s: further skipped events are counted, not shown\n", x->w.spec);
 }
 
-/* a sample: the levels now, and the highest levels since the previous sample (the peaks
- * of a training step fall between its ITER events) */
-static void timeline_sample(struct replay *x, uint64_t iter) {
-  fprintf(x->s->timeline, "%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n", x->s->timeline_label ? x->s->timeline_label : x->ops->name,
-          (unsigned long long)x->ev_index, (unsigned long long)iter, (unsigned long long)x->m.live_requested,
-          (unsigned long long)x->m.live_allocated, (unsigned long long)x->dev.reserved,
-          (unsigned long long)x->win_requested, (unsigned long long)x->win_reserved);
-  x->win_requested = x->m.live_requested;
-  x->win_reserved = x->dev.reserved;
-}
-
-static inline void timeline_track(struct replay *x) {
-  if (x->m.live_requested > x->win_requested) x->win_requested = x->m.live_requested;
-  if (x->dev.reserved > x->win_reserved) x->win_reserved = x->dev.reserved;
-}
-
 static void note_reserved(struct replay *x) {
   if (x->dev.reserved > x->m.peak_reserved) {
     uint64_t largest = 0, inside = 0;
@@ -187,13 +75,15 @@ static void note_reserved(struct replay *x) {
 
 /* After an alloc, in this order: --timeline's peak tracking, --validate, --touch, --verify. */
 static int alloc_extras(struct replay *x, const struct event *ev, const struct block *b) {
-  if (x->s->timeline) timeline_track(x);
+  if (x->s->timeline) timeline_track(&x->tl, x->m.live_requested, x->dev.reserved);
   if (x->validating) {
     if (validator_alloc(&x->v, b, ev->size, x->err)) { set_status(x->r, 1, "error: %s", x->err); return -1; }
   }
-  if (x->s->touch && x->dev.ops->touch && x->dev.ops->touch(&x->dev, b->addr, b->size, b->stream)) {
-    set_status(x->r, 1, "error: %s", x->dev.err);
-    return -1;
+  if (x->touch && x->dev.ops->touch) {
+    uint64_t t0 = now_ns();
+    int rc = x->dev.ops->touch(&x->dev, b->addr, b->size, b->stream);
+    x->touch_ns += now_ns() - t0;
+    if (rc) { set_status(x->r, 1, "error: %s", x->dev.err); return -1; }
   }
   if (x->s->verify && x->dev.ops->verify_write && x->dev.ops->verify_write(&x->dev, b->addr, b->size, b->stream, ev->id)) {
     set_status(x->r, 1, "error: %s", x->dev.err);
@@ -305,7 +195,7 @@ static int do_free(struct replay *x, const struct event *ev) {
 /* After each event: --timeline's samples when the workload has no ITERs, --validate's
  * periodic full check. */
 static int event_extras(struct replay *x) {
-  if (x->s->timeline && !x->seen_iter && x->ev_index % 1000 == 0) timeline_sample(x, 0);
+  if (x->s->timeline) timeline_event(&x->tl, x->ev_index, x->m.iters, x->m.live_requested, x->m.live_allocated, x->dev.reserved);
   if (x->validating && ++x->v.ops_since_check >= CHECK_EVERY) {
     x->v.ops_since_check = 0;
     if (validator_counts(&x->v, x->err)) { set_status(x->r, 1, "error: %s", x->err); return -1; }
@@ -323,9 +213,8 @@ static int do_event(struct replay *x, const struct event *ev) {
     x->ops->empty_cache(x->a);
     break;
   case OP_ITER:
-    if (x->s->timeline) timeline_sample(x, x->m.iters);
+    if (x->s->timeline) timeline_iter(&x->tl, x->ev_index, x->m.iters, x->m.live_requested, x->m.live_allocated, x->dev.reserved);
     metrics_iter(&x->m);
-    x->seen_iter = 1;
     break;
   }
   if (rc) return rc;
@@ -384,7 +273,7 @@ static int replay_loop(struct replay *x) {
       return -1;
     }
     if (n < BATCH) more = 0;
-    uint64_t d0 = x->dev.c.modeled_ns, t0 = now_ns();
+    uint64_t d0 = x->dev.c.modeled_ns + x->touch_ns, t0 = now_ns();
     for (int i = 0; i < n; i++) {
       rc = do_event(x, &buf[i]);
       if (rc) {
@@ -392,7 +281,7 @@ static int replay_loop(struct replay *x) {
         return rc;
       }
     }
-    uint64_t t = now_ns() - t0, dn = x->dev.c.modeled_ns - d0;
+    uint64_t t = now_ns() - t0, dn = x->dev.c.modeled_ns + x->touch_ns - d0;   /* driver and touch time */
     x->host_ns += x->is_cuda ? (dn < t ? t - dn : 0) : t;
     if (x->s->progress) progress(x, t_start, &t_last);
   }
@@ -441,13 +330,13 @@ int replay_run(const struct run_spec *s, struct run_result *r) {
   x->dev.fail_rate = s->fail_rate;   /* set once; the seed picks the failures */
   if (s->fail_rate > 0) x->dev.fail_rng = (x->dev.fail_rng ^ (s->seed * 0x2545F4914F6CDD1Dull)) | 1;
 
-  if (open_workload(s, &x->w, x->dev.total, x->err)) { set_status(r, 2, "error: %s", x->err); goto out; }
+  if (replay_open_workload(s, &x->w, x->dev.total, x->err)) { set_status(r, 2, "error: %s", x->err); goto out; }
   wl_open = 1;
   struct workload_info info;
   memset(&info, 0, sizeof info);
   if (x->w.ops->info) x->w.ops->info(x->w.st, &info);
   if (s->trace) {
-    trace_label(s->trace, r->workload, sizeof r->workload);
+    replay_trace_label(s->trace, r->workload, sizeof r->workload);
     snprintf(r->trace, sizeof r->trace, "%s", s->trace);
     if (s->trace_device > 0) snprintf(r->workload + strlen(r->workload), sizeof r->workload - strlen(r->workload), "@%d", s->trace_device);
   } else {
@@ -457,10 +346,11 @@ int replay_run(const struct run_spec *s, struct run_result *r) {
   if (!x->is_cuda && !s->device.sim_usable && info.usable_bytes) x->dev.usable = info.usable_bytes;
 
   struct params ap;
-  x->ops = resolve_allocator(s, &info, &ap, x->dev.total, x->err);
+  x->ops = replay_resolve_allocator(s, &info, &ap, x->dev.total, &r->params_from_trace, x->err);
   if (!x->ops) { set_status(r, 2, "error: %s", x->err); goto out; }
   snprintf(r->allocator, sizeof r->allocator, "%s", x->ops->name);
   params_format(&ap, r->params, sizeof r->params);
+  alloc_conf_format(x->ops->name, &ap, r->alloc_conf, sizeof r->alloc_conf);
   if ((x->ops->flags & ALLOC_NEEDS_POOL) && !dev_has_pool(&x->dev)) {
     set_status(r, 0, "skipped: %s", "needs a GPU");
     goto out;
@@ -481,9 +371,17 @@ int replay_run(const struct run_spec *s, struct run_result *r) {
   note_reserved(x);
   x->validating = s->validate;
   if (x->validating) validator_init(&x->v, x->ops, x->a, &x->dev);
-  x->extras = x->validating || s->timeline || s->touch || s->verify;
+  /* a stream-ordered pool places blocks by how far the GPU got through each stream: on
+   * cuda its blocks are written in stream order by default, as a program's kernels would */
+  x->touch = s->touch || (x->is_cuda && !s->no_touch && (x->ops->flags & ALLOC_STREAM_ORDERED));
+  x->extras = x->validating || s->timeline || x->touch || s->verify;
 
+  if (s->timeline) {
+    timeline_init(&x->tl, s->timeline, s->timeline_label);
+    timeline_name(&x->tl, r->allocator, r->params);
+  }
   int rc = replay_loop(x);
+  if (s->timeline) timeline_finish(&x->tl, x->ev_index, x->m.iters, x->m.live_requested, x->m.live_allocated, x->dev.reserved);
   fill_result(x);
   if (rc == 1) {
     set_status(r, 0, "%s", "oom");
@@ -496,6 +394,7 @@ int replay_run(const struct run_spec *s, struct run_result *r) {
 out:
   if (x->a) x->ops->destroy(x->a);
   if (x->validating) validator_release(&x->v);
+  timeline_release(&x->tl);
   livemap_free(&x->live);
   if (wl_open) workload_close(&x->w);
   if (dev_open) device_close(&x->dev);

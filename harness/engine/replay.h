@@ -16,6 +16,7 @@ struct run_spec {
   /* what to replay: a generator ("train_loop:layers=4") or a trace file */
   const char *workload;         /* generator spec, or NULL */
   const char *trace;            /* trace path, or NULL */
+  const struct event_buffer *events;   /* that trace already in memory (advise), or NULL: read the file */
   int trace_device;             /* -1: the first device with events */
   int rank, world;
   uint64_t seed;
@@ -27,8 +28,9 @@ struct run_spec {
   double cap_x;                 /* informational (the CSV's cap_x column); 0 = n/a */
   enum on_oom on_oom;
   int validate, strict, verify, touch;
-  FILE *timeline;               /* NULL = none */
-  const char *timeline_label;   /* written in the timeline's first columns */
+  int no_touch;                 /* cuda: no default touch of a stream-ordered strategy's blocks */
+  FILE *timeline;               /* NULL = none (rows: timeline.h) */
+  const char *timeline_label;   /* the source, before "/allocator" in the timeline's first column; NULL = none */
   int quiet;                    /* no warnings on stderr */
   int progress;                 /* progress line on stderr (terminal, long runs) */
   double fail_rate;             /* fault injection: each device allocation fails with this probability (0 = none) */
@@ -52,6 +54,8 @@ struct run_result {
   uint64_t mincap_bytes; double mincap_x;   /* mincap rows; 0 = n/a */
   double imbalance;                  /* aggregate rows; NaN = n/a */
   int exit_class;                    /* 0 ok, 1 validator/device failure, 2 bad input/usage */
+  int params_from_trace;             /* how many of params came from the snapshot (`recorded` only) */
+  char alloc_conf[600];              /* the PYTORCH_CUDA_ALLOC_CONF for this setting; "" = not in PyTorch */
 };
 
 void run_result_init(struct run_result *r);

@@ -43,7 +43,11 @@ static int parse_record(const char **p, const char *end, char ***fields, int *ca
     if (s < end && *s == '"') {
       s++;
       for (;;) {
-        if (s >= end) { free(tmp); return -1; }
+        if (s >= end) {   /* unclosed quote: the record's fields so far are freed here */
+          for (int i = 0; i < n; i++) free((*fields)[i]);
+          free(tmp);
+          return -1;
+        }
         if (*s == '"') {
           if (s + 1 < end && s[1] == '"') { tmp[k++] = '"'; s += 2; continue; }
           s++;
@@ -67,7 +71,20 @@ static int parse_record(const char **p, const char *end, char ***fields, int *ca
   return n;
 }
 
-int results_load(const char *path, struct results *t, char *err, size_t errlen) {
+/* the header check: every name in required[] present, or (required == NULL) a fragbench
+ * results header */
+static int header_ok(const struct results *t, const char *const *required, char *missing, size_t len) {
+  if (!required) {
+    if (results_col(t, "run_id") >= 0 || results_col(t, "workload") >= 0) return 1;
+    snprintf(missing, len, "a fragbench results header (run_id,version,workload,...)");
+    return 0;
+  }
+  for (int i = 0; required[i]; i++)
+    if (results_col(t, required[i]) < 0) { snprintf(missing, len, "a header with a column '%s'", required[i]); return 0; }
+  return 1;
+}
+
+static int load(const char *path, const char *const *required, struct results *t, char *err, size_t errlen) {
   memset(t, 0, sizeof *t);
   size_t len = 0;
   char *buf = slurp(path, &len);
@@ -90,8 +107,9 @@ int results_load(const char *path, struct results *t, char *err, size_t errlen) 
   t->cols = malloc((size_t)n * sizeof *t->cols);
   if (!t->cols) abort();
   memcpy(t->cols, fields, (size_t)n * sizeof *fields);
-  if (results_col(t, "run_id") < 0 && results_col(t, "workload") < 0) {
-    snprintf(err, errlen, "%s:%d: expected a fragbench results header (run_id,version,workload,...), got \"%.60s\"", path, line, t->cols[0]);
+  char missing[160];
+  if (!header_ok(t, required, missing, sizeof missing)) {
+    snprintf(err, errlen, "%s:%d: expected %s, got \"%.60s\"", path, line, missing, t->cols[0]);
     free(buf); free(fields); results_free(t); return 2;
   }
   int rcap = 0;
@@ -116,6 +134,14 @@ int results_load(const char *path, struct results *t, char *err, size_t errlen) 
   free(fields);
   free(buf);
   return 0;
+}
+
+int results_load(const char *path, struct results *t, char *err, size_t errlen) {
+  return load(path, NULL, t, err, errlen);
+}
+
+int results_load_table(const char *path, const char *const *required, struct results *t, char *err, size_t errlen) {
+  return load(path, required, t, err, errlen);
 }
 
 void results_free(struct results *t) {

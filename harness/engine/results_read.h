@@ -19,6 +19,9 @@ struct results {
 /* Load a whole file. 0, or 2 with err naming the file, the line and what was expected
  * (no header, a field with an unclosed quote, a row with more fields than the header). */
 int results_load(const char *path, struct results *t, char *err, size_t errlen);
+/* Any CSV of the same syntax whose header holds every column of required[] (NULL-ended):
+ * the timelines (allocator,event,...). The same rules and messages as results_load. */
+int results_load_table(const char *path, const char *const *required, struct results *t, char *err, size_t errlen);
 void results_free(struct results *t);
 /* index of a column, or -1 */
 int results_col(const struct results *t, const char *name);

@@ -1,0 +1,53 @@
+/* async_model.h - a model of the CUDA driver's stream-ordered pool (cudaMallocAsync), for
+ * the `async` strategy on devices without one (sim). What it follows was measured on an
+ * H100 with the probes in tests/probes (docs/async-pool.md):
+ *  - one address range per pool that grows upward; physical memory is mapped in whole
+ *    chunks of `granule` (32 MiB) as blocks reach them: reserved = mapped chunks;
+ *  - every request is rounded up to 512 bytes and packed against its neighbours (blocks
+ *    cross chunk boundaries freely);
+ *  - adjacent free ranges coalesce; a request takes the lowest-addressed range of the
+ *    first non-empty size class at or above the request rounded up to its class ("good
+ *    fit": classes are powers of two split in `subclasses` steps), or the unused end of
+ *    the last chunk when that class is lower, else it grows at the top;
+ *  - a range freed on one stream is reused by that stream at once and by other streams
+ *    only after a synchronization (the GPU is assumed busy, as in a real program);
+ *  - reserved shrinks only at a synchronization (trim, empty_cache, or with a finite
+ *    release threshold at every free): wholly free chunks are unmapped, highest first.
+ * Memory comes from the device layer (one VA reservation, a physical page of `granule`
+ * bytes per chunk, mapped), so reserved is counted by the device like every strategy's. */
+#ifndef FB_ASYNC_MODEL_H
+#define FB_ASYNC_MODEL_H
+#include <stdint.h>
+#include "device.h"
+
+#define AMODEL_ALIGN 512ull                 /* request rounding and address alignment */
+#define AMODEL_GRANULE_DEFAULT (32ull << 20) /* chunk of physical memory */
+#define AMODEL_SUBCLASSES_DEFAULT 4u
+
+struct amodel;
+
+struct amodel_config {
+  uint64_t granule;          /* a multiple of DEV_PAGE */
+  unsigned subclasses;       /* 1, 2, 4, 8 or 16 */
+  uint64_t release_threshold; /* UINT64_MAX: keep all (PyTorch's setting) */
+};
+
+/* 0, or -1 with err set */
+int amodel_create(struct amodel **m, struct device *d, const struct amodel_config *cfg, char *err);
+/* 0, FB_OOM, or <0 on a device error */
+int amodel_alloc(struct amodel *m, uint64_t size, uint64_t stream, uint64_t *addr);
+void amodel_free(struct amodel *m, uint64_t addr, uint64_t size, uint64_t stream);
+/* a synchronization, then wholly free chunks released until reserved <= keep */
+void amodel_trim(struct amodel *m, uint64_t keep);
+void amodel_query(const struct amodel *m, uint64_t *largest_free, uint64_t *free_inside);
+uint64_t amodel_reserved(const struct amodel *m);
+/* --validate: free ranges sorted, disjoint, coalesced, indexed in their class; 0 or -1 */
+int amodel_check(const struct amodel *m, char *err);
+void amodel_destroy(struct amodel *m);
+
+/* the size class of a free range of len bytes, and the first class whose every range can
+ * hold a request of sz bytes (both exposed for the tests) */
+unsigned amodel_class_of(uint64_t len, unsigned subclasses);
+unsigned amodel_class_needed(uint64_t sz, unsigned subclasses);
+
+#endif

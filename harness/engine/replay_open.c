@@ -1,0 +1,110 @@
+/* replay_open.c - what one row replays, opened (see replay_open.h), and the peak
+ * requested of a workload alone (for --cap-x). */
+#include "replay_open.h"
+#include <stdio.h>
+#include <string.h>
+#include "livemap.h"
+
+static const char *basename_of(const char *p) {
+  const char *s = strrchr(p, '/');
+  return s ? s + 1 : p;
+}
+
+/* "gpt_train.pickle.gz" -> "gpt_train.pickle": the format stays visible, so a snapshot,
+ * its RMM log and a generator of the same name are three different workloads */
+void replay_trace_label(const char *path, char *out, size_t len) {
+  snprintf(out, len, "%s", basename_of(path));
+  size_t n = strlen(out);
+  if (n > 3 && !strcmp(out + n - 3, ".gz")) out[n - 3] = 0;
+}
+
+/* Open the workload of a spec: a generator by name, or a trace by content. */
+int replay_open_workload(const struct run_spec *s, struct workload *w, uint64_t percent_base, char *err) {
+  struct workload_ctx ctx = {.rank = s->rank, .world = s->world ? s->world : 1, .seed = s->seed,
+                             .path = s->trace, .trace_device = s->trace_device};
+  const struct workload_ops *ops;
+  if (s->trace) {
+    ctx.events = s->events;   /* already in memory (advise): no reading */
+    ops = s->events ? &trace_mem_workload : trace_detect(s->trace, err);
+    if (!ops) return -1;
+    if (workload_open(w, ops, NULL, &ctx, percent_base, err)) return -1;
+    snprintf(w->spec, sizeof w->spec, "%s", s->trace);
+    return 0;
+  }
+  char name[64];
+  struct params tmp;
+  if (params_parse_spec(s->workload, name, sizeof name, &tmp, err)) return -1;
+  ops = workload_find(name);
+  if (!ops) {
+    int n = snprintf(err, FB_ERRLEN, "unknown workload '%s'; known:", name);
+    for (int i = 0; workload_table[i] && n < FB_ERRLEN; i++)
+      if (!workload_table[i]->is_trace) n += snprintf(err + n, FB_ERRLEN - (size_t)n, " %s", workload_table[i]->name);
+    return -1;
+  }
+  return workload_open(w, ops, s->workload, &ctx, percent_base, err);
+}
+
+int workload_peak_requested(const struct run_spec *s, uint64_t *peak, char *err) {
+  struct workload w;
+  *peak = 0;
+  if (replay_open_workload(s, &w, SIM_TOTAL_DEFAULT, err)) return -1;
+  struct livemap live;
+  if (livemap_init(&live, 1024)) { workload_close(&w); snprintf(err, FB_ERRLEN, "out of host memory"); return -1; }
+  uint64_t cur = 0;
+  struct event ev;
+  int rc;
+  while ((rc = workload_next(&w, &ev, err)) == 1) {
+    if (ev.op == OP_ALLOC && ev.size && ev.size < HUGE_REQUEST && !livemap_get(&live, ev.id)) {
+      struct live_entry *e = livemap_put(&live, ev.id);
+      if (!e) { rc = -1; snprintf(err, FB_ERRLEN, "out of host memory"); break; }
+      e->requested = ev.size;
+      cur += ev.size;
+      if (cur > *peak) *peak = cur;
+    } else if (ev.op == OP_FREE) {
+      struct live_entry *e = livemap_get(&live, ev.id);
+      if (e) { cur -= e->requested; livemap_del(&live, e); }
+    }
+  }
+  livemap_free(&live);
+  workload_close(&w);
+  return rc < 0 ? -1 : 0;
+}
+
+/* Resolve "recorded", parse the allocator's params, adopt the trace's settings. */
+const struct allocator_ops *replay_resolve_allocator(const struct run_spec *s, const struct workload_info *info,
+                                                     struct params *p, uint64_t percent_base, int *adopted_keys, char *err) {
+  char name[64];
+  if (params_parse_spec(s->allocator, name, sizeof name, p, err)) return NULL;
+  int recorded = !strcmp(name, "recorded");
+  if (recorded) {
+    if (!info->recorded_allocator[0]) {
+      snprintf(err, FB_ERRLEN, "--allocator recorded needs a PyTorch snapshot that says which allocator it used");
+      return NULL;
+    }
+    snprintf(name, sizeof name, "%s", info->recorded_allocator);
+  }
+  const struct allocator_ops *ops = allocator_find(name);
+  if (!ops) {
+    int n = snprintf(err, FB_ERRLEN, "unknown allocator '%s'; known:", name);
+    for (int i = 0; allocator_table[i] && n < FB_ERRLEN; i++)
+      n += snprintf(err + n, FB_ERRLEN - (size_t)n, " %s", allocator_table[i]->name);
+    snprintf(err + n, FB_ERRLEN - (size_t)n, " recorded");
+    return NULL;
+  }
+  p->percent_base = percent_base;
+  /* `recorded` runs with the snapshot's allocator_settings, unless the command line says
+   * otherwise; `caching` and `expandable` named explicitly get PyTorch's defaults */
+  *adopted_keys = 0;
+  if (recorded && info->allocator_settings[0] && (!strcmp(name, "caching") || !strcmp(name, "expandable"))) {
+    struct params adopted;
+    char dummy[8];
+    char text[600];
+    snprintf(text, sizeof text, "x:%s", info->allocator_settings);
+    if (!params_parse_spec(text, dummy, sizeof dummy, &adopted, err))
+      for (int i = 0; i < adopted.n; i++)
+        if (!params_has(p, adopted.key[i])) { params_set(p, adopted.key[i], adopted.val[i]); (*adopted_keys)++; }
+  }
+  if (params_check(p, ops->params, ops->name, err)) return NULL;
+  return ops;
+}
+

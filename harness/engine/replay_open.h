@@ -1,0 +1,21 @@
+/* replay_open.h - what one row replays, opened: the workload (a generator by name, a
+ * trace by content) and the strategy ("recorded" resolved to the snapshot's allocator,
+ * with the snapshot's allocator settings unless the command line says otherwise).
+ * Used by the replay engine (replay.c). */
+#ifndef FB_REPLAY_OPEN_H
+#define FB_REPLAY_OPEN_H
+#include <stddef.h>
+#include <stdint.h>
+#include "replay.h"
+
+#define HUGE_REQUEST (1ull << 48)   /* larger than any device: bad input, skipped */
+
+/* "gpt_train.pickle.gz" -> "gpt_train.pickle" */
+void replay_trace_label(const char *path, char *out, size_t len);
+/* 0, or -1 with err */
+int replay_open_workload(const struct run_spec *s, struct workload *w, uint64_t percent_base, char *err);
+/* the strategy's ops and its parameters in p, or NULL with err */
+const struct allocator_ops *replay_resolve_allocator(const struct run_spec *s, const struct workload_info *info,
+                                              struct params *p, uint64_t percent_base, int *adopted_keys, char *err);
+
+#endif

@@ -1,0 +1,315 @@
+/* test_advise.c - `fragbench advise` and speaking PyTorch: the ranking rules, knob values
+ * read off the trace, the recommendation never worse than expandable segments alone on
+ * the bundled snapshots and fitting a budget, a budget below peak requested refused,
+ * PYTORCH_CUDA_ALLOC_CONF parsed and written as PyTorch does, and only `recorded`
+ * inheriting a snapshot's settings. */
+#include <stdlib.h>
+#include <string.h>
+#include "test.h"
+#include "advise.h"
+#include "alloc_conf.h"
+#include "caching_policy.h"
+#include "results_read.h"
+
+static struct advise_candidate cand(const char *spec, int fits, uint64_t reserved, uint64_t driver, uint64_t events) {
+  struct advise_candidate c;
+  memset(&c, 0, sizeof c);
+  snprintf(c.spec, sizeof c.spec, "%s", spec);
+  c.fits = fits;
+  c.r.completed = fits;
+  c.r.peak_reserved = reserved;
+  c.r.modeled_driver_ns = driver;
+  c.r.events = events;
+  return c;
+}
+
+TEST(advise_ranks_least_memory_first_without_budget) {
+  struct advise_candidate a = cand("caching", 1, 100, 50, 10), b = cand("expandable", 1, 90, 900, 10);
+  b.k.expandable = 1;
+  CHECK(advise_compare(&b, &a, 0) < 0);                 /* less memory wins, whatever the driver time */
+  struct advise_candidate c = cand("caching:max_split_size_mb=64", 1, 90, 10, 10);
+  c.k.max_split_mb = 64;
+  CHECK(advise_compare(&c, &b, 0) < 0);                 /* equal memory: less driver time */
+  struct advise_candidate d = cand("caching:roundup_power2_divisions=4", 1, 90, 10, 10);
+  d.k.roundup[0] = 4; d.k.roundup[5] = 4;
+  d.k.max_split_mb = 64;
+  CHECK(advise_compare(&c, &d, 0) < 0);                 /* equal: fewer knobs changed */
+  struct advise_candidate oom = cand("caching:max_split_size_mb=20", 0, 10, 1, 5);
+  CHECK(advise_compare(&a, &oom, 0) < 0);               /* one that completes beats one that does not */
+  CHECK(advise_compare(&a, &a, 0) == 0);
+}
+
+TEST(advise_ranks_least_driver_time_among_fitting_with_budget) {
+  struct advise_candidate a = cand("caching:max_split_size_mb=97", 1, 100, 50, 10), b = cand("expandable", 1, 90, 900, 10);
+  CHECK(advise_compare(&a, &b, 1000) < 0);              /* fits either way: less driver time wins */
+  struct advise_candidate far = cand("caching", 0, 99, 1, 8), near = cand("expandable", 0, 99, 1, 3);
+  CHECK(advise_compare(&b, &far, 1000) < 0);            /* fitting beats not fitting */
+  CHECK(advise_compare(&far, &near, 1000) < 0);         /* neither fits: the one that got further */
+}
+
+TEST(advise_knob_values_come_from_the_request_sizes) {
+  /* two clusters of large requests: 30..32 MiB and 200..260 MiB */
+  uint64_t sizes[400];
+  size_t n = 0;
+  for (int i = 0; i < 200; i++) sizes[n++] = (30ull << 20) + (uint64_t)(i % 5) * (512ull << 10);
+  for (int i = 0; i < 100; i++) sizes[n++] = (200ull << 20) + (uint64_t)(i % 4) * (20ull << 20);
+  for (int i = 0; i < 100; i++) sizes[n++] = 4096;
+  struct advise_space sp;
+  advise_space_from_sizes(sizes, n, 1ull << 30, 0, &sp);
+  CHECK_EQ(sp.split_mb[0], 0);                          /* the default first */
+  int just_above_small = 0;
+  for (int i = 0; i < sp.nsplit; i++) {
+    CHECK(sp.split_mb[i] == 0 || sp.split_mb[i] >= 20);
+    if (sp.split_mb[i] == 33) just_above_small = 1;   /* 32 MiB is the small cluster's top */
+  }
+  CHECK_MSG(just_above_small, "no max_split_size_mb between the clusters");
+  int spread = 0;
+  for (int i = 0; i < sp.nnon; i++) if (sp.non_split_mb[i] == 61) spread = 1;   /* 200..260 MiB + 1 */
+  CHECK_MSG(spread, "no max_non_split_rounding_mb from the large cluster's spread");
+  CHECK(sp.nroundup > 5);
+  CHECK_EQ(sp.ngc, 1);                                  /* GC only with a budget */
+  advise_space_from_sizes(sizes, n, 1ull << 30, 2ull << 30, &sp);
+  CHECK(sp.ngc > 3);
+  for (int i = 1; i < sp.ngc; i++) CHECK(sp.gc[i] > 0.5 && sp.gc[i] < 1);   /* above peak / budget */
+}
+
+static const struct { const char *file; uint64_t pytorch_expandable; } bundled[] = {
+  {"gpt_train.pickle.gz", 10055843840ull},     /* tests/data/reference.csv */
+  {"leaky_losses.pickle.gz", 404750336ull},
+  {"resnet_varsize.pickle.gz", 3309305856ull},
+};
+
+static int spec_index(const struct advise_result *res, const char *spec) {
+  for (int i = 0; i < res->n; i++) if (!strcmp(res->c[i].spec, spec)) return i;
+  return -1;
+}
+
+TEST(advise_recommendation_never_worse_than_expandable_on_bundled_traces) {
+  for (size_t t = 0; t < sizeof bundled / sizeof bundled[0]; t++) {
+    struct advise_opts o = {.trace = test_data(bundled[t].file), .trace_device = -1};
+    o.device.kind = "sim";
+    struct advise_result res;
+    char err[FB_ERRLEN];
+    CHECK_MSG(advise_run(&o, &res, err) == 0, "%s: %s", bundled[t].file, err);
+    int e = spec_index(&res, "expandable");
+    CHECK(e >= 0 && spec_index(&res, "caching") >= 0);
+    CHECK(res.c[0].fits);
+    CHECK_MSG(res.c[0].r.peak_reserved <= res.c[e].r.peak_reserved, "%s: %llu > expandable %llu", bundled[t].file,
+              (unsigned long long)res.c[0].r.peak_reserved, (unsigned long long)res.c[e].r.peak_reserved);
+    CHECK(res.c[0].r.peak_reserved <= bundled[t].pytorch_expandable);
+    CHECK(res.c[0].r.alloc_conf[0]);
+    for (int i = 2; i < res.n; i++) CHECK(advise_compare(&res.c[i - 1], &res.c[i], 0) <= 0);   /* ranked after it */
+    CHECK(res.n > 20);                                  /* a search, not a fixed list */
+    advise_free(&res);
+  }
+}
+
+/* resnet_varsize under 3.3 GB: a roundup list saves 0.08% of the driver time over
+ * expandable segments alone; not worth a knob */
+TEST(advise_recommends_the_simplest_setting_within_the_driver_time_tie) {
+  struct advise_opts o = {.trace = test_data("resnet_varsize.pickle.gz"), .trace_device = -1, .budget = 3300000000ull};
+  o.device.kind = "sim";
+  struct advise_result res;
+  char err[FB_ERRLEN];
+  CHECK_MSG(advise_run(&o, &res, err) == 0, "%s", err);
+  CHECK_STR(res.c[0].spec, "expandable");
+  int finer = 0;
+  for (int i = 1; i < res.n; i++)
+    if (res.c[i].fits && res.c[i].r.modeled_driver_ns < res.c[0].r.modeled_driver_ns) finer = 1;
+  CHECK_MSG(finer, "no candidate with less driver time: the tie rule was not exercised");
+  for (int i = 2; i < res.n; i++) CHECK(advise_compare(&res.c[i - 1], &res.c[i], o.budget) <= 0);
+  advise_free(&res);
+}
+
+TEST(advise_with_budget_recommends_a_setting_that_completes_under_it) {
+  uint64_t budget = 10000000000ull;                     /* below what expandable alone reserves on gpt_train */
+  struct advise_opts o = {.trace = test_data("gpt_train.pickle.gz"), .trace_device = -1, .budget = budget};
+  o.device.kind = "sim";
+  struct advise_result res;
+  char err[FB_ERRLEN];
+  CHECK_MSG(advise_run(&o, &res, err) == 0, "%s", err);
+  CHECK(res.c[0].fits && res.c[0].r.completed && !res.c[0].r.oom_count);
+  CHECK(res.c[0].r.peak_reserved <= budget);
+  CHECK_EQ(res.c[0].r.cap_bytes, budget);
+  for (int i = 1; i < res.n && res.c[i].fits; i++)   /* the least driver time, give or take the tie */
+    CHECK((double)res.c[0].r.modeled_driver_ns <= (double)res.c[i].r.modeled_driver_ns * (1 + ADVISE_DRIVER_TIE));
+  advise_free(&res);
+}
+
+TEST(advise_budget_below_peak_requested_exits_2) {
+  char outp[512], errp[512];
+  snprintf(outp, sizeof outp, "%s/adv_out.txt", test_tmpdir());
+  snprintf(errp, sizeof errp, "%s/adv_err.txt", test_tmpdir());
+  CHECK_EQ(test_cli(outp, errp, "advise", "--trace", test_data("leaky_losses.pickle.gz"), "--budget", "300M", NULL), 2);
+  char *e = test_read_file(errp);
+  CHECK_CONTAINS(e, "below the trace's peak requested 386827244 bytes");
+  free(e);
+}
+
+TEST(advise_cli_ends_with_the_line_to_use_and_writes_the_recommendation_first) {
+  char outp[512], errp[512], csv[512];
+  snprintf(outp, sizeof outp, "%s/adv_out.txt", test_tmpdir());
+  snprintf(errp, sizeof errp, "%s/adv_err.txt", test_tmpdir());
+  snprintf(csv, sizeof csv, "%s/advise-leaky_losses.csv", test_tmpdir());
+  CHECK_EQ(test_cli(outp, errp, "advise", "--trace", test_data("leaky_losses.pickle.gz"), "--out", csv, NULL), 0);
+  char *o = test_read_file(outp);
+  CHECK(o && !strncmp(o, "PYTORCH_CUDA_ALLOC_CONF=", 24));
+  struct results t;
+  char err[256];
+  CHECK_MSG(results_load(csv, &t, err, sizeof err) == 0, "%s", err);
+  CHECK(t.nrows > 20);
+  char want[700];
+  snprintf(want, sizeof want, "PYTORCH_CUDA_ALLOC_CONF=%s\n", results_get(&t, 0, "alloc_conf"));
+  CHECK_STR(o, want);
+  CHECK_STR(results_get(&t, 0, "run_id"), "1");
+  results_free(&t);
+  free(o);
+  char *e = test_read_file(errp);
+  CHECK_CONTAINS(e, "settings replayed in");
+  CHECK_CONTAINS(e, "same allocation sequence");
+  free(e);
+}
+
+TEST(alloc_conf_reads_pytorch_strings) {
+  char spec[700], ign[200], err[FB_ERRLEN];
+  CHECK(!alloc_conf_to_spec("expandable_segments:True,max_split_size_mb:128", spec, sizeof spec, ign, sizeof ign, err));
+  CHECK_STR(spec, "expandable:max_split_size_mb=128");
+  CHECK(!alloc_conf_to_spec(" roundup_power2_divisions:[256:1,512:2,>:8], garbage_collection_threshold:0.8 ", spec, sizeof spec, ign, sizeof ign, err));
+  CHECK_STR(spec, "caching:roundup_power2_divisions=[256:1,512:2,>:8],garbage_collection_threshold=0.8");
+  CHECK(!alloc_conf_to_spec("backend:cudaMallocAsync", spec, sizeof spec, ign, sizeof ign, err));
+  CHECK_STR(spec, "async");
+  CHECK(!alloc_conf_to_spec("expandable_segments:False,release_lock_on_cudamalloc:True", spec, sizeof spec, ign, sizeof ign, err));
+  CHECK_STR(spec, "caching");
+  CHECK_STR(ign, "release_lock_on_cudamalloc");
+  CHECK(alloc_conf_to_spec("expandable_segments:true", spec, sizeof spec, NULL, 0, err) < 0);
+  CHECK_CONTAINS(err, "expected True or False");
+  CHECK(alloc_conf_to_spec("max_split_size_mb", spec, sizeof spec, NULL, 0, err) < 0);
+  CHECK_CONTAINS(err, "expected key:value");
+  CHECK(alloc_conf_to_spec("roundup_power2_divisions:[256:1", spec, sizeof spec, NULL, 0, err) < 0);
+  CHECK(alloc_conf_to_spec("max_split_mb:128", spec, sizeof spec, NULL, 0, err) < 0);
+  CHECK_CONTAINS(err, "unknown key 'max_split_mb'");
+}
+
+/* what alloc_conf_format writes, PyTorch's parser (mirrored by caching_parse_roundup)
+ * reads back into the same 16 values */
+TEST(alloc_conf_roundup_list_round_trips_through_pytorchs_parser) {
+  const uint64_t cases[][16] = {
+    {4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4},
+    {1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 8, 8, 8, 8, 8, 8},
+    {4, 4, 4, 4, 8, 8, 8, 8, 8, 8, 0, 0, 0, 0, 0, 0},
+    {8, 1, 8, 1, 8, 1, 8, 1, 8, 1, 8, 1, 8, 1, 8, 2},
+    {2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 16},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    char text[300], err[FB_ERRLEN];
+    uint64_t back[CACHING_ROUNDUP_INTERVALS];
+    alloc_conf_roundup(cases[c], text, sizeof text);
+    CHECK_MSG(!caching_parse_roundup(text, back, err), "%s: %s", text, err);
+    CHECK_MSG(!memcmp(back, cases[c], sizeof back), "case %zu: %s reads back differently", c, text);
+  }
+  char text[300];
+  alloc_conf_roundup(cases[1], text, sizeof text);
+  CHECK_STR(text, "[256:1,512:2,>:8]");
+}
+
+TEST(alloc_conf_written_for_pytorch_strategies_only) {
+  struct params p;
+  char name[64], out[600], err[FB_ERRLEN];
+  CHECK(!params_parse_spec("caching", name, sizeof name, &p, err));
+  CHECK(!alloc_conf_format("caching", &p, out, sizeof out));
+  CHECK_STR(out, "expandable_segments:False");
+  CHECK(!params_parse_spec("expandable:max_split_size_mb=128,roundup_power2_divisions=4", name, sizeof name, &p, err));
+  CHECK(!alloc_conf_format("expandable", &p, out, sizeof out));
+  CHECK_STR(out, "expandable_segments:True,max_split_size_mb:128,roundup_power2_divisions:4");
+  CHECK(!params_parse_spec("bfc", name, sizeof name, &p, err));
+  CHECK(alloc_conf_format("bfc", &p, out, sizeof out) < 0);
+  CHECK_STR(out, "");
+  CHECK_STR(alloc_conf_how("expandable"), "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
+  CHECK_STR(alloc_conf_how("stitch"), "not in PyTorch");
+}
+
+/* tests/variants/expandable.pickle was recorded with max_split_size_mb=200 and more */
+TEST(only_recorded_inherits_the_snapshots_settings) {
+  const char *specs[] = {"recorded", "expandable", "caching", "expandable:max_split_size_mb=64"};
+  for (int i = 0; i < 4; i++) {
+    struct run_spec s = {.trace = "tests/variants/expandable.pickle", .trace_device = -1, .world = 1, .allocator = specs[i], .quiet = 1};
+    s.device.kind = "sim";
+    struct run_result r;
+    run_result_init(&r);
+    CHECK_MSG(replay_run(&s, &r) == 0, "%s: %s", specs[i], r.status);
+    if (i == 0) {
+      CHECK(r.params_from_trace > 0);
+      CHECK_CONTAINS(r.params, "max_split_size_mb=200");
+      CHECK_CONTAINS(r.alloc_conf, "max_split_size_mb:200");
+    } else {
+      CHECK_EQ(r.params_from_trace, 0);
+      CHECK(!strstr(r.params, "max_split_size_mb=200"));
+      CHECK(!strstr(r.params, "garbage_collection_threshold"));
+    }
+  }
+}
+
+TEST(alloc_conf_option_selects_the_strategy_on_run) {
+  char outp[512], errp[512], csv[512];
+  snprintf(outp, sizeof outp, "%s/ac_out.txt", test_tmpdir());
+  snprintf(errp, sizeof errp, "%s/ac_err.txt", test_tmpdir());
+  snprintf(csv, sizeof csv, "%s/ac.csv", test_tmpdir());
+  CHECK_EQ(test_cli(outp, errp, "run", "--device", "sim", "--workload", "script:events=a1=30MiB/a2=3MiB/f1/f2",
+                    "--alloc-conf", "expandable_segments:True,max_split_size_mb:128", "--out", csv, NULL), 0);
+  struct results t;
+  char err[256];
+  CHECK_MSG(results_load(csv, &t, err, sizeof err) == 0, "%s", err);
+  CHECK_EQ(t.nrows, 1);
+  CHECK_STR(results_get(&t, 0, "allocator"), "expandable");
+  CHECK_STR(results_get(&t, 0, "params"), "max_split_size_mb=128");
+  CHECK_STR(results_get(&t, 0, "alloc_conf"), "expandable_segments:True,max_split_size_mb:128");
+  results_free(&t);
+  CHECK_EQ(test_cli(outp, errp, "run", "--device", "sim", "--workload", "script:events=a1=1K/f1",
+                    "--alloc-conf", "expandable_segments:yes", NULL), 2);
+  char *e = test_read_file(errp);
+  CHECK_CONTAINS(e, "expected True or False");
+  free(e);
+}
+
+/* found by advise's search: under a cap, expandable's release-and-retry spent the block
+ * reserved for the split's front, and the split then took from an empty store */
+TEST(expandable_split_after_release_and_retry_has_its_block) {
+  struct run_spec s = {.trace = "tests/data/gpt_train.pickle.gz", .trace_device = -1, .world = 1, .quiet = 1, .validate = 1,
+                       .allocator = "expandable:max_split_size_mb=132,roundup_power2_divisions=[32:0,64:2,>:0]",
+                       .cap_bytes = 10000000000ull};
+  s.device.kind = "sim";
+  struct run_result r;
+  run_result_init(&r);
+  CHECK_MSG(replay_run(&s, &r) == 0, "%s", r.status);
+  CHECK(r.completed);
+  CHECK(r.cache_flushes > 0);
+}
+
+/* advise replays the trace from memory: the same figures as reading the file */
+TEST(trace_in_memory_replays_exactly_as_the_file) {
+  const char *files[] = {"gpt_train.pickle.gz", "resnet_varsize.pickle.gz", "gpt_train_short_frames.pickle"};
+  const char *allocs[] = {"recorded", "caching:max_split_size_mb=64", "expandable"};
+  for (int f = 0; f < 3; f++) {
+    struct event_buffer buf;
+    char err[FB_ERRLEN];
+    CHECK_MSG(!event_buffer_load(&buf, test_data(files[f]), -1, err), "%s", err);
+    for (int a = 0; a < 3; a++) {
+      struct run_result r[2];
+      for (int m = 0; m < 2; m++) {
+        struct run_spec s = {.trace = test_data(files[f]), .trace_device = -1, .world = 1, .quiet = 1,
+                             .allocator = allocs[a], .events = m ? &buf : NULL};
+        s.device.kind = "sim";
+        run_result_init(&r[m]);
+        CHECK_MSG(replay_run(&s, &r[m]) == 0, "%s", r[m].status);
+      }
+      CHECK_EQ(r[1].events, r[0].events);
+      CHECK_EQ(r[1].peak_reserved, r[0].peak_reserved);
+      CHECK_EQ(r[1].peak_allocated, r[0].peak_allocated);
+      CHECK_EQ(r[1].device_allocs, r[0].device_allocs);
+      CHECK_EQ(r[1].trace_peak_reserved, r[0].trace_peak_reserved);
+      CHECK_STR(r[1].params, r[0].params);
+      CHECK_STR(r[1].workload, r[0].workload);
+    }
+    event_buffer_free(&buf);
+  }
+}

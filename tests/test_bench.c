@@ -1,0 +1,53 @@
+/* test_bench.c - `make bench` on a user's own inputs (TRACES=, WORKLOADS=, ALLOCATORS=)
+ * writes the same files as the full suite, and its stderr reads as one table: one header
+ * row, the no-GPU notice once, long trace names in full, a progress line per step. */
+#include <libgen.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include "test.h"
+
+static int count(const char *hay, const char *needle) {
+  int n = 0;
+  for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) n++;
+  return n;
+}
+
+TEST(bench_on_own_inputs_writes_every_file_and_one_table) {
+  if (access("scripts/bench.sh", R_OK)) SKIP("scripts/bench.sh not found (run from the repository root)");
+  char exe[512] = "", bin[600], dir[600], log[600], cmd[3000];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) SKIP("cannot find the test binary's folder");
+  exe[n] = 0;
+  snprintf(bin, sizeof bin, "%s/fragbench", dirname(exe));
+  if (access(bin, X_OK)) SKIP("no fragbench binary beside the tests");
+  snprintf(dir, sizeof dir, "%s/bench", test_tmpdir());
+  snprintf(log, sizeof log, "%s/bench.log", test_tmpdir());
+  snprintf(cmd, sizeof cmd,
+           "DEVICE=sim BENCH_DIR='%s' WORKLOADS='leaky_losses' TRACES='%s' ALLOCATORS='caching stitch' "
+           "JOBS=2 sh scripts/bench.sh '%s' > '%s' 2>&1", dir, test_data("gpt_train_short_frames.pickle"), bin, log);
+  int st = system(cmd);
+  char *out = test_read_file(log);
+  CHECK_MSG(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "bench.sh failed:\n%s", out ? out : "");
+  const char *files[] = {"runs.csv", "capsweep.csv", "mincap.csv", "env.txt", "timeline-leaky_losses.csv",
+                         "timeline-gpt_train_short_frames.pickle.csv", "advise-gpt_train_short_frames.pickle.csv", "report.md"};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    char p[700];
+    snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+    CHECK_MSG(!access(p, R_OK), "bench wrote no %s:\n%s", files[i], out);
+  }
+  char p[700];
+  snprintf(p, sizeof p, "%s/runs.csv", dir);
+  char *runs = test_read_file(p);
+  CHECK_EQ(count(runs, "\n") - count(runs, "# fragbench") - 1, 4);   /* 2 inputs x 2 strategies */
+  free(runs);
+  CHECK_EQ(count(out, "\nworkload "), 1);                        /* one header row */
+  CHECK(count(out, "no GPU") + count(out, "simulated device") <= 1);   /* the notice once */
+  CHECK(count(out, "gpt_train_short_frames.pickle ") >= 2);       /* the full name, each strategy */
+  CHECK_CONTAINS(out, "bench: [");                               /* progress */
+  snprintf(p, sizeof p, "%s/env.txt", dir);
+  char *env = test_read_file(p);
+  CHECK_CONTAINS(env, "figures_mincap: sim");
+  free(env);
+  free(out);
+}
