@@ -4,6 +4,7 @@ and the replay loop the real-allocator drivers share: each driver gives alloc(si
 stream) -> handle, free(handle) and empty_cache(); the loop keeps the live handles by id.
 Used by jax_replay.py, cupy_replay.py and torch_replay.py on the GPU host."""
 import json
+import os
 import sys
 import time
 
@@ -74,3 +75,28 @@ def replay(events, alloc, free, empty_cache=None, after_alloc=None, progress=Non
 
 def emit(result):
     print(json.dumps(result, sort_keys=True))
+
+
+def input_name(path):
+    """the input's name from its export's file name (run.sh writes INPUT.events.csv)"""
+    b = os.path.basename(path)
+    return b[: -len(".events.csv")] if b.endswith(".events.csv") else b
+
+
+def run_each(paths, one, out_dir=None, name=""):
+    """one(trace, input_name) -> result dict, for each file in turn: printed, and written
+    to OUT_DIR/INPUT__NAME.json when out_dir is given; a failure is recorded and the next
+    file still runs."""
+    for path in paths:
+        inp = input_name(path)
+        try:
+            r = one(read(path), inp)
+        except Exception as e:  # recorded, not fatal: the other inputs still count
+            r = {"error": f"{type(e).__name__}: {str(e)[:300]}"}
+        r.setdefault("input", inp)
+        r.setdefault("allocator", name)
+        emit(r)
+        sys.stdout.flush()
+        if out_dir:
+            with open(os.path.join(out_dir, f"{inp}__{name}.json"), "w") as f:
+                f.write(json.dumps(r, sort_keys=True) + "\n")
