@@ -53,6 +53,7 @@ def replay(events, alloc, free, empty_cache=None, after_alloc=None, progress=Non
             except MemoryError as e:  # every driver maps its OOM to MemoryError
                 return {"events": i, "allocs": allocs, "oom_at": i, "oom": str(e)[:200], "peak_live": peak}
             live[ids[i]] = (h, counted)
+            h = None  # no reference left here: a driver whose frees are reference drops frees at once
             allocs += 1
             cur += counted
             if cur > peak:
@@ -64,6 +65,7 @@ def replay(events, alloc, free, empty_cache=None, after_alloc=None, progress=Non
             if h is not None:
                 cur -= h[1]
                 free(h[0])
+                h = None
         elif op == EMPTY and empty_cache:
             empty_cache()
         if progress and i and i % 100000 == 0:

@@ -65,7 +65,7 @@ if have cupy; then timeout "$TMO" $PY "$HERE/cupy_replay.py" $EVS --out-dir "$OU
 if have torch; then
   env -u PYTORCH_CUDA_ALLOC_CONF timeout "$TMO" $PY "$HERE/torch_replay.py" $EVS --name torch-caching --out-dir "$OUT" >/dev/null 2>"$OUT/torch-caching.log"
   timeout "$TMO" $PY "$HERE/torch_replay.py" $EVS --conf expandable_segments:True --name torch-expandable --out-dir "$OUT" >/dev/null 2>"$OUT/torch-expandable.log"
-  timeout "$TMO" $PY "$HERE/torch_replay.py" $EVS --conf backend:cudaMallocAsync --name torch-async --out-dir "$OUT" >/dev/null 2>"$OUT/torch-async.log"
+  timeout "$TMO" $PY "$HERE/torch_replay.py" $EVS --conf backend:cudaMallocAsync --touch --name torch-async --out-dir "$OUT" >/dev/null 2>"$OUT/torch-async.log"
   log "torch done"
 fi
 

@@ -4,7 +4,7 @@ given configuration (e.g. 'expandable_segments:True', 'backend:cudaMallocAsync',
 'max_split_size_mb:128,garbage_collection_threshold:0.8'; without --conf: the native
 caching allocator with PYTORCH_CUDA_ALLOC_CONF unset): every alloc is
 torch.cuda.caching_allocator_alloc(size), every free caching_allocator_delete, every
-empty_cache torch.cuda.empty_cache(). Prints one JSON line per file with torch's own
+empty_cache torch.cuda.empty_cache(); --touch writes each block once. Prints one JSON line per file with torch's own
 peaks (max_memory_reserved, max_memory_allocated); between files the cache is emptied
 and the peaks reset. With --out-dir also writes DIR/INPUT__NAME.json."""
 import argparse
@@ -18,6 +18,11 @@ ap = argparse.ArgumentParser(description=__doc__)
 ap.add_argument("events", nargs="+")
 ap.add_argument("--conf", default=None, help="PYTORCH_CUDA_ALLOC_CONF for this run")
 ap.add_argument("--name", default="torch")
+ap.add_argument("--touch", action="store_true",
+                help="write every block once after allocation (a uint8 tensor, zero_() on the current stream), "
+                     "as a program's kernels would: the driver's pool (backend:cudaMallocAsync) reuses by how far "
+                     "the GPU got, so an untouched replay describes no real program; fragbench's async does the same "
+                     "on cuda by default")
 ap.add_argument("--out-dir", default=None)
 args = ap.parse_args()
 os.environ.pop("PYTORCH_ALLOC_CONF", None)
@@ -38,16 +43,22 @@ def one(trace, inp):
 
     def alloc(size, stream):
         try:
-            p = torch.cuda.caching_allocator_alloc(size, 0)
+            if args.touch:   # the same request size; freed when the replay drops its reference
+                return torch.empty(size, dtype=torch.uint8, device=dev).zero_(), 0
+            return torch.cuda.caching_allocator_alloc(size, 0), 0
         except torch.OutOfMemoryError as e:
             raise MemoryError(str(e))
-        return p, 0
 
-    r = ev.replay(trace, alloc, torch.cuda.caching_allocator_delete, empty_cache=torch.cuda.empty_cache,
-                  progress="torch")
+    def free(p):
+        if not args.touch:
+            torch.cuda.caching_allocator_delete(p)
+
+    r = ev.replay(trace, alloc, free, empty_cache=torch.cuda.empty_cache, progress="torch")
+    torch.cuda.synchronize()
     st = torch.cuda.memory_stats(dev)
     r.update({
         "conf": os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""),
+        "touch": args.touch,
         "torch": torch.__version__,
         "peak_reserved": torch.cuda.max_memory_reserved(dev),
         "peak_in_use": torch.cuda.max_memory_allocated(dev),
