@@ -268,10 +268,10 @@ TEST(bfc_random_churn_keeps_its_invariants) {
 
 /* Free chunks of one size are taken oldest region first (on the GPU cudaMalloc'd regions
  * ascend, so BFC's (size, address) order is region age; the sim's descend). */
-TEST(bfc_equal_free_chunks_go_to_the_older_region_first) {
+static void equal_chunks_in_two_regions(const char *spec, int older_first) {
   struct rig r;
   struct block x, y, z, q, p, t;
-  CHECK_MSG(rig_open(&r, 0, "") == 0, "%s", r.err);
+  CHECK_MSG(rig_open(&r, 0, spec) == 0, "%s", r.err);
   CHECK_EQ(alloc_region(&r, 1 * MiB, &x), 2 * MiB);    /* region 1: x + 1 MiB free */
   CHECK_EQ(alloc_region(&r, 1 * MiB, &y), 0);          /* region 1 full */
   CHECK_EQ(alloc_region(&r, 1 * MiB, &z), 4 * MiB);    /* region 2: z + 3 MiB free */
@@ -280,7 +280,7 @@ TEST(bfc_equal_free_chunks_go_to_the_older_region_first) {
   r.ops->free(r.a, &x);                                /* region 1: a 1 MiB hole, a higher address on sim */
   CHECK(x.addr > p.addr);
   CHECK_EQ(alloc(&r, 1 * MiB, &t), 0);
-  CHECK_EQ(t.addr, x.addr);
+  CHECK_EQ(t.addr, older_first ? x.addr : p.addr + 1 * MiB);   /* region 1's hole, or region 2's tail */
   r.ops->free(r.a, &t);
   r.ops->free(r.a, &y);
   r.ops->free(r.a, &z);
@@ -288,6 +288,11 @@ TEST(bfc_equal_free_chunks_go_to_the_older_region_first) {
   r.ops->free(r.a, &p);
   CHECK(rig_close(&r));
 }
+
+TEST(bfc_equal_free_chunks_go_to_the_older_region_first) { equal_chunks_in_two_regions("", 1); }
+
+/* chunk_order=address: the device's raw addresses decide (on sim the newer region is lower) */
+TEST(bfc_chunk_order_address_takes_the_lowest_address) { equal_chunks_in_two_regions("chunk_order=address", 0); }
 
 /* preset=jax: memory_limit = size_t(total * XLA_PYTHON_CLIENT_MEM_FRACTION), default .75,
  * taken in one region at the first allocation (XLA_PYTHON_CLIENT_PREALLOCATE=true). */
