@@ -326,4 +326,5 @@ TEST(bfc_preset_jax_growth_starts_at_2MiB_under_the_fraction_without_gc) {
   CHECK(rig_close(&r));
   CHECK(rig_open(&r, 0, "preset=xla") != 0);
   CHECK(strstr(r.err, "expected tf or jax") != NULL);
+  device_close(&r.d);
 }
