@@ -58,7 +58,7 @@ TEST_O    := $(TEST_C:%.c=$(BUILD)/obj/%.o)
 BIN       := $(BUILD)/fragbench
 TESTBIN   := $(BUILD)/fragbench-tests
 
-.PHONY: all test test-san test-gpu bench perf fuzz plots report regress baseline clean
+.PHONY: all test test-san test-gpu validate bench perf fuzz plots report regress baseline clean
 all: $(BIN)
 
 $(BUILD)/obj/%.o: %.c
@@ -82,6 +82,12 @@ test-san:
 # On a GPU host: device tests and cuda-vs-sim replays, one summary line.
 test-gpu: $(BIN) $(TESTBIN)
 	FB_GPU_REQUIRED=1 $(TESTBIN) gpu
+
+# On a GPU host: the bundled traces and a few generators through the real allocators
+# (JAX/XLA BFC, CuPy's pool, PyTorch's three backends) and through fragbench's strategy
+# for each, one line per figure; closing line: N within 1%, M outside.
+validate: $(BIN)
+	sh tests/validate/run.sh $(BIN)
 
 bench: $(BIN)
 	TRACES='$(TRACES)' WORKLOADS='$(WORKLOADS)' ALLOCATORS='$(ALLOCATORS)' sh scripts/bench.sh $(BIN)

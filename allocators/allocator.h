@@ -46,6 +46,8 @@ struct allocator_ops {
   const char *name;
   const char *help;         /* one line */
   const char *anchor;       /* the source it follows */
+  const char *validated;    /* optional: what the real allocator it was checked against
+                             * gave, and how closely (tests/validate, `make validate`); NULL = not validated */
   const struct param_spec *params;   /* NULL-key terminated */
   unsigned flags;
   uint64_t alignment;       /* every block address is a multiple of this */

@@ -12,7 +12,13 @@
  * region size after each extension, backing off by 0.9x while the device refuses;
  * allow_growth=0 takes memory_limit in one region at the first allocation. Regions
  * never exceed memory_limit in total. With garbage_collection=1, a failed allocation
- * frees every wholly free region and extends again (DeallocateFreeRegions). */
+ * frees every wholly free region and extends again (DeallocateFreeRegions).
+ *
+ * preset=jax is BFC as JAX creates it (xla/pjrt/gpu/gpu_helpers.cc CreateBFCAllocator):
+ * memory_limit = mem_fraction (XLA_PYTHON_CLIENT_MEM_FRACTION, default .75) of the
+ * device's total, allow_growth = !XLA_PYTHON_CLIENT_PREALLOCATE (default: preallocate,
+ * i.e. allow_growth=0), garbage_collection off (BFCAllocator::Options' default, which XLA
+ * keeps). Parameters given explicitly override the preset's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +38,7 @@ struct bfc_chunk {
 
 struct bfc_region {
   uint64_t addr, size;
+  uint64_t seq;                   /* creation order: the address order regions get on the GPU */
   struct bfc_chunk *first;
   uint64_t chunks_in_use;
   struct bfc_region *prev, *next; /* all regions, oldest first */
@@ -56,12 +63,22 @@ struct bfc {
   struct bfc_chunk *spare;        /* unused chunk records */
   struct bfc_slab *slabs;
   uint64_t gc_passes;             /* DeallocateFreeRegions passes that freed something */
+  uint64_t regions_made;          /* the next region's seq */
+  int order_by_address;           /* chunk_order=address: every region's seq stays 0 */
 };
 
+/* BFC's bins order free chunks by (size, address). Its regions come from cudaMalloc,
+ * whose addresses ascend region after region on the GPU, while the sim hands out
+ * descending ones; so equal sizes are ordered by region age first (a later region = a
+ * higher address on the GPU), then by address within the region. On the GPU this is
+ * BFC's own order; on sim it is the order BFC would see there (gpt_train, JAX growth:
+ * peak in use 10129891840 by raw sim address, 10180600320 by this order, as XLA). */
 static inline int chunk_cmp(const struct ordnode *a, const struct ordnode *b) {
   const struct bfc_chunk *x = ORD_ENTRY(a, struct bfc_chunk, bin_node);
   const struct bfc_chunk *y = ORD_ENTRY(b, struct bfc_chunk, bin_node);
   if (x->size != y->size) return x->size < y->size ? -1 : 1;
+  uint64_t rx = x->region ? x->region->seq : 0, ry = y->region ? y->region->seq : 0;   /* 0 when chunk_order=address */
+  if (rx != ry) return rx < ry ? -1 : 1;
   return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 ORDSET_TYPED(chunks, chunk_cmp)   /* chunks_insert, chunks_lower_bound: chunk_cmp inlined */
@@ -169,6 +186,7 @@ static int region_add(struct bfc *b, uint64_t addr, uint64_t size) {
   }
   r->addr = addr;
   r->size = size;
+  r->seq = b->order_by_address ? 0 : ++b->regions_made;
   r->first = c;
   r->prev = b->last_region;
   if (b->last_region) b->last_region->next = r;
@@ -259,6 +277,15 @@ static int deallocate_free_regions(struct bfc *b, uint64_t rounded) {
 /* ---- the allocator interface ---- */
 
 static const struct param_spec bfc_params[] = {
+  {"preset", P_STR, "tf",
+   "tf: TensorFlow's GPU defaults (the other parameters' defaults); jax: as JAX runs it (memory_limit = "
+   "mem_fraction of the device total, allow_growth=0 unless XLA_PYTHON_CLIENT_PREALLOCATE=false is given as "
+   "allow_growth=1, garbage_collection=0)"},
+  {"chunk_order", P_STR, "region_age",
+   "how equal-size free chunks are ordered: region_age (older region first, then address: the order BFC sees on "
+   "the GPU, where cudaMalloc'd regions ascend) or address (the device's raw addresses; the sim's descend)"},
+  {"mem_fraction", P_FLOAT, "0.75",
+   "preset=jax: XLA_PYTHON_CLIENT_MEM_FRACTION, the fraction of the device total that memory_limit is"},
   {"allow_growth", P_BOOL, "1",
    "1: regions from 2 MiB, the next one doubling (BFCAllocator::Options::allow_growth, TF_FORCE_GPU_ALLOW_GROWTH); "
    "0: one region of memory_limit at the first allocation (TF's preallocation)"},
@@ -279,10 +306,31 @@ static int bfc_create(void **a, struct device *d, const struct params *p, char *
     return -1;
   }
   b->dev = d;
-  b->allow_growth = param_bool(p, "allow_growth");
-  b->garbage_collection = param_bool(p, "garbage_collection");
+  const char *preset = param_str(p, "preset");
+  int jax = !strcmp(preset, "jax");
+  if (!jax && strcmp(preset, "tf")) {
+    snprintf(err, FB_ERRLEN, "bfc: preset '%.40s': expected tf or jax", preset);
+    free(b);
+    return -1;
+  }
+  const char *order = param_str(p, "chunk_order");
+  if (strcmp(order, "region_age") && strcmp(order, "address")) {
+    snprintf(err, FB_ERRLEN, "bfc: chunk_order '%.40s': expected region_age or address", order);
+    free(b);
+    return -1;
+  }
+  b->order_by_address = !strcmp(order, "address");
+  double fraction = param_float(p, "mem_fraction");
+  if (!(fraction > 0 && fraction <= 1)) {
+    snprintf(err, FB_ERRLEN, "bfc: mem_fraction=%g: expected a fraction in (0, 1]", fraction);
+    free(b);
+    return -1;
+  }
+  b->allow_growth = jax && !params_has(p, "allow_growth") ? 0 : param_bool(p, "allow_growth");
+  b->garbage_collection = jax && !params_has(p, "garbage_collection") ? 0 : param_bool(p, "garbage_collection");
   b->max_internal_frag = param_bytes(p, "max_internal_fragmentation");
   if (params_has(p, "memory_limit")) b->memory_limit = param_bytes(p, "memory_limit");
+  else if (jax) b->memory_limit = bfc_jax_memory_limit(d->total, fraction);
   else if (d->cap) b->memory_limit = d->cap;
   else b->memory_limit = d->usable ? d->usable : d->total;
   if (b->memory_limit < BFC_MIN_ALLOCATION) {
@@ -448,6 +496,7 @@ const struct allocator_ops bfc_allocator = {
   .name = "bfc",
   .help = "TF/XLA best-fit with coalescing: 256 B units, 21 bins, split at >= 2x or >= 128 MiB excess, regions doubling from 2 MiB",
   .anchor = "TF/XLA BFCAllocator, xla/tsl/framework/bfc_allocator.cc",
+  .validated = "XLA BFC as JAX 0.11.2 runs it (preset=jax, H100, make validate): peak in use and peak pool bytes equal to the byte on 7 inputs, preallocated and with XLA_PYTHON_CLIENT_PREALLOCATE=false, sim and cuda; except resnet_varsize growth in use 4096 B under (0.0001%) and memory_limit 786432 B under JAX's (0.001%: JAX sees a 1 MiB larger total)",
   .params = bfc_params,
   .alignment = BFC_MIN_ALLOCATION,
   .create = bfc_create,

@@ -37,4 +37,10 @@ static inline uint64_t bfc_backpedal(uint64_t bytes) {
   return b;
 }
 
+/* JAX's memory_limit: size_t(total_memory * memory_fraction), total_memory being the
+ * device's total (cudaMemGetInfo), as CreateBFCAllocator computes it in double. */
+static inline uint64_t bfc_jax_memory_limit(uint64_t total, double fraction) {
+  return (uint64_t)((double)total * fraction);
+}
+
 #endif

@@ -355,6 +355,7 @@ const struct allocator_ops pool_allocator = {
   .name = "pool",
   .help = "RAPIDS RMM pool: per-stream address-ordered coalescing best fit, 256 B, takes other streams' blocks, grows by doubling with halving retry",
   .anchor = "RAPIDS RMM pool_memory_resource, include/rmm/mr/device/pool_memory_resource.hpp + detail/stream_ordered_memory_resource.hpp + detail/coalescing_free_list.hpp",
+  .validated = "no: RMM is not installed on the GPU host and was not built there (make validate marks the row unvalidated)",
   .params = pool_params,
   .alignment = POOL_ALIGN,
   .create = pool_create,

@@ -11,6 +11,7 @@ extern const struct allocator_ops bfc_allocator;
 extern const struct allocator_ops pool_allocator;
 extern const struct allocator_ops stitch_allocator;
 extern const struct allocator_ops oracle_allocator;
+extern const struct allocator_ops cupy_allocator;
 
 const struct allocator_ops *const allocator_table[] = {
   &raw_allocator,
@@ -21,6 +22,7 @@ const struct allocator_ops *const allocator_table[] = {
   &pool_allocator,
   &stitch_allocator,
   &oracle_allocator,
+  &cupy_allocator,
   NULL,
 };
 

@@ -265,3 +265,66 @@ TEST(bfc_random_churn_keeps_its_invariants) {
   for (int i = 0; i < N; i++) if (used[i]) r.ops->free(r.a, &live[i]);
   CHECK(rig_close(&r));
 }
+
+/* Free chunks of one size are taken oldest region first (on the GPU cudaMalloc'd regions
+ * ascend, so BFC's (size, address) order is region age; the sim's descend). */
+static void equal_chunks_in_two_regions(const char *spec, int older_first) {
+  struct rig r;
+  struct block x, y, z, q, p, t;
+  CHECK_MSG(rig_open(&r, 0, spec) == 0, "%s", r.err);
+  CHECK_EQ(alloc_region(&r, 1 * MiB, &x), 2 * MiB);    /* region 1: x + 1 MiB free */
+  CHECK_EQ(alloc_region(&r, 1 * MiB, &y), 0);          /* region 1 full */
+  CHECK_EQ(alloc_region(&r, 1 * MiB, &z), 4 * MiB);    /* region 2: z + 3 MiB free */
+  CHECK_EQ(alloc_region(&r, 1 * MiB, &q), 0);
+  CHECK_EQ(alloc_region(&r, 1 * MiB, &p), 0);          /* region 2: z q p + a 1 MiB tail */
+  r.ops->free(r.a, &x);                                /* region 1: a 1 MiB hole, a higher address on sim */
+  CHECK(x.addr > p.addr);
+  CHECK_EQ(alloc(&r, 1 * MiB, &t), 0);
+  CHECK_EQ(t.addr, older_first ? x.addr : p.addr + 1 * MiB);   /* region 1's hole, or region 2's tail */
+  r.ops->free(r.a, &t);
+  r.ops->free(r.a, &y);
+  r.ops->free(r.a, &z);
+  r.ops->free(r.a, &q);
+  r.ops->free(r.a, &p);
+  CHECK(rig_close(&r));
+}
+
+TEST(bfc_equal_free_chunks_go_to_the_older_region_first) { equal_chunks_in_two_regions("", 1); }
+
+/* chunk_order=address: the device's raw addresses decide (on sim the newer region is lower) */
+TEST(bfc_chunk_order_address_takes_the_lowest_address) { equal_chunks_in_two_regions("chunk_order=address", 0); }
+
+/* preset=jax: memory_limit = size_t(total * XLA_PYTHON_CLIENT_MEM_FRACTION), default .75,
+ * taken in one region at the first allocation (XLA_PYTHON_CLIENT_PREALLOCATE=true). */
+TEST(bfc_preset_jax_preallocates_three_quarters_of_the_device_total) {
+  struct rig r;
+  struct block b;
+  CHECK_MSG(rig_open(&r, 0, "preset=jax") == 0, "%s", r.err);
+  CHECK_EQ(r.d.total, 85017493504ull);
+  CHECK_EQ(alloc_region(&r, 1 * MiB, &b), 63763120128ull);   /* 0.75 of the H100's total */
+  r.ops->free(r.a, &b);
+  CHECK(rig_close(&r));
+  CHECK_MSG(rig_open(&r, 0, "preset=jax,mem_fraction=0.5") == 0, "%s", r.err);
+  CHECK_EQ(alloc_region(&r, 1 * MiB, &b), 85017493504ull / 2);
+  r.ops->free(r.a, &b);
+  CHECK(rig_close(&r));
+}
+
+/* preset=jax,allow_growth=1 (XLA_PYTHON_CLIENT_PREALLOCATE=false): regions from 2 MiB,
+ * never more than 0.75 of the device in all, and no garbage collection on OOM. */
+TEST(bfc_preset_jax_growth_starts_at_2MiB_under_the_fraction_without_gc) {
+  struct rig r;
+  struct block a, b, c;
+  CHECK_MSG(rig_open(&r, 0, "preset=jax,allow_growth=1,mem_fraction=0.001") == 0, "%s", r.err);
+  CHECK_EQ(alloc_region(&r, 1 * MiB, &a), 2 * MiB);
+  /* limit 85017493 -> 85017344 after rounding down to 256: a 60 MiB request fits once */
+  CHECK_EQ(alloc_region(&r, 60 * MiB, &b), 64 * MiB);
+  r.ops->free(r.a, &b);                       /* region 2 wholly free; GC would give it back */
+  CHECK_EQ(alloc(&r, 70 * MiB, &c), FB_OOM);  /* no DeallocateFreeRegions under preset=jax */
+  CHECK_EQ(r.d.reserved, 66 * MiB);
+  r.ops->free(r.a, &a);
+  CHECK(rig_close(&r));
+  CHECK(rig_open(&r, 0, "preset=xla") != 0);
+  CHECK(strstr(r.err, "expected tf or jax") != NULL);
+  device_close(&r.d);
+}

@@ -24,6 +24,7 @@ int cmd_list(struct cli_opts *o) {
     const struct allocator_ops *a = allocator_table[i];
     printf("  %-18s %s\n", a->name, a->help);
     printf("      %-28s %s\n", "follows", a->anchor);
+    printf("      %-28s %s\n", "validated", a->validated ? a->validated : "no (no check against a real allocator yet)");
     printf("      %-28s %s\n", "in stock PyTorch", alloc_conf_how(a->name));
     params_print_spec(a->params, "      ");
   }
