@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include "test.h"
+#include "allocator.h"
 
 #define HDR "run_id,version,workload,trace,allocator,params,device,device_name,cap_bytes,cap_x,seed,status,completed,events,allocs,frees,skipped_events,oom_count,first_oom_event,peak_requested,peak_allocated,peak_reserved,overhead,frag,ext_frag,internal_frag,trace_peak_reserved,device_allocs,device_frees,maps,unmaps,cache_flushes,modeled_driver_ns,wall_ns,ns_per_op,p50_ns,p99_ns,max_ns,leak_bytes_per_iter,mincap_bytes,mincap_x,imbalance"
 
@@ -114,6 +115,18 @@ TEST(report_says_no_setting_fits_when_advise_found_none) {
   char *md = get(d, "report.md");
   CHECK_CONTAINS(md, "No PyTorch allocator setting fits (`fragbench advise`, 1 setting tried, `advise-snap.pickle.csv`); the nearest: **caching**");
   CHECK(!strstr(md, "run with `PYTORCH_CUDA_ALLOC_CONF"));
+  free(md);
+}
+
+TEST(report_lists_what_each_strategy_was_validated_against_and_how_to_switch_it_on) {
+  const char *d = folder("strategies");
+  put(d, "runs.csv", HDR "\n" ROWS("train_loop", "", ""));
+  CHECK_EQ(report(d, NULL), 0);
+  char *md = get(d, "report.md");
+  CHECK_CONTAINS(md, "## Strategies\n\n| strategy | validated against the real allocator (`make validate`) | in stock PyTorch |");
+  const struct allocator_ops *c = allocator_find("caching");
+  if (c && c->validated) CHECK_CONTAINS(md, c->validated);
+  CHECK_CONTAINS(md, "| stitch | ");
   free(md);
 }
 

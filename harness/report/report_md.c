@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "report_text.h"
+#include "alloc_conf.h"
+#include "allocator.h"
 
 #define B 256
 
@@ -226,6 +228,22 @@ static int img(FILE *o, const struct report_images *im, const char *name, const 
   return 1;
 }
 
+/* the strategies in the folder: what each was checked against (allocator_ops.validated,
+ * `make validate`) and how a stock PyTorch user switches it on */
+static void strategies_table(const struct run_folder *f, FILE *o) {
+  char a[B], b[600], c[B], name[64];
+  fputs("## Strategies\n\n| strategy | validated against the real allocator (`make validate`) | in stock PyTorch |\n|---|---|---|\n", o);
+  for (int s = 0; s < f->ns_cells; s++) {
+    snprintf(name, sizeof name, "%s", f->strategy[s]);
+    name[strcspn(name, ":")] = 0;
+    const struct allocator_ops *ops = allocator_find(name);
+    if (!ops) continue;
+    fprintf(o, "| %s | %s | %s |\n", rt_md(f->strategy[s], a, B), rt_md(ops->validated ? ops->validated : "not yet", b, sizeof b),
+            rt_md(alloc_conf_how(ops->name), c, B));
+  }
+  fputc('\n', o);
+}
+
 /* file-name-safe form of a label, as the plot data names its files */
 static void safe(const char *s, char *out, size_t len) {
   size_t k = 0;
@@ -247,6 +265,7 @@ void report_write_md(struct run_folder *f, FILE *o, const char *title, const cha
   for (int i = 0; i < f->nenv; i++) fprintf(o, "| %s | %s |\n", rt_md(f->env_key[i], a, B), rt_md(f->env_val[i], b, B));
   fputc('\n', o);
   report_sources(f, o);
+  strategies_table(f, o);
   fputs("## Summary\n\n", o);
   int *wins = calloc((size_t)f->ns_cells + 1, sizeof *wins), *fast = calloc((size_t)f->ns_cells + 1, sizeof *fast);
   if (!wins || !fast) abort();
