@@ -1,6 +1,6 @@
 """torch_replay.py EVENTS.csv... [--conf PYTORCH_CUDA_ALLOC_CONF] [--name NAME] [--out-dir DIR]
 - replays native traces, one after another, through PyTorch's CUDA allocator with the
-given configuration (e.g. 'expandable_segments:True', 'backend:cudaMallocAsync',
+given configuration (and, with --budget-bytes, under a memory fraction) (e.g. 'expandable_segments:True', 'backend:cudaMallocAsync',
 'max_split_size_mb:128,garbage_collection_threshold:0.8'; without --conf: the native
 caching allocator with PYTORCH_CUDA_ALLOC_CONF unset): every alloc is
 torch.cuda.caching_allocator_alloc(size), every free caching_allocator_delete, every
@@ -18,6 +18,8 @@ ap = argparse.ArgumentParser(description=__doc__)
 ap.add_argument("events", nargs="+")
 ap.add_argument("--conf", default=None, help="PYTORCH_CUDA_ALLOC_CONF for this run")
 ap.add_argument("--name", default="torch")
+ap.add_argument("--budget-bytes", type=int, default=0,
+                help="cap PyTorch at this many bytes: set_per_process_memory_fraction(N / device total)")
 ap.add_argument("--touch", action="store_true",
                 help="write every block once after allocation (a uint8 tensor, zero_() on the current stream), "
                      "as a program's kernels would: the driver's pool (backend:cudaMallocAsync) reuses by how far "
@@ -35,6 +37,8 @@ import torch  # noqa: E402  (reads PYTORCH_CUDA_ALLOC_CONF at its first CUDA all
 
 torch.cuda.init()
 dev = torch.device("cuda", 0)
+if args.budget_bytes:
+    torch.cuda.set_per_process_memory_fraction(args.budget_bytes / torch.cuda.mem_get_info(dev)[1], dev)
 
 
 def one(trace, inp):
