@@ -29,9 +29,10 @@ static int completes(const struct run_result *r) {
   return r->exit_class == 0 && r->completed && !strcmp(r->status, "ok");
 }
 
-static void probe(const struct run_spec *base, uint64_t cap, int progress, struct mincap_report *rep,
-                  struct run_result *r) {
+/* one replay of base at cap on device dev (NULL: base's own) */
+static void replay_at(const struct run_spec *base, const struct device_config *dev, uint64_t cap, struct run_result *r) {
   struct run_spec s = *base;
+  if (dev) s.device = *dev;
   s.cap_bytes = cap;
   s.cap_x = 0;
   s.on_oom = ON_OOM_STOP;
@@ -39,6 +40,11 @@ static void probe(const struct run_spec *base, uint64_t cap, int progress, struc
   s.progress = 0;
   run_result_init(r);
   replay_run(&s, r);
+}
+
+static void probe(const struct run_spec *base, uint64_t cap, int progress, struct mincap_report *rep,
+                  struct run_result *r) {
+  replay_at(base, NULL, cap, r);
   rep->runs++;
   if (progress) {
     char b[32];
@@ -185,19 +191,6 @@ int mincap_find(const struct run_spec *base, double precision, int progress,
 done:
   free(S);
   return rc;
-}
-
-/* one replay of base at cap on device dev (NULL: base's own) */
-static void replay_at(const struct run_spec *base, const struct device_config *dev, uint64_t cap, struct run_result *r) {
-  struct run_spec s = *base;
-  if (dev) s.device = *dev;
-  s.cap_bytes = cap;
-  s.cap_x = 0;
-  s.on_oom = ON_OOM_STOP;
-  s.timeline = NULL;
-  s.progress = 0;
-  run_result_init(r);
-  replay_run(&s, r);
 }
 
 int mincap_confirm(const struct run_spec *base, const struct device_config *on, const struct run_result *row,
