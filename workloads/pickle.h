@@ -11,7 +11,7 @@
  * items) plus a memo of the few strings whose text matters (keys, action names), so it
  * does not grow with the trace.
  *
- * Files: pickle_reader.c (opcodes, stack, memo), pickle_vocab.c (the strings that matter),
+ * Files: pickle_reader.c (opcodes, stack), pickle_memo.c (the memo), pickle_vocab.c (the strings that matter),
  * pickle_schema.c (roles, fields, records), pickle_synth.c (a synthetic snapshot writer
  * for tests and the benchmark). */
 #ifndef FB_PICKLE_H
@@ -179,5 +179,23 @@ int pk_queue_push(struct pk_reader *p, const struct pk_rec *r, char *err);
  * list of nframes frame dicts shared through the memo as PyTorch writes them. Returns 0
  * or -1 on a write error. */
 int pickle_synth_snapshot(FILE *f, uint64_t nevents, int nframes, uint64_t seed);
+
+
+/* the memo (pickle_memo.c): the kept value of memo index key, or NULL */
+static inline size_t pk_memo_slot(uint64_t k, size_t cap) {   /* Fibonacci hashing: top bits */
+  return (size_t)((k * 0x9E3779B97F4A7C15ULL) >> (64 - __builtin_ctzll(cap)));
+}
+static inline struct pk_memo_entry *pk_memo_find(struct pk_reader *p, uint64_t key) {
+  if (!p->memo_cap) return NULL;
+  size_t mask = p->memo_cap - 1;
+  for (size_t i = pk_memo_slot(key, p->memo_cap);; i = (i + 1) & mask) {
+    if (!p->memo[i].used) return NULL;
+    if (p->memo[i].key == key) return &p->memo[i];
+  }
+}
+/* MEMOIZE/PUT of the value on top of the stack at index idx: 0, or -1 with err */
+int pk_memo_put(struct pk_reader *p, uint64_t idx, char *err);
+/* pickle_vocab.c: the name of an opcode the reader refuses, or NULL */
+const char *pk_unsupported_opcode(int op);
 
 #endif

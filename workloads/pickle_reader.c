@@ -1,6 +1,7 @@
 /* pickle_reader.c - the pickle stack machine of the snapshot reader: opcodes of protocols
  * 2-5 for plain data (dicts, lists, tuples, sets, strings, bytes, ints, floats, bools,
- * None), the memo, and the stack of small values. What a container means is left to
+ * None) and the stack of small values (the memo: pickle_memo.c; opcode names: pickle_vocab.c).
+ * What a container means is left to
  * pickle_schema.c; this file only moves values and reports malformed pickles with the byte
  * offset of the opcode at fault. */
 #include <stdarg.h>
@@ -128,81 +129,10 @@ static int consume(struct pk_reader *p, size_t from, size_t to, const char *how,
   return 0;
 }
 
-/* ---- memo: only values worth keeping (vocabulary strings, scalars) ---- */
-
-static inline size_t memo_slot(uint64_t k, size_t cap) {   /* Fibonacci hashing: top bits */
-  return (size_t)((k * 0x9E3779B97F4A7C15ULL) >> (64 - __builtin_ctzll(cap)));
-}
-
-static inline struct pk_memo_entry *memo_find(struct pk_reader *p, uint64_t key) {
-  if (!p->memo_cap) return NULL;
-  size_t mask = p->memo_cap - 1;
-  for (size_t i = memo_slot(key, p->memo_cap);; i = (i + 1) & mask) {
-    if (!p->memo[i].used) return NULL;
-    if (p->memo[i].key == key) return &p->memo[i];
-  }
-}
-
-static int memo_insert(struct pk_reader *p, uint64_t key, const struct pk_val *v, char *err) {
-  if ((p->memo_n + 1) * 2 > p->memo_cap) {
-    size_t nc = p->memo_cap ? p->memo_cap * 2 : 64;
-    struct pk_memo_entry *nm = calloc(nc, sizeof *nm);
-    if (!nm) return pk_fail(p, err, "out of memory (%zu memo entries)", nc);
-    for (size_t j = 0; j < p->memo_cap; j++) {
-      if (!p->memo[j].used) continue;
-      size_t i = memo_slot(p->memo[j].key, nc);
-      while (nm[i].used) i = (i + 1) & (nc - 1);
-      nm[i] = p->memo[j];
-    }
-    free(p->memo);
-    p->memo = nm;
-    p->memo_cap = nc;
-  }
-  size_t mask = p->memo_cap - 1;
-  size_t i = memo_slot(key, p->memo_cap);
-  while (p->memo[i].used) i = (i + 1) & mask;
-  p->memo[i].used = 1;
-  p->memo[i].key = key;
-  p->memo[i].type = v->type;
-  p->memo[i].tok = v->tok;
-  p->memo[i].v.i = v->v.i;
-  p->memo_n++;
-  if (p->memo_n > p->stats.memo_kept) p->stats.memo_kept = p->memo_n;
-  return 0;
-}
-
-static int keepable(const struct pk_reader *p, const struct pk_val *v) {
-  switch (v->type) {
-  case PK_STR: return v->tok != TK_OTHER || (p->fr && v->v.i > 0);   /* frames pass: kept strings too */
-  case PK_FRAMEREF: return 1;
-  case PK_NONE: case PK_BOOL: case PK_INT: case PK_BIGINT: case PK_FLOAT: return 1;
-  default: return 0;
-  }
-}
-
-static int memo_put(struct pk_reader *p, uint64_t idx, char *err) {
-  if (top_values(p, 1, "a memo PUT", err)) return -1;
-  const struct pk_val *v = &p->stack[p->sp - 1];
-  struct pk_val fref;
-  if (p->fr && v->type == PK_DICT && (v->roles & R_FRAME) && !(v->roles & R_SEG) && v->index > 0) {
-    fref = (struct pk_val){.type = PK_FRAMEREF, .tok = TK_OTHER};   /* frames pass: a frame dict, by reference */
-    fref.v.i = v->index;
-    v = &fref;
-  }
-  int fresh = idx >= p->memo_len;
-  if (fresh) p->memo_len = idx + 1;
-  struct pk_memo_entry *e = fresh ? NULL : memo_find(p, idx);
-  if (e) {                        /* re-put: the old value is gone */
-    e->type = keepable(p, v) ? v->type : PK_REF;
-    e->tok = v->tok;
-    e->v.i = v->v.i;
-    return 0;
-  }
-  return keepable(p, v) ? memo_insert(p, idx, v, err) : 0;
-}
+/* ---- memo (pickle_memo.c keeps it): a GET pushes what was kept ---- */
 
 static inline int memo_get(struct pk_reader *p, uint64_t idx, char *err) {
-  struct pk_memo_entry *e = memo_find(p, idx);
+  struct pk_memo_entry *e = pk_memo_find(p, idx);
   if (e) return push_scalar(p, e->type, e->tok, e->v.i, err);
   if (idx >= p->memo_len)
     return pk_fail(p, err, "memo GET of index %llu, which was never PUT", (unsigned long long)idx);
@@ -248,31 +178,6 @@ static int read_long(struct pk_reader *p, uint64_t n, char *err) {
 
 /* ---- opcodes ---- */
 
-static const char *unsupported_name(int op) {
-  switch (op) {
-  case 'c': return "GLOBAL";
-  case 0x93: return "STACK_GLOBAL";
-  case 'R': return "REDUCE";
-  case 'b': return "BUILD";
-  case 0x81: return "NEWOBJ";
-  case 0x92: return "NEWOBJ_EX";
-  case 'i': return "INST";
-  case 'o': return "OBJ";
-  case 'P': return "PERSID";
-  case 'Q': return "BINPERSID";
-  case 0x82: case 0x83: case 0x84: return "EXT";
-  case 'I': return "INT (protocol 0)";
-  case 'L': return "LONG (protocol 0)";
-  case 'S': return "STRING (protocol 0)";
-  case 'V': return "UNICODE (protocol 0)";
-  case 'F': return "FLOAT (protocol 0)";
-  case 'p': return "PUT (protocol 0)";
-  case 'g': return "GET (protocol 0)";
-  case 0x97: return "NEXT_BUFFER";
-  case 0x98: return "READONLY_BUFFER";
-  }
-  return NULL;
-}
 
 static int setitems(struct pk_reader *p, struct pk_val *dict, size_t first, size_t n, const char *op, char *err) {
   if (dict->type != PK_DICT)
@@ -426,15 +331,15 @@ static int run(struct pk_reader *p, char *err) {
     }
     case 'q':                                      /* BINPUT */
       if (need(p, 1, "BINPUT", err)) return -1;
-      if (memo_put(p, *s->p++, err)) return -1;
+      if (pk_memo_put(p, *s->p++, err)) return -1;
       break;
     case 'r':                                      /* LONG_BINPUT */
       if (need(p, 4, "LONG_BINPUT", err)) return -1;
-      if (memo_put(p, le(s->p, 4), err)) return -1;
+      if (pk_memo_put(p, le(s->p, 4), err)) return -1;
       s->p += 4;
       break;
     case 0x94:                                     /* MEMOIZE */
-      if (memo_put(p, p->memo_len, err)) return -1;
+      if (pk_memo_put(p, p->memo_len, err)) return -1;
       break;
     case 'h':                                      /* BINGET */
       if (need(p, 1, "BINGET", err)) return -1;
@@ -504,7 +409,7 @@ static int run(struct pk_reader *p, char *err) {
     case 0x88: if (push_scalar(p, PK_BOOL, TK_OTHER, 1, err)) return -1; break;
     case 0x89: if (push_scalar(p, PK_BOOL, TK_OTHER, 0, err)) return -1; break;
     default: {
-      const char *name = unsupported_name(op);
+      const char *name = pk_unsupported_opcode(op);
       if (name)
         return pk_fail(p, err, "opcode 0x%02x (%s) not supported: a memory snapshot holds only plain dicts, lists, "
                     "tuples, strings, bytes, numbers, bools and None", op, name);

@@ -62,3 +62,31 @@ const char *pk_type_name(enum pk_type t) {
   }
   return "?";
 }
+
+/* the name of an opcode the reader refuses (objects, persistent ids, protocol 0, out-of-band
+ * buffers), or NULL */
+const char *pk_unsupported_opcode(int op) {
+  switch (op) {
+  case 'c': return "GLOBAL";
+  case 0x93: return "STACK_GLOBAL";
+  case 'R': return "REDUCE";
+  case 'b': return "BUILD";
+  case 0x81: return "NEWOBJ";
+  case 0x92: return "NEWOBJ_EX";
+  case 'i': return "INST";
+  case 'o': return "OBJ";
+  case 'P': return "PERSID";
+  case 'Q': return "BINPERSID";
+  case 0x82: case 0x83: case 0x84: return "EXT";
+  case 'I': return "INT (protocol 0)";
+  case 'L': return "LONG (protocol 0)";
+  case 'S': return "STRING (protocol 0)";
+  case 'V': return "UNICODE (protocol 0)";
+  case 'F': return "FLOAT (protocol 0)";
+  case 'p': return "PUT (protocol 0)";
+  case 'g': return "GET (protocol 0)";
+  case 0x97: return "NEXT_BUFFER";
+  case 0x98: return "READONLY_BUFFER";
+  }
+  return NULL;
+}

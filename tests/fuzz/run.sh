@@ -36,7 +36,7 @@ CFLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-s
 COMMON="workloads/trace_src.c"
 sources() {
   case $1 in
-    pytorch) echo "$COMMON workloads/pickle_reader.c workloads/pickle_schema.c workloads/pickle_vocab.c workloads/trace_pytorch.c" ;;
+    pytorch) echo "$COMMON workloads/pickle_reader.c workloads/pickle_memo.c workloads/pickle_frames.c workloads/pickle_schema.c workloads/pickle_vocab.c workloads/oom_evidence.c workloads/trace_pytorch.c" ;;
     rmm) echo "$COMMON workloads/trace_rmm.c" ;;
     native) echo "$COMMON workloads/trace_native.c" ;;
   esac
