@@ -7,11 +7,13 @@
  *   1. best fit over free blocks of its stream: primitive ranges (split at 512 B), and
  *      stitched ranges (views) it fills to within their last page whose pages are all
  *      free at home - reused without mapping;
- *   2. stitching: if the free pages held (counting those of wholly free small and
- *      stitched ranges, given back on demand) are enough, they are mapped into a new VA
+ *   2. stitching, no new memory: the smallest view r fits in whose first pages (those r
+ *      needs) are free, r served from its front without mapping (its other pages wait
+ *      idle, lent to it); else, if the free pages held (counting those of wholly free
+ *      small and stitched ranges and idle ones, given back on demand) are enough, a view
+ *      with few busy pages has just those remapped, or the pages are mapped into a new VA
  *      range at consecutive offsets, in few runs; where r ends inside a page, the free
- *      end of a page begun at home serves as that page; or a view with some busy pages
- *      has just those remapped; no new memory;
+ *      end of a page begun at home serves as that page;
  *   3. growth: only the shortfall is created - or fewer pages, where mapping them right
  *      after a free block makes one block that fits (the expandable-segments move) -
  *      then 1 or 2 again. If creating fails (cap), every free page is released (the
@@ -62,10 +64,10 @@ static struct sblock *best_fit_large(struct stitch *st, struct spool *p, uint64_
     struct sblock *s = fset_lower_bound(&p->stitch_free, r);
     if (s && s->size - r < ST_PAGE && (!a || sb_cmp_size(&s->node, &a->node) < 0)) a = s;
   }
-  if (!a && p->views.count) {
-    struct srange *v = view_find(p, r, NULL);
+  if (!a && st->views.count) {
+    struct srange *v = view_find(p, r, 1);
     if (v) {
-      view_take(st, v);
+      view_take(st, v, r);
       st->stitched_reused++;
       a = v->first;
     }
@@ -103,10 +105,18 @@ static int stitch_step(struct stitch *st, struct spool *p, uint64_t r, uint64_t 
     if ((*out = reclaim_for(st, p, npages, r, NULL))) return 0;
     if (pages_free_total(st) < npages) return 1;
   }
-  struct srange *s = head ? NULL : view_repairable(p, npages);
+  view_mark_wanted(p, r);
+  struct srange *s = view_find(p, r, 0);
+  if (s) {   /* a larger view's front: no mapping */
+    view_take(st, s, r);
+    st->stitched_reused++;
+    *out = s->first;
+    return 0;
+  }
+  s = head ? NULL : view_repairable(p, r, pages_free_total(st));
   int rc;
   if (s) {
-    rc = view_repair(st, s);
+    rc = view_repair(st, s, r);
     st->stitched_repaired += !rc;
   } else {
     rc = stitch_build(st, p, npages, head, frag, &s);

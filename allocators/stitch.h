@@ -38,6 +38,7 @@
 #define ST_PAGE DEV_PAGE
 #define ST_SMALL_MAX (1ull << 20)   /* largest small request (PyTorch kSmallSize) */
 #define ST_MIN_BLOCK 512ull         /* rounding and smallest split remainder (kMinBlockSize) */
+#define ST_PIN_MIN_PAGES 32     /* a view keeps a lone head page lent only when it has this many pages */
 #define ST_PARTIAL_RELEASE 16       /* pages a view gives back in part; asked for more, it gives all */
 
 enum sblock_kind { BK_FREE, BK_ALLOC, BK_LENT, BK_UNMAPPED };
@@ -105,11 +106,16 @@ struct srange {
   uint32_t nruns;
   uint32_t nlent;             /* runs [0, nlent) are lent to it: all but while a view has given
                                  some back (the last ones) */
+  uint32_t nuse;              /* in use: runs [0, nuse) hold its blocks; fewer than nruns while it
+                                 serves from its front (runs [nuse, nlent) then wait lent, idle,
+                                 given back on demand) */
   /* wholly free (cached): SMALL in its pool's list; STITCH in the global LRU list, and
    * once it has given pages back, in its pool's views */
   struct ordnode vnode;
   struct srange *lru_prev, *lru_next;
   int cached;
+  uint8_t keep_whole;         /* STITCH: wanted whole by a request of its size; not lent by its front */
+  uint8_t pinned;             /* STITCH, cached: holds only a lone head page (counted in stitch.pinned) */
   /* STITCH, while in the LRU list with pages lent to it (nlent > 0): in the holding list,
    * which keeps the LRU order (reclaim walks it) */
   struct srange *hold_prev, *hold_next;
@@ -124,10 +130,16 @@ struct rlist { struct srange *head, *tail; uint64_t count, pages; };
  * has one, stays busy there) */
 static inline uint64_t whole_pages_of(const struct srange *r) { return r->npages - (r->va != r->vbase); }
 
+/* a stitched range's size with all its pages (its blocks span fewer while it serves from
+ * its front), and the pages of it a block of r bytes at its start needs */
+static inline uint64_t view_full_size(const struct srange *s) { return s->npages * ST_PAGE - (s->va - s->vbase); }
+static inline uint64_t view_prefix_pages(const struct srange *s, uint64_t r) { return (s->va - s->vbase + r + ST_PAGE - 1) / ST_PAGE; }
+
 struct spool {                /* one per stream */
   uint64_t stream;
   struct fset prim_free, stitch_free, small_free;     /* FREE blocks by (size, addr) */
   struct ordset views;        /* released stitched ranges by (size, va) */
+  struct ordset fronts;       /* stitched ranges serving from their front, by (full size, va) */
   uint64_t prim_free_pages;   /* whole pages inside FREE blocks of PRIM ranges */
   struct srange *prims;
   struct rlist small_cached;  /* wholly free SMALL ranges */
@@ -141,7 +153,8 @@ struct stitch {
   struct rlist views;         /* wholly free stitched ranges, least recently used first */
   struct srange *hold_head, *hold_tail;   /* those of them still holding pages, in the same order */
   struct srange *spare_ranges;            /* recycled range records (linked by all_next) */
-  uint64_t holding_pages;     /* whole pages lent to wholly free stitched ranges */
+  uint64_t holding_pages;     /* whole pages lent to wholly free stitched ranges, and idle ones */
+  uint64_t pinned;            /* views holding only a lone head page: at most 1% of held memory */
   struct srange *all;
   struct sblock *spare;       /* recycled block nodes: no malloc on cache hits */
   struct sb_slab *slabs;      /* where the nodes live (stitch_blocks.c) */
@@ -195,10 +208,12 @@ uint64_t gather(struct stitch *st, struct spool *own, uint64_t npages, struct sr
 
 /* stitch_views.c: views (wholly free stitched ranges, still mapped) and the small cache */
 int view_cmp(const struct ordnode *a, const struct ordnode *b);   /* a pool's views: (size, va) */
-struct srange *view_find(struct spool *p, uint64_t r, const struct sblock *better);  /* an available view */
-void view_take(struct stitch *st, struct srange *s);        /* lend its pages again; its block joins stitch_free */
-struct srange *view_repairable(struct spool *p, uint64_t npages);
-int view_repair(struct stitch *st, struct srange *s);       /* remap its busy pages with free ones, then take it */
+int front_cmp(const struct ordnode *a, const struct ordnode *b);  /* a pool's fronts: (full size, va) */
+void view_mark_wanted(struct spool *p, uint64_t r);         /* a view serving a front that r would fit whole is kept whole */
+struct srange *view_find(struct spool *p, uint64_t r, int exact);  /* the smallest view that serves r without mapping */
+void view_take(struct stitch *st, struct srange *s, uint64_t r);  /* the pages r needs lent to it, the rest given back; its block joins stitch_free */
+struct srange *view_repairable(struct spool *p, uint64_t r, uint64_t free_pages);
+int view_repair(struct stitch *st, struct srange *s, uint64_t r); /* remap its busy pages with free ones, then r takes its front */
 void view_evict(struct stitch *st, struct srange *s);       /* unmapped, its pages back home */
 uint64_t view_release(struct stitch *st, struct srange *r, uint64_t k);   /* a view gives back >= k pages */
 void range_uncache(struct stitch *st, struct srange *r);   /* a cached range becomes busy (range_busy_inc) */

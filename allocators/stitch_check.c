@@ -85,7 +85,7 @@ static int check_range(const struct srange *r, uint64_t *free_blocks, uint64_t *
     if (holes != r->holes.count) FAIL("primitive range %#llx: %llu holes, set has %zu", (unsigned long long)r->va, (unsigned long long)holes, r->holes.count);
     return 0;
   }
-  uint64_t pages = 0;
+  uint64_t pages = 0, lent_pages = 0;
   for (uint32_t j = 0; j < r->nruns; j++) {
     const struct srun *u = &r->runs[j];
     uint64_t in = (u->addr - u->home->va) % ST_PAGE, end = u->addr - in + u->npages * ST_PAGE;
@@ -99,15 +99,18 @@ static int check_range(const struct srange *r, uint64_t *free_blocks, uint64_t *
       FAIL("%s range %#llx: run %u starts %llu bytes into a page; only a stitched range's head may, by its lead", kind_name(r->kind),
            (unsigned long long)r->va, j, (unsigned long long)in);
     pages += u->npages;
+    if (j < (r->cached ? r->nlent : r->nuse)) lent_pages += u->npages;
   }
-  if (pages != r->npages || r->size != pages * ST_PAGE - (r->kind == RK_STITCH ? r->va - r->vbase : 0))
-    FAIL("%s range %#llx: %llu pages in runs for %llu bytes", kind_name(r->kind), (unsigned long long)r->va, (unsigned long long)pages, (unsigned long long)r->size);
+  uint64_t spans = r->cached ? pages : lent_pages;   /* in use, its blocks span the pages it uses */
+  if (pages != r->npages || r->size != spans * ST_PAGE - (r->kind == RK_STITCH ? r->va - r->vbase : 0))
+    FAIL("%s range %#llx: %llu pages in runs (%llu lent) for %llu bytes", kind_name(r->kind), (unsigned long long)r->va,
+         (unsigned long long)pages, (unsigned long long)lent_pages, (unsigned long long)r->size);
   if (r->nlent > r->nruns) FAIL("%s range %#llx: %u runs lent of %u", kind_name(r->kind), (unsigned long long)r->va, r->nlent, r->nruns);
   if (r->kind == RK_SMALL && (r->va != r->runs[0].addr || r->nlent != 1)) FAIL("small range %#llx is not lent its page at home", (unsigned long long)r->va);
-  if (r->nlent < r->nruns && r->nbusy) FAIL("stitched range %#llx is busy but not all its pages are lent to it", (unsigned long long)r->va);
-  if (r->nlent < r->nruns && r->nruns && r->nlent == 0 && r->va != r->vbase) FAIL("view %#llx gave back its head run", (unsigned long long)r->va);
+  if (r->nbusy && (r->nuse == 0 || r->nuse > r->nlent)) FAIL("%s range %#llx is in use with %u runs, %u of them lent", kind_name(r->kind), (unsigned long long)r->va, r->nuse, r->nlent);
+  if (r->nlent == 0 && r->nruns && r->va != r->vbase && r->runs[0].npages < 2) FAIL("view %#llx gave back a lone head page", (unsigned long long)r->va);
   if (r->cached != (r->nbusy == 0)) FAIL("%s range %#llx: %s but %scached", kind_name(r->kind), (unsigned long long)r->va, r->nbusy ? "busy" : "wholly free", r->cached ? "" : "not ");
-  if (r->nlent < r->nruns && (r->first->next || r->first->kind != BK_FREE)) FAIL("view %#llx is not one free block", (unsigned long long)r->va);
+  if (r->cached && r->nlent < r->nruns && (r->first->next || r->first->kind != BK_FREE)) FAIL("view %#llx is not one free block", (unsigned long long)r->va);
   return 0;
 }
 
@@ -128,16 +131,24 @@ static int check_set(const struct fset *s, const struct spool *p, int kind, uint
 int stitch_check(void *a, char *err) {
   const struct stitch *st = a;
   uint64_t free_blocks = 0, lent = 0, runs = 0, live = 0, mapped = 0, views = 0, holding = 0, released = 0;
+  uint64_t holders = 0, fronting = 0, fronts = 0, pinned = 0;
   for (const struct srange *r = st->all; r; r = r->all_next) {
     if (check_range(r, &free_blocks, &lent, &live, err)) return -1;
     if (r->kind == RK_PRIM) mapped += r->nmapped;
     else {
       runs += r->nlent;
-      if (r->nlent < r->nruns) free_blocks--;   /* a view that gave pages back: its block is in no free set */
+      if (r->cached && r->nlent < r->nruns) free_blocks--;   /* a view that gave pages back: its block is in no free set */
     }
     if (r->kind == RK_STITCH && r->cached) {
       views++;
       for (uint32_t j = 0; j < r->nlent; j++) holding += r->runs[j].npages - (j == 0 && r->va != r->vbase);
+      holders += r->nlent > 0;
+      pinned += r->pinned;
+    }
+    if (r->kind == RK_STITCH && !r->cached) {
+      for (uint32_t j = r->nuse; j < r->nlent; j++) holding += r->runs[j].npages;
+      holders += r->nlent > r->nuse;
+      fronting += r->nuse < r->nruns;
     }
   }
   uint64_t set_blocks = 0, view_sets = 0;
@@ -154,6 +165,10 @@ int stitch_check(void *a, char *err) {
       if (v->kind != RK_STITCH || v->pool != p || v->nlent == v->nruns || !v->cached) FAIL("stream %llu: the views that gave pages back hold a busy, whole or foreign range", (unsigned long long)p->stream);
       view_sets++;
     }
+    for (struct ordnode *n = ordset_first(&p->fronts); n; n = ordset_next(n), fronts++) {
+      const struct srange *v = ORD_ENTRY(n, struct srange, vnode);
+      if (v->kind != RK_STITCH || v->pool != p || v->cached || v->nuse >= v->nruns) FAIL("stream %llu: the ranges serving from their front hold a cached, whole or foreign range", (unsigned long long)p->stream);
+    }
     uint64_t small_cached = 0;
     for (const struct srange *r = p->small_cached.head; r; r = r->lru_next) {
       if (r->kind != RK_SMALL || r->pool != p || r->nbusy) FAIL("stream %llu: small cache holds a busy or foreign range", (unsigned long long)p->stream);
@@ -164,15 +179,18 @@ int stitch_check(void *a, char *err) {
   }
   if (set_blocks != free_blocks) FAIL("%llu free blocks but %llu in the free sets", (unsigned long long)free_blocks, (unsigned long long)set_blocks);
   if (lent != runs) FAIL("%llu lent blocks but %llu runs lent to stitched and small ranges", (unsigned long long)lent, (unsigned long long)runs);
-  uint64_t lru = 0;
-  const struct srange *h = st->hold_head;
+  uint64_t lru = 0, held_list = 0;
   for (const struct srange *v = st->views.head; v; v = v->lru_next) {
     lru++;
     released += v->nlent < v->nruns;
-    if (v->holding != (v->nlent > 0) || (v->nlent && v != h)) FAIL("the holding list is not the LRU list's views with pages lent to them, in order");
-    if (v->nlent) h = h->hold_next;
+    if (v->holding != (v->nlent > 0)) FAIL("view %#llx: %u runs lent to it, %sin the holding list", (unsigned long long)v->va, v->nlent, v->holding ? "" : "not ");
   }
-  if (h) FAIL("the holding list has a range that is not a cached view");
+  for (const struct srange *v = st->hold_head; v; v = v->hold_next, held_list++)
+    if (!v->holding || v->kind != RK_STITCH || (v->cached ? v->nlent == 0 : v->nlent <= v->nuse))
+      FAIL("the holding list has range %#llx, which holds no idle pages", (unsigned long long)v->va);
+  if (held_list != holders) FAIL("%llu ranges hold idle lent pages, %llu in the holding list", (unsigned long long)holders, (unsigned long long)held_list);
+  if (pinned != st->pinned) FAIL("%llu views pin a lone head page, counted %llu", (unsigned long long)pinned, (unsigned long long)st->pinned);
+  if (fronting != fronts) FAIL("%llu ranges serve from their front, %llu in the pools' sets", (unsigned long long)fronting, (unsigned long long)fronts);
   if (released != view_sets || views != lru || views != st->views.count)
     FAIL("%llu cached stitched ranges (%llu released, %llu in the pools' sets), %llu in the LRU list, counted %llu", (unsigned long long)views,
          (unsigned long long)released, (unsigned long long)view_sets, (unsigned long long)lru, (unsigned long long)st->views.count);

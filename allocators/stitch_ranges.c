@@ -36,6 +36,7 @@ struct spool *pool_find(struct stitch *st, uint64_t stream) {
   fset_init(&p->stitch_free);
   fset_init(&p->small_free);
   ordset_init(&p->views, view_cmp);
+  ordset_init(&p->fronts, front_cmp);
   st->pools[st->npools++] = p;
   return st->last_pool = p;
 }
@@ -385,7 +386,7 @@ int stitch_build(struct stitch *st, struct spool *p, uint64_t npages, uint64_t h
     return rc < 0 ? rc : -1;
   }
   runs_keep(s);
-  s->nlent = s->nruns;
+  s->nlent = s->nuse = s->nruns;
   s->va = va + lead;
   s->size = npages * ST_PAGE - lead;
   range_set_single_free(st, s);
@@ -405,7 +406,7 @@ int small_build(struct stitch *st, struct spool *p, struct srange **out) {
       s->npages = 1;
       s->runs = &s->one_run;
       add_run(s, lend_at(st, f, (f->addr + ST_PAGE - 1) / ST_PAGE * ST_PAGE, ST_PAGE, s));
-      s->nlent = 1;
+      s->nlent = s->nuse = 1;
       s->va = s->runs[0].addr;
       s->size = ST_PAGE;
       range_set_single_free(st, s);
@@ -443,6 +444,10 @@ uint64_t reclaim_one(struct stitch *st, struct spool *own, uint64_t k) {
  * release every whole free page; the VA reservations stay (holes are refilled later). */
 void release_free_pages(struct stitch *st) {
   while (st->views.head) view_evict(st, st->views.head);
+  for (struct srange *v = st->hold_head, *next; v; v = next) {   /* idle runs of ranges serving from their front */
+    next = v->hold_next;
+    view_release(st, v, UINT64_MAX);
+  }
   for (int i = 0; i < st->npools; i++)
     while (st->pools[i]->small_cached.head) small_dissolve(st, st->pools[i]->small_cached.head);
   for (int i = 0; i < st->npools; i++)

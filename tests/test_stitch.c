@@ -67,6 +67,53 @@ TEST(stitch_reuses_a_stitched_range_without_mapping_again) {
   CHECK(rig_close(&r));
 }
 
+/* eight 2 MiB blocks on eight new pages; the second, fourth and sixth freed and stitched
+ * into one 6 MiB view, which is then freed (it keeps its three pages lent) */
+static int six_mib_view(struct rig *r, struct block b[8], struct block *view) {
+  for (int i = 0; i < 8; i++)
+    if (rig_grew_on(r, PAGE, 0, &b[i]) != PAGE) return -1;
+  for (int i = 1; i < 6; i += 2) r->ops->free(r->a, &b[i]);
+  if (rig_alloc_on(r, 6 * MiB, 0, view)) return -1;
+  r->ops->free(r->a, view);
+  return 0;
+}
+
+TEST(stitch_serves_a_smaller_request_from_a_larger_views_front_without_mapping) {
+  struct rig r;
+  struct block b[8], view, small;
+  CHECK_MSG(rig_open(&r, 0, "") == 0, "%s", r.err);
+  CHECK(six_mib_view(&r, b, &view) == 0);
+  uint64_t maps = r.d.c.maps, vas = r.d.c.va_reserves;
+  CHECK_EQ(rig_alloc_on(&r, 4 * MiB, 0, &small), 0);   /* no free 4 MiB block: the view's first two pages */
+  CHECK_EQ(small.addr, view.addr);
+  CHECK_EQ(r.d.c.maps, maps);
+  CHECK_EQ(r.d.c.va_reserves, vas);
+  CHECK_EQ(r.d.reserved, 16 * MiB);
+  r.ops->free(r.a, &small);
+  CHECK_EQ(rig_alloc_on(&r, 6 * MiB, 0, &view), 0);    /* whole again once freed */
+  CHECK_EQ(view.addr, small.addr);
+  CHECK_EQ(r.d.c.maps, maps);
+  CHECK(rig_close(&r));
+}
+
+TEST(stitch_gives_back_the_idle_pages_of_a_view_serving_its_front_before_creating_memory) {
+  struct rig r;
+  struct block b[8], view, front, big;
+  CHECK_MSG(rig_open(&r, 0, "") == 0, "%s", r.err);
+  CHECK(six_mib_view(&r, b, &view) == 0);
+  r.ops->free(r.a, &b[0]);                              /* two free pages at home, apart */
+  r.ops->free(r.a, &b[7]);
+  uint64_t maps = r.d.c.maps, allocs = r.d.c.device_allocs;
+  CHECK_EQ(rig_alloc_on(&r, 4 * MiB, 0, &front), 0);   /* the view's front; its third page idle, still lent */
+  CHECK_EQ(front.addr, view.addr);
+  CHECK_EQ(r.d.c.maps, maps);
+  CHECK_EQ(rig_alloc_on(&r, 6 * MiB, 0, &big), 0);     /* three free pages: the two at home and the idle one */
+  CHECK_EQ(r.d.c.device_allocs, allocs);                /* no new memory */
+  CHECK_EQ(r.d.reserved, 16 * MiB);
+  CHECK_EQ(r.d.c.maps, maps + 3);
+  CHECK(rig_close(&r));
+}
+
 TEST(stitch_counts_a_page_mapped_twice_once_in_reserved) {
   struct rig r;
   struct block b[4], big;
