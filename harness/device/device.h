@@ -30,9 +30,10 @@ struct device_ops {
   int  (*va_reserve)(struct device *, uint64_t size, uint64_t *va);     /* cuMemAddressReserve */
   void (*va_release)(struct device *, uint64_t va, uint64_t size);      /* cuMemAddressFree */
   int  (*phys_create)(struct device *, uint64_t size, uint64_t *h);     /* cuMemCreate */
-  int  (*map)(struct device *, uint64_t va, uint64_t size, uint64_t h); /* cuMemMap + SetAccess */
+  /* cuMemMap of [offset, offset+size) of handle h at va, + cuMemSetAccess */
+  int  (*map)(struct device *, uint64_t va, uint64_t size, uint64_t h, uint64_t offset);
   void (*unmap)(struct device *, uint64_t va, uint64_t size);           /* cuMemUnmap */
-  void (*phys_release)(struct device *, uint64_t h);                    /* cuMemRelease */
+  void (*phys_release)(struct device *, uint64_t h, uint64_t size);     /* cuMemRelease */
   /* stream-ordered pool (cuda only; NULL on sim) */
   int  (*pool_alloc)(struct device *, uint64_t size, uint64_t stream, uint64_t *addr);
   void (*pool_free)(struct device *, uint64_t addr, uint64_t stream);
@@ -103,7 +104,10 @@ void dev_free(struct device *d, uint64_t addr, uint64_t size);
 int  dev_va_reserve(struct device *d, uint64_t size, uint64_t *va);
 void dev_va_release(struct device *d, uint64_t va, uint64_t size);
 int  dev_phys_create(struct device *d, uint64_t size, uint64_t *h);
-int  dev_map(struct device *d, uint64_t va, uint64_t size, uint64_t h);
+int  dev_map(struct device *d, uint64_t va, uint64_t size, uint64_t h);   /* all of h */
+/* part of h: [offset, offset+size), both multiples of DEV_PAGE (a handle can be mapped
+ * piecewise, and a piece unmapped alone) */
+int  dev_map_part(struct device *d, uint64_t va, uint64_t size, uint64_t h, uint64_t offset);
 void dev_unmap(struct device *d, uint64_t va, uint64_t size);
 void dev_phys_release(struct device *d, uint64_t h);
 int  dev_pool_alloc(struct device *d, uint64_t size, uint64_t stream, uint64_t *addr);
