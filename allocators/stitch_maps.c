@@ -1,0 +1,129 @@
+/* stitch_maps.c - where the `stitch` strategy's memory is created and mapped, in as few
+ * driver calls as its layout allows. A driver call costs about the same whatever its
+ * size (tests/probes/vmm_cost.cu), so:
+ *   - a primitive range grows by one physical handle per growth (of at most handle_max
+ *     bytes when that is set), its pages at consecutive offsets of it; a handle is given
+ *     back whole, once every page of it is free;
+ *   - a stitched range maps its pages in pieces: one mapping per stretch of pages that
+ *     lie side by side in one handle (a part of the handle, from an offset), and records
+ *     each piece's length at its first page (plen) so that it is unmapped as it was mapped.
+ * See stitch.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include "stitch.h"
+
+/* ---- primitive ranges ---- */
+
+int prim_map_new(struct stitch *st, struct srange *r, uint64_t first, uint64_t k) {
+  uint64_t done = 0;
+  int rc = 0;
+  while (done < k) {
+    uint64_t n = k - done, handle;
+    if (st->handle_pages && n > st->handle_pages) n = st->handle_pages;
+    if ((rc = dev_phys_create(st->dev, n * ST_PAGE, &handle))) break;
+    if ((rc = dev_map(st->dev, r->va + (first + done) * ST_PAGE, n * ST_PAGE, handle))) {
+      dev_phys_release(st->dev, handle);
+      break;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+      r->handle[first + done + i] = handle;
+      r->hoff[first + done + i] = (uint32_t)i;
+      r->mapped[first + done + i] = 1;
+    }
+    done += n;
+  }
+  if (rc) {   /* all or nothing */
+    prim_unmap_release(st, r, first, first + done);
+    return rc;
+  }
+  r->nmapped += k;
+  st->held += k * ST_PAGE;
+  return 0;
+}
+
+/* pages of the handle that page i of r starts (i is a handle's first page) */
+static uint64_t handle_len(const struct srange *r, uint64_t i) {
+  uint64_t n = 1;
+  while (i + n < r->npages && r->mapped[i + n] && r->hoff[i + n] == n) n++;
+  return n;
+}
+
+void prim_whole_handles(const struct srange *r, uint64_t pa, uint64_t pb, uint64_t *ha, uint64_t *hb) {
+  while (pb > pa && pb < r->npages && r->mapped[pb] && r->hoff[pb]) {   /* a handle runs on past pb */
+    uint64_t start = pb - r->hoff[pb];
+    pb = start > pa ? start : pa;
+  }
+  while (pa < pb && r->hoff[pa]) pa++;   /* a handle began before pa */
+  *ha = pa;
+  *hb = pb;
+}
+
+void prim_unmap_release(struct stitch *st, struct srange *r, uint64_t ha, uint64_t hb) {
+  for (uint64_t i = ha; i < hb;) {
+    uint64_t n = handle_len(r, i);
+    if (i + n > hb) n = hb - i;   /* only when undoing a failed prim_map_new: its handles end at hb */
+    dev_unmap(st->dev, r->va + i * ST_PAGE, n * ST_PAGE);
+    dev_phys_release(st->dev, r->handle[i]);
+    for (uint64_t j = i; j < i + n; j++) {
+      r->mapped[j] = 0;
+      r->handle[j] = 0;
+      r->hoff[j] = 0;
+    }
+    i += n;
+  }
+}
+
+/* ---- stitched ranges ---- */
+
+/* the home page of slot q of stitched range s: *home, and its index there; runs walked
+ * from run *j at slot *at (a cursor the caller keeps, for slots in increasing order) */
+static uint64_t slot_page(const struct srange *s, uint64_t q, uint32_t *j, uint64_t *at, const struct srange **home) {
+  while (q >= *at + s->runs[*j].npages) *at += s->runs[(*j)++].npages;
+  const struct srun *u = &s->runs[*j];
+  *home = u->home;
+  return (u->addr - u->home->va) / ST_PAGE + (q - *at);
+}
+
+int view_map_span(struct stitch *st, struct srange *s, uint64_t from, uint64_t to) {
+  uint32_t j = 0;
+  uint64_t at = 0;
+  int rc = 0;
+  for (uint64_t q = from; q < to;) {
+    const struct srange *h, *h2;
+    uint64_t i = slot_page(s, q, &j, &at, &h), n = 1;
+    uint32_t j2 = j;
+    for (uint64_t at2 = at; q + n < to; n++) {
+      uint64_t i2 = slot_page(s, q + n, &j2, &at2, &h2);
+      if (h2 != h || i2 != i + n || h->handle[i2] != h->handle[i]) break;
+    }
+    if ((rc = dev_map_part(st->dev, s->vbase + q * ST_PAGE, n * ST_PAGE, h->handle[i], (uint64_t)h->hoff[i] * ST_PAGE)))
+      break;
+    s->plen[q] = (uint32_t)n;
+    q += n;
+  }
+  if (rc) view_unmap_span(st, s, from, to);
+  return rc;
+}
+
+void view_unmap_span(struct stitch *st, struct srange *s, uint64_t from, uint64_t to) {
+  for (uint64_t q = from; q < to; q++)
+    if (s->plen[q]) {
+      uint64_t n = s->plen[q];
+      dev_unmap(st->dev, s->vbase + q * ST_PAGE, n * ST_PAGE);
+      s->plen[q] = 0;
+      q += n - 1;
+    }
+}
+
+void view_unmap_pieces_of(struct stitch *st, struct srange *s, uint8_t *fresh) {
+  for (uint64_t q = 0; q < s->npages;) {
+    uint64_t n = s->plen[q] ? s->plen[q] : 1, any = 0;
+    for (uint64_t k = q; k < q + n; k++) any |= fresh[k];
+    if (any && s->plen[q]) {
+      dev_unmap(st->dev, s->vbase + q * ST_PAGE, n * ST_PAGE);
+      s->plen[q] = 0;
+      for (uint64_t k = q; k < q + n; k++) fresh[k] = 1;
+    }
+    q += n;
+  }
+}
