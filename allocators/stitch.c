@@ -31,7 +31,6 @@
 static const struct param_spec stitch_params[] = {
   {"max_stitched", P_INT, "128", "wholly free stitched ranges kept mapped for reuse; beyond this the least recently used is unmapped"},
   {"large_round", P_BYTES, "512", "round requests > 1 MiB up to a multiple of this (2MiB = GMLake's own page rounding)"},
-  {"handle_max", P_BYTES, "0", "most bytes per physical handle (0: one handle per growth; 2MiB: a handle per page, as GMLake); a handle is given back whole"},
   {NULL, 0, NULL, NULL},
 };
 
@@ -229,14 +228,6 @@ static int stitch_create(void **a, struct device *d, const struct params *p, cha
   st->dev = d;
   const char *ms = p ? param_str(p, "max_stitched") : "";
   const char *lr = p ? param_str(p, "large_round") : "";
-  const char *hm = p ? param_str(p, "handle_max") : "";
-  uint64_t handle_max = 0;
-  if (hm[0] && (parse_bytes(hm, p->percent_base, &handle_max) || handle_max % ST_PAGE)) {
-    snprintf(err, FB_ERRLEN, "stitch: handle_max must be 0 or a multiple of 2 MiB (got '%s')", hm);
-    free(st);
-    return -1;
-  }
-  st->handle_pages = handle_max / ST_PAGE;
   int64_t max = ms[0] ? strtoll(ms, NULL, 10) : 128;
   uint64_t round = 512;
   if (lr[0] && parse_bytes(lr, p->percent_base, &round)) round = 0;

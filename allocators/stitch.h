@@ -1,8 +1,7 @@
 /* stitch.h - internal structures of the `stitch` strategy (allocators/stitch*.c), after
  * GMLake (ASPLOS'24): virtual memory stitching.
  *
- * Physical memory is a pool of 2 MiB pages, created a growth at a time (one
- * dev_phys_create handle per growth, its pages at offsets of it: stitch_maps.c). Every page
+ * Physical memory is a pool of 2 MiB pages (one dev_phys_create handle each). Every page
  * has a home: a primitive range (PRIM), one large VA reservation per stream in which pages
  * are mapped on demand (as PyTorch's expandable segments do) and blocks are split and
  * merged at 512 B, so neighbouring blocks share pages and a request pays no 2 MiB
@@ -92,7 +91,6 @@ struct srange {
   /* PRIM, by page index: the handles, which are mapped, how many ALLOC and LENT blocks
    * lie on each, and the FREE block whose first whole page it is */
   uint64_t *handle;
-  uint32_t *hoff;             /* PRIM: the page's index in its handle (0: the handle's first page) */
   uint8_t *mapped;
   uint8_t *busy;
   struct sblock **head;
@@ -101,7 +99,6 @@ struct srange {
   struct ordset holes;        /* PRIM: UNMAPPED blocks by address */
   struct srange *next_prim;   /* PRIM: the pool's list */
   /* STITCH/SMALL: where its pages live, in page order */
-  uint32_t *plen;             /* STITCH: by slot, the length in pages of the mapping that starts there (0: none) */
   struct srun *runs;          /* &one_run when it has one run, else runs_mem */
   struct srun one_run;
   struct srun *runs_mem;      /* owned, runs_cap runs; kept when the range is recycled */
@@ -166,7 +163,6 @@ struct stitch {
   uint8_t *page_buf;          /* view_repair's marks, page_cap of them */
   uint64_t page_cap;
   uint64_t max_stitched, large_round, prim_va;
-  uint64_t handle_pages;      /* most pages per physical handle (0: one handle per growth) */
   uint64_t held;              /* bytes of pages created and not released */
   uint64_t live_bytes;        /* bytes in ALLOC blocks */
   uint64_t cache_flushes;
@@ -184,23 +180,6 @@ static inline struct sblock *sb_of(struct ordnode *n) { return n ? ORD_ENTRY(n, 
 /* stitch_fset.c (insert, erase, lower_bound, next, first: inline in stitch_fset.h) */
 void fset_init(struct fset *fs);
 struct sblock *fset_last(const struct fset *fs);
-
-/* stitch_maps.c: handles and mappings */
-/* create and map pages [first, first+k) of PRIM r (in handles of at most handle_pages);
- * all or nothing */
-int prim_map_new(struct stitch *st, struct srange *r, uint64_t first, uint64_t k);
-/* the handles wholly inside pages [pa, pb) of r, all mapped: pages [*ha, *hb) */
-void prim_whole_handles(const struct srange *r, uint64_t pa, uint64_t pb, uint64_t *ha, uint64_t *hb);
-/* unmap and release the handles of pages [ha, hb) (whole handles); nmapped and held are
- * the caller's */
-void prim_unmap_release(struct stitch *st, struct srange *r, uint64_t ha, uint64_t hb);
-/* map slots [from, to) of stitched range s (its runs' pages) in pieces; on a device
- * error what this call mapped is unmapped again */
-int view_map_span(struct stitch *st, struct srange *s, uint64_t from, uint64_t to);
-/* unmap the pieces that start in slots [from, to) */
-void view_unmap_span(struct stitch *st, struct srange *s, uint64_t from, uint64_t to);
-/* unmap every piece holding a slot marked in fresh, and mark all its slots */
-void view_unmap_pieces_of(struct stitch *st, struct srange *s, uint8_t *fresh);
 
 /* stitch_ranges.c: pools, ranges, pages, lending, stitching, small ranges, reclaim and
  * release */
@@ -334,6 +313,8 @@ static inline struct sblock *sb_split(struct stitch *st, struct sblock *b, uint6
   return n;
 }
 
+/* the handles of run u's pages at home, in order */
+static inline const uint64_t *run_handles(const struct srun *u) { return u->home->handle + (u->addr - u->home->va) / ST_PAGE; }
 
 /* b takes over b->next */
 static inline void sb_absorb_next(struct stitch *st, struct sblock *b) {

@@ -82,10 +82,6 @@ static int check_range(const struct srange *r, uint64_t *free_blocks, uint64_t *
     for (uint64_t i = 0; i < r->npages; i++) m += r->mapped[i];
     if (check_pages(r, err)) return -1;
     if (m != r->nmapped) FAIL("primitive range %#llx: %llu pages mapped, counted %llu", (unsigned long long)r->va, (unsigned long long)m, (unsigned long long)r->nmapped);
-    for (uint64_t i = 0; i < r->npages; i++)   /* a handle's pages lie side by side, at offsets 0, 1, ... */
-      if (r->mapped[i] && r->hoff[i] && !(r->mapped[i - 1] && r->handle[i - 1] == r->handle[i] && r->hoff[i - 1] + 1 == r->hoff[i]))
-        FAIL("primitive range %#llx: page %llu at offset %u of handle %#llx does not follow that handle's page before it",
-             (unsigned long long)r->va, (unsigned long long)i, r->hoff[i], (unsigned long long)r->handle[i]);
     if (holes != r->holes.count) FAIL("primitive range %#llx: %llu holes, set has %zu", (unsigned long long)r->va, (unsigned long long)holes, r->holes.count);
     return 0;
   }
@@ -104,12 +100,6 @@ static int check_range(const struct srange *r, uint64_t *free_blocks, uint64_t *
            (unsigned long long)r->va, j, (unsigned long long)in);
     pages += u->npages;
     if (j < (r->cached ? r->nlent : r->nuse)) lent_pages += u->npages;
-  }
-  if (r->kind == RK_STITCH) {   /* its mappings (pieces) cover its pages, one after another */
-    uint64_t q = 0;
-    while (q < r->npages && r->plen[q]) q += r->plen[q];
-    if (q != r->npages) FAIL("stitched range %#llx: its mappings cover %llu of its %llu pages", (unsigned long long)r->va,
-                             (unsigned long long)q, (unsigned long long)r->npages);
   }
   uint64_t spans = r->cached ? pages : lent_pages;   /* in use, its blocks span the pages it uses */
   if (pages != r->npages || r->size != spans * ST_PAGE - (r->kind == RK_STITCH ? r->va - r->vbase : 0))

@@ -55,18 +55,17 @@ uint64_t pages_avail_total(const struct stitch *st) {
 
 /* ---- ranges ---- */
 
-/* A primitive range's per-page arrays (handle, head, hoff, mapped, busy) in one anonymous
+/* A primitive range's per-page arrays (handle, head, mapped, busy) in one anonymous
  * mapping: zero until written, so a reservation spanning the whole device costs no
  * clearing up front. */
-static size_t page_arrays_bytes(uint64_t npages) { return npages * (sizeof(uint64_t) + sizeof(struct sblock *) + sizeof(uint32_t) + 2); }
+static size_t page_arrays_bytes(uint64_t npages) { return npages * (sizeof(uint64_t) + sizeof(struct sblock *) + 2); }
 
 static void page_arrays_new(struct srange *r) {
   void *p = mmap(NULL, page_arrays_bytes(r->npages), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) { fprintf(stderr, "fragbench: stitch: out of host memory\n"); exit(1); }
   r->handle = p;
   r->head = (struct sblock **)(r->handle + r->npages);
-  r->hoff = (uint32_t *)(r->head + r->npages);
-  r->mapped = (uint8_t *)(r->hoff + r->npages);
+  r->mapped = (uint8_t *)(r->head + r->npages);
   r->busy = r->mapped + r->npages;
 }
 
@@ -96,8 +95,6 @@ void range_free(struct stitch *st, struct srange *r) {
   if (r->all_next) r->all_next->all_prev = r->all_prev;
   for (struct sblock *b = r->first, *n; b; b = n) { n = b->next; sb_put(st, b); }
   if (r->handle) munmap(r->handle, page_arrays_bytes(r->npages));
-  free(r->plen);
-  r->plen = NULL;
   r->all_next = st->spare_ranges;
   st->spare_ranges = r;
 }
@@ -188,11 +185,30 @@ static int prim_create(struct stitch *st, struct spool *p, uint64_t min_pages, s
 }
 
 /* Create and map k pages at the start of hole h; they become FREE (merging with a free
- * block before it). All or nothing. */
+ * block before it). All or nothing: on a failure the pages made so far are released. */
 static int map_pages(struct stitch *st, struct sblock *h, uint64_t k) {
   struct srange *r = h->r;
-  int rc = prim_map_new(st, r, (h->addr - r->va) / ST_PAGE, k);
-  if (rc) return rc;
+  uint64_t done = 0, base = (h->addr - r->va) / ST_PAGE;
+  int rc = 0;
+  for (; done < k; done++) {
+    uint64_t handle, va = h->addr + done * ST_PAGE;
+    rc = dev_phys_create(st->dev, ST_PAGE, &handle);
+    if (rc) break;
+    rc = dev_map(st->dev, va, ST_PAGE, handle);
+    if (rc) { dev_phys_release(st->dev, handle); break; }
+    r->handle[base + done] = handle;
+  }
+  if (rc) {
+    while (done--) {
+      dev_unmap(st->dev, h->addr + done * ST_PAGE, ST_PAGE);
+      dev_phys_release(st->dev, r->handle[base + done]);
+      r->handle[base + done] = 0;
+    }
+    return rc;
+  }
+  memset(r->mapped + base, 1, k);
+  r->nmapped += k;
+  st->held += k * ST_PAGE;
   ordset_erase(&r->holes, &h->node);
   if (h->size > k * ST_PAGE) {
     struct sblock *rest = sb_split(st, h, k * ST_PAGE);
@@ -312,6 +328,20 @@ static void range_set_single_free(struct stitch *st, struct srange *r) {
   free_insert(b);
 }
 
+/* Map every run's pages at consecutive offsets; on a device error, unmap them again. */
+static int map_runs(struct stitch *st, struct srange *s) {
+  uint64_t i = 0;
+  int rc = 0;
+  for (uint32_t j = 0; j < s->nruns && !rc; j++) {
+    const uint64_t *h = run_handles(&s->runs[j]);
+    for (uint64_t q = 0; q < s->runs[j].npages; q++, i++)
+      if ((rc = dev_map(st->dev, s->vbase + i * ST_PAGE, ST_PAGE, h[q]))) break;
+  }
+  if (rc)
+    while (i--) dev_unmap(st->dev, s->vbase + i * ST_PAGE, ST_PAGE);
+  return rc;
+}
+
 /* A free primitive block of pool p that starts inside a page and reaches that page's
  * end with at least h bytes: the free end of a page a block at home has begun. The
  * smallest of the first few that fit, fragments before whole free pages. */
@@ -346,8 +376,7 @@ int stitch_build(struct stitch *st, struct spool *p, uint64_t npages, uint64_t h
     got = 1 + k;
   }
   got += gather(st, p, npages - got, s);
-  s->plen = xcalloc(npages, sizeof *s->plen);
-  if (got != npages || (rc = view_map_span(st, s, 0, npages))) {   /* a device error, or a broken precondition */
+  if (got != npages || (rc = map_runs(st, s))) {   /* a device error, or a broken precondition */
     if (!rc) snprintf(st->dev->err, FB_ERRLEN, "stitch: found %llu of %llu free pages to stitch",
                       (unsigned long long)got, (unsigned long long)npages);
     dev_va_release(st->dev, va, npages * ST_PAGE);
@@ -438,17 +467,18 @@ void release_free_pages(struct stitch *st) {
       for (size_t j = 0; j < n; j++) {
         struct sblock *b = todo[j], *mid = b;
         free_erase(b);
-        uint64_t pa = (b->addr + ST_PAGE - 1) / ST_PAGE * ST_PAGE, pb = (b->addr + b->size) / ST_PAGE * ST_PAGE, ha, hb;
-        prim_whole_handles(r, (pa - r->va) / ST_PAGE, (pb - r->va) / ST_PAGE, &ha, &hb);   /* a handle goes back whole */
-        if (ha == hb) { free_insert(b); continue; }
-        pa = r->va + ha * ST_PAGE;
-        pb = r->va + hb * ST_PAGE;
+        uint64_t pa = (b->addr + ST_PAGE - 1) / ST_PAGE * ST_PAGE, pb = (b->addr + b->size) / ST_PAGE * ST_PAGE;
         if (pa > b->addr) { mid = sb_split(st, b, pa - b->addr); free_insert(b); }
         if (mid->addr + mid->size > pb) free_insert(sb_split(st, mid, pb - mid->addr));
-        uint64_t idx = (mid->addr - r->va) / ST_PAGE;
-        prim_unmap_release(st, r, idx, idx + mid->size / ST_PAGE);
-        r->nmapped -= mid->size / ST_PAGE;
-        st->held -= mid->size;
+        for (uint64_t va = mid->addr; va < pb; va += ST_PAGE) {
+          uint64_t idx = (va - r->va) / ST_PAGE;
+          dev_unmap(st->dev, va, ST_PAGE);
+          dev_phys_release(st->dev, r->handle[idx]);
+          r->mapped[idx] = 0;
+          r->handle[idx] = 0;
+          r->nmapped--;
+          st->held -= ST_PAGE;
+        }
         hole_coalesce_insert(st, mid);
       }
       free(todo);
@@ -459,17 +489,16 @@ void release_free_pages(struct stitch *st) {
 void ranges_destroy(struct stitch *st) {
   for (struct srange *r = st->all; r; r = r->all_next)
     if (r->kind == RK_STITCH) {
-      view_unmap_span(st, r, 0, r->npages);
+      for (uint64_t i = 0; i < r->npages; i++) dev_unmap(st->dev, r->vbase + i * ST_PAGE, ST_PAGE);
       dev_va_release(st->dev, r->vbase, r->npages * ST_PAGE);
     }
   for (struct srange *r = st->all; r; r = r->all_next)
     if (r->kind == RK_PRIM) {
       for (uint64_t i = 0; i < r->npages; i++)
-        if (r->mapped[i] && !r->hoff[i]) {   /* a handle's first page */
-          uint64_t n = 1;
-          while (i + n < r->npages && r->mapped[i + n] && r->hoff[i + n]) n++;
-          prim_unmap_release(st, r, i, i + n);
-          st->held -= n * ST_PAGE;
+        if (r->mapped[i]) {
+          dev_unmap(st->dev, r->va + i * ST_PAGE, ST_PAGE);
+          dev_phys_release(st->dev, r->handle[i]);
+          st->held -= ST_PAGE;
         }
       dev_va_release(st->dev, r->va, r->size);
     }

@@ -231,63 +231,6 @@ TEST(stitch_empty_cache_unmaps_and_releases_free_pages) {
   CHECK(rig_close(&r));
 }
 
-TEST(stitch_creates_one_handle_per_growth_and_maps_it_in_one_call) {
-  struct rig r;
-  struct block x;
-  CHECK_MSG(rig_open(&r, 0, "") == 0, "%s", r.err);
-  CHECK_EQ(rig_grew_on(&r, 16 * MiB, 0, &x), 16 * MiB);
-  CHECK_EQ(r.d.c.device_allocs, 1);        /* eight pages, one handle */
-  CHECK_EQ(r.d.c.maps, 1);
-  CHECK(rig_close(&r));
-  CHECK_MSG(rig_open(&r, 0, "handle_max=4MiB") == 0, "%s", r.err);
-  CHECK_EQ(rig_alloc_on(&r, 16 * MiB, 0, &x), 0);
-  CHECK_EQ(r.d.reserved, 16 * MiB);
-  CHECK_EQ(r.d.c.device_allocs, 4);        /* at most two pages a handle */
-  CHECK_EQ(r.d.c.maps, 4);
-  CHECK(rig_close(&r));
-}
-
-TEST(stitch_maps_a_view_in_one_piece_per_stretch_of_one_handle) {
-  struct rig r;
-  struct block x, z, p, big;
-  CHECK_MSG(rig_open(&r, 0, "") == 0, "%s", r.err);
-  CHECK_EQ(rig_grew_on(&r, 16 * MiB, 0, &x), 16 * MiB);   /* handle 1: eight pages */
-  CHECK_EQ(rig_grew_on(&r, 4 * MiB, 0, &z), 4 * MiB);     /* handle 2 after it */
-  r.ops->free(r.a, &x);
-  CHECK_EQ(rig_alloc_on(&r, PAGE, 0, &p), 0);             /* takes handle 1's first page */
-  CHECK_EQ(p.addr, x.addr);
-  uint64_t maps = r.d.c.maps, allocs = r.d.c.device_allocs;
-  CHECK_EQ(rig_alloc_on(&r, 16 * MiB, 0, &big), 0);       /* seven free pages of handle 1 + one new */
-  CHECK_EQ(r.d.c.device_allocs, allocs + 1);
-  CHECK_EQ(r.d.c.maps, maps + 1 + 2);      /* the new page at home; the view in two pieces, not eight */
-  CHECK_EQ(r.d.reserved, 22 * MiB);
-  uint64_t unmaps = r.d.c.unmaps;
-  r.ops->free(r.a, &big);
-  r.ops->free(r.a, &p);
-  r.ops->free(r.a, &z);
-  r.ops->empty_cache(r.a);
-  CHECK_EQ(r.d.c.unmaps, unmaps + 2 + 3);  /* the view as it was mapped; three handles at home */
-  CHECK_EQ(r.d.reserved, 0);
-  CHECK(rig_close(&r));
-}
-
-TEST(stitch_gives_a_handle_back_only_when_all_its_pages_are_free) {
-  struct rig r;
-  struct block x, p;
-  CHECK_MSG(rig_open(&r, 0, "") == 0, "%s", r.err);
-  CHECK_EQ(rig_grew_on(&r, 8 * MiB, 0, &x), 8 * MiB);
-  r.ops->free(r.a, &x);
-  CHECK_EQ(rig_alloc_on(&r, PAGE, 0, &p), 0);   /* one page of the handle busy */
-  r.ops->empty_cache(r.a);
-  CHECK_EQ(r.d.c.device_frees, 0);
-  CHECK_EQ(r.d.reserved, 8 * MiB);
-  r.ops->free(r.a, &p);
-  r.ops->empty_cache(r.a);
-  CHECK_EQ(r.d.c.device_frees, 1);
-  CHECK_EQ(r.d.reserved, 0);
-  CHECK(rig_close(&r));
-}
-
 TEST(stitch_releases_its_cache_once_then_reports_oom) {
   struct rig r;
   struct block a, b;
