@@ -216,7 +216,7 @@ GPU_TEST(gpu_errors_name_the_call) {
   /* the driver refuses half a page: the backend names the call and CUDA's reason */
   CHECK_MSG(dev_phys_create(&d, 2 * MiB, &h) == 0, "%s", d.err);
   d.err[0] = 0;
-  int rc = d.ops->map(&d, va, 1 * MiB, h, 0);
+  int rc = d.ops->map(&d, va, 1 * MiB, h);
   CHECK(rc < 0);
   CHECK_CONTAINS(d.err, "cuMemMap(");
   CHECK_CONTAINS(d.err, "error ");

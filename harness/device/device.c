@@ -193,20 +193,9 @@ int dev_phys_create(struct device *d, uint64_t size, uint64_t *h) {
 
 int dev_map(struct device *d, uint64_t va, uint64_t size, uint64_t h) {
   struct handle_slot *ph = handle_table_get(&d->handles, h);
-  if (ph && ph->size != size) {
-    snprintf(d->err, FB_ERRLEN, "cuMemMap: handle %llu of %llu bytes mapped whole as %llu bytes",
-             (unsigned long long)h, (unsigned long long)ph->size, (unsigned long long)size);
-    return -1;
-  }
-  return dev_map_part(d, va, size, h, 0);
-}
-
-int dev_map_part(struct device *d, uint64_t va, uint64_t size, uint64_t h, uint64_t offset) {
-  struct handle_slot *ph = handle_table_get(&d->handles, h);
-  if (!ph || !size || offset > ph->size || size > ph->size - offset || (va | size | offset) % DEV_PAGE) {
-    snprintf(d->err, FB_ERRLEN, "cuMemMap: handle %llu of %llu bytes cannot map %llu bytes from offset %llu at %#llx",
-             (unsigned long long)h, (unsigned long long)(ph ? ph->size : 0), (unsigned long long)size,
-             (unsigned long long)offset, (unsigned long long)va);
+  if (!ph || ph->size != size || va % DEV_PAGE) {
+    snprintf(d->err, FB_ERRLEN, "cuMemMap: handle %llu of %llu bytes cannot map %llu bytes at %#llx (a handle maps whole)",
+             (unsigned long long)h, (unsigned long long)(ph ? ph->size : 0), (unsigned long long)size, (unsigned long long)va);
     return -1;
   }
   if (d->track_ranges) {
@@ -216,7 +205,7 @@ int dev_map_part(struct device *d, uint64_t va, uint64_t size, uint64_t h, uint6
       return -1;
     }
   }
-  int rc = d->ops->map(d, va, size, h, offset);
+  int rc = d->ops->map(d, va, size, h);
   if (rc) return rc;
   ph->maps++;
   d->c.maps++;

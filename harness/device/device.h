@@ -30,8 +30,8 @@ struct device_ops {
   int  (*va_reserve)(struct device *, uint64_t size, uint64_t *va);     /* cuMemAddressReserve */
   void (*va_release)(struct device *, uint64_t va, uint64_t size);      /* cuMemAddressFree */
   int  (*phys_create)(struct device *, uint64_t size, uint64_t *h);     /* cuMemCreate */
-  /* cuMemMap of [offset, offset+size) of handle h at va, + cuMemSetAccess */
-  int  (*map)(struct device *, uint64_t va, uint64_t size, uint64_t h, uint64_t offset);
+  /* cuMemMap of all of handle h at va (the driver maps whole handles only), + cuMemSetAccess */
+  int  (*map)(struct device *, uint64_t va, uint64_t size, uint64_t h);
   void (*unmap)(struct device *, uint64_t va, uint64_t size);           /* cuMemUnmap */
   void (*phys_release)(struct device *, uint64_t h, uint64_t size);     /* cuMemRelease */
   /* stream-ordered pool (cuda only; NULL on sim) */
@@ -104,10 +104,9 @@ void dev_free(struct device *d, uint64_t addr, uint64_t size);
 int  dev_va_reserve(struct device *d, uint64_t size, uint64_t *va);
 void dev_va_release(struct device *d, uint64_t va, uint64_t size);
 int  dev_phys_create(struct device *d, uint64_t size, uint64_t *h);
-int  dev_map(struct device *d, uint64_t va, uint64_t size, uint64_t h);   /* all of h */
-/* part of h: [offset, offset+size), both multiples of DEV_PAGE (a handle can be mapped
- * piecewise, and a piece unmapped alone) */
-int  dev_map_part(struct device *d, uint64_t va, uint64_t size, uint64_t h, uint64_t offset);
+/* all of h (size = its size): cuMemMap refuses part of a handle (offset > 0 or fewer bytes:
+ * CUDA_ERROR_NOT_SUPPORTED on the H100, driver 580), so the sim refuses it too */
+int  dev_map(struct device *d, uint64_t va, uint64_t size, uint64_t h);
 void dev_unmap(struct device *d, uint64_t va, uint64_t size);
 void dev_phys_release(struct device *d, uint64_t h);
 int  dev_pool_alloc(struct device *d, uint64_t size, uint64_t stream, uint64_t *addr);

@@ -230,7 +230,7 @@ static int cuda_phys_create(struct device *d, uint64_t size, uint64_t *h) {
   return 0;
 }
 
-static int cuda_map(struct device *d, uint64_t va, uint64_t size, uint64_t h, uint64_t offset) {
+static int cuda_map(struct device *d, uint64_t va, uint64_t size, uint64_t h) {
   struct cuda_dev *c = cuda_of(d);
   if (!vmm_usable(d, "cuMemMap") || cuda_begin(d)) return -1;
   CUmemAccessDesc access;
@@ -239,11 +239,11 @@ static int cuda_map(struct device *d, uint64_t va, uint64_t size, uint64_t h, ui
   access.location.id = c->ordinal;
   access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
   uint64_t t0 = cuda_now_ns();
-  CUresult r = c->mem_map((CUdeviceptr)va, size, (size_t)offset, (CUmemGenericAllocationHandle)h, 0);
+  CUresult r = c->mem_map((CUdeviceptr)va, size, 0, (CUmemGenericAllocationHandle)h, 0);
   CUresult a = r == CUDA_SUCCESS ? c->mem_set_access((CUdeviceptr)va, size, &access, 1) : CUDA_SUCCESS;
   d->c.modeled_ns += cuda_now_ns() - t0;
-  int rc = cuda_drv_status(d, r, "cuMemMap", "%#llx, %llu bytes, handle %#llx from %llu", (unsigned long long)va,
-                           (unsigned long long)size, (unsigned long long)h, (unsigned long long)offset);
+  int rc = cuda_drv_status(d, r, "cuMemMap", "%#llx, %llu bytes, handle %#llx", (unsigned long long)va,
+                           (unsigned long long)size, (unsigned long long)h);
   if (rc) return rc;
   rc = cuda_drv_status(d, a, "cuMemSetAccess", "%#llx, %llu bytes, read-write on device %d",
                        (unsigned long long)va, (unsigned long long)size, c->ordinal);

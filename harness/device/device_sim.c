@@ -88,8 +88,8 @@ static int sim_phys_create(struct device *d, uint64_t size, uint64_t *h) {
   return 0;
 }
 
-static int sim_map(struct device *d, uint64_t va, uint64_t size, uint64_t h, uint64_t offset) {
-  (void)va; (void)h; (void)offset;
+static int sim_map(struct device *d, uint64_t va, uint64_t size, uint64_t h) {
+  (void)va; (void)h;
   cost(d, COST_MAP + COST_MAP_PER_MIB * mib_over_20(size));
   return 0;
 }

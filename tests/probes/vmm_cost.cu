@@ -2,7 +2,7 @@
  * many mappings one call covers: cuMemCreate, cuMemMap, cuMemSetAccess, cuMemUnmap,
  * cuMemRelease for one handle of 2..256 MiB, and cuMemSetAccess / cuMemUnmap over a run of
  * k separately created 2 MiB pages mapped side by side (one call for the run, against one
- * call per page). The sim's cost table (harness/device/device_sim.c) is fitted to these
+ * call per page); and whether part of a handle can be mapped (a piece from an offset). The sim's cost table (harness/device/device_sim.c) is fitted to these
  * lines. Median of REPS tries, microseconds. Build: nvcc -O2 -o vmm_cost vmm_cost.cu -lcuda */
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -86,6 +86,23 @@ static void run_of_pages(int k, uint64_t page) {
   free(h);
 }
 
+/* map 2 MiB of a 4 MiB handle: from offset 0, and from offset 2 MiB */
+static void partial_map(void) {
+  CUmemGenericAllocationHandle h;
+  CUdeviceptr va;
+  DRV(cuMemCreate(&h, 4 * MiB, &prop, 0));
+  DRV(cuMemAddressReserve(&va, 4 * MiB, 0, 0, 0));
+  for (uint64_t off = 0; off <= 2 * MiB; off += 2 * MiB) {
+    CUresult r = cuMemMap(va, 2 * MiB, off, h, 0);
+    const char *msg = "CUDA_SUCCESS";
+    if (r != CUDA_SUCCESS) cuGetErrorName(r, &msg);
+    else DRV(cuMemUnmap(va, 2 * MiB));
+    printf("FINDING vmm_partial_map: 2 MiB of a 4 MiB handle from offset %llu MiB: %s\n", (unsigned long long)(off / MiB), msg);
+  }
+  DRV(cuMemAddressFree(va, 4 * MiB));
+  DRV(cuMemRelease(h));
+}
+
 int main(void) {
   cudaFree(0);
   memset(&prop, 0, sizeof prop);
@@ -103,5 +120,6 @@ int main(void) {
   for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) one_handle(sizes[i] * MiB);
   const int ks[] = {1, 4, 10, 32, 100};
   for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) run_of_pages(ks[i], 2 * MiB);
+  partial_map();
   return 0;
 }
