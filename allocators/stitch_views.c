@@ -38,12 +38,12 @@ int front_cmp(const struct ordnode *a, const struct ordnode *b) { return front_o
  * serving a smaller one from its front is wanted whole, and from now on is not lent by
  * its front (in a training loop the same request comes again next iteration). */
 void view_mark_wanted(struct spool *p, uint64_t r) {
-  struct srange key = {.npages = (r + ST_PAGE - 1) / ST_PAGE};
-  key.va = key.vbase = 0;
+  uint64_t pages = (r + ST_PAGE - 1) / ST_PAGE;
+  struct srange key = {.npages = pages, .vbase = 0, .va = pages * ST_PAGE - r};   /* full size exactly r, lowest va */
   for (struct ordnode *o = frontset_lower_bound(&p->fronts, &key.vnode); o; o = ordset_next_inline(o)) {
     struct srange *s = ORD_ENTRY(o, struct srange, vnode);
     if (view_full_size(s) - r >= ST_PAGE) break;
-    if (view_full_size(s) >= r) s->keep_whole = 1;
+    s->keep_whole = 1;
   }
 }
 
