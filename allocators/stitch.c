@@ -31,6 +31,7 @@
 static const struct param_spec stitch_params[] = {
   {"max_stitched", P_INT, "128", "wholly free stitched ranges kept mapped for reuse; beyond this the least recently used is unmapped"},
   {"large_round", P_BYTES, "512", "round requests > 1 MiB up to a multiple of this (2MiB = GMLake's own page rounding)"},
+  {"handle_max", P_BYTES, "2MiB", "most bytes per physical handle, a multiple of 2 MiB (2MiB: a handle per page, as GMLake; 0: one per growth). A stitched range maps only whole free handles: larger ones cost fewer driver calls and stitch less (more memory)"},
   {NULL, 0, NULL, NULL},
 };
 
@@ -98,6 +99,7 @@ static int stitch_step(struct stitch *st, struct spool *p, uint64_t r, uint64_t 
   if (pages_avail_total(st) < *need) return 1;
   int touched = 0;
   if ((*out = reclaim_for(st, p, *need, r, &touched))) return 0;
+  if (pages_free_total(st) < *need) return 1;   /* pages given back that are not whole handles at home */
   if (head && touched) frag = head_fragment(p, head);   /* reclaiming merged blocks: may have taken it, or made one */
   if (!frag) head = 0;
   if (!head && pages_free_total(st) < npages) {
@@ -113,7 +115,7 @@ static int stitch_step(struct stitch *st, struct spool *p, uint64_t r, uint64_t 
     *out = s->first;
     return 0;
   }
-  s = head ? NULL : view_repairable(p, r, pages_free_total(st));
+  s = head || st->handle_pages != 1 ? NULL : view_repairable(p, r, pages_free_total(st));   /* repair replaces single pages */
   int rc;
   if (s) {
     rc = view_repair(st, s, r);
@@ -228,6 +230,14 @@ static int stitch_create(void **a, struct device *d, const struct params *p, cha
   st->dev = d;
   const char *ms = p ? param_str(p, "max_stitched") : "";
   const char *lr = p ? param_str(p, "large_round") : "";
+  const char *hm = p ? param_str(p, "handle_max") : "";
+  uint64_t handle_max = ST_PAGE;
+  if (hm[0] && (parse_bytes(hm, p->percent_base, &handle_max) || handle_max % ST_PAGE)) {
+    snprintf(err, FB_ERRLEN, "stitch: handle_max must be 0 or a multiple of 2 MiB (got '%s')", hm);
+    free(st);
+    return -1;
+  }
+  st->handle_pages = handle_max / ST_PAGE;
   int64_t max = ms[0] ? strtoll(ms, NULL, 10) : 128;
   uint64_t round = 512;
   if (lr[0] && parse_bytes(lr, p->percent_base, &round)) round = 0;

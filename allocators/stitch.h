@@ -1,7 +1,11 @@
 /* stitch.h - internal structures of the `stitch` strategy (allocators/stitch*.c), after
  * GMLake (ASPLOS'24): virtual memory stitching.
  *
- * Physical memory is a pool of 2 MiB pages (one dev_phys_create handle each). Every page
+ * Physical memory is a pool of 2 MiB pages, in physical handles of one page each (GMLake's
+ * choice; handle_max= makes them up to that size, a growth's pages side by side in as few
+ * handles as it allows: stitch_maps.c). The driver maps a handle only whole, so what is
+ * stitched is whole free handles: larger handles cost fewer driver calls and stitch less.
+ * Every page
  * has a home: a primitive range (PRIM), one large VA reservation per stream in which pages
  * are mapped on demand (as PyTorch's expandable segments do) and blocks are split and
  * merged at 512 B, so neighbouring blocks share pages and a request pays no 2 MiB
@@ -91,6 +95,8 @@ struct srange {
   /* PRIM, by page index: the handles, which are mapped, how many ALLOC and LENT blocks
    * lie on each, and the FREE block whose first whole page it is */
   uint64_t *handle;
+  uint32_t *hoff;             /* PRIM: the page's index in its handle (0: the handle's first page) */
+  uint32_t *hlen;             /* PRIM: the pages of the page's handle */
   uint8_t *mapped;
   uint8_t *busy;
   struct sblock **head;
@@ -99,6 +105,7 @@ struct srange {
   struct ordset holes;        /* PRIM: UNMAPPED blocks by address */
   struct srange *next_prim;   /* PRIM: the pool's list */
   /* STITCH/SMALL: where its pages live, in page order */
+  uint32_t *plen;             /* STITCH: by slot, the length in pages of the mapping that starts there (0: none) */
   struct srun *runs;          /* &one_run when it has one run, else runs_mem */
   struct srun one_run;
   struct srun *runs_mem;      /* owned, runs_cap runs; kept when the range is recycled */
@@ -141,6 +148,7 @@ struct spool {                /* one per stream */
   struct ordset views;        /* released stitched ranges by (size, va) */
   struct ordset fronts;       /* stitched ranges serving from their front, by (full size, va) */
   uint64_t prim_free_pages;   /* whole pages inside FREE blocks of PRIM ranges */
+  uint64_t prim_handle_pages; /* of those, the pages of whole handles: what can be stitched */
   struct srange *prims;
   struct rlist small_cached;  /* wholly free SMALL ranges */
 };
@@ -163,6 +171,7 @@ struct stitch {
   uint8_t *page_buf;          /* view_repair's marks, page_cap of them */
   uint64_t page_cap;
   uint64_t max_stitched, large_round, prim_va;
+  uint64_t handle_pages;      /* most pages per physical handle (0: one handle per growth) */
   uint64_t held;              /* bytes of pages created and not released */
   uint64_t live_bytes;        /* bytes in ALLOC blocks */
   uint64_t cache_flushes;
@@ -181,10 +190,25 @@ static inline struct sblock *sb_of(struct ordnode *n) { return n ? ORD_ENTRY(n, 
 void fset_init(struct fset *fs);
 struct sblock *fset_last(const struct fset *fs);
 
+/* stitch_maps.c: handles and mappings */
+/* create and map pages [first, first+k) of PRIM r (in handles of at most handle_pages);
+ * all or nothing */
+int prim_map_new(struct stitch *st, struct srange *r, uint64_t first, uint64_t k);
+/* unmap and release the handles of pages [ha, hb) (whole handles); nmapped and held are
+ * the caller's */
+void prim_unmap_release(struct stitch *st, struct srange *r, uint64_t ha, uint64_t hb);
+/* map slots [from, to) of stitched range s (its runs' pages, whole handles) a handle per
+ * call; on an error what this call mapped is unmapped again */
+int view_map_span(struct stitch *st, struct srange *s, uint64_t from, uint64_t to);
+/* unmap the pieces that start in slots [from, to) */
+void view_unmap_span(struct stitch *st, struct srange *s, uint64_t from, uint64_t to);
+/* unmap every piece holding a slot marked in fresh, and mark all its slots */
+void view_unmap_pieces_of(struct stitch *st, struct srange *s, uint8_t *fresh);
+
 /* stitch_ranges.c: pools, ranges, pages, lending, stitching, small ranges, reclaim and
  * release */
 struct spool *pool_find(struct stitch *st, uint64_t stream);   /* pool_get's search; creates the pool if new */
-uint64_t pages_free_total(const struct stitch *st);          /* prim_free_pages over all pools */
+uint64_t pages_free_total(const struct stitch *st);          /* prim_handle_pages over all pools: free pages that can be stitched */
 uint64_t pages_avail_total(const struct stitch *st);         /* plus wholly free small and stitched ranges' */
 int grow(struct stitch *st, struct spool *p, uint64_t want_bytes, uint64_t max_new_pages, int *extended);
 struct sblock *head_fragment(struct spool *p, uint64_t h);   /* a free block whose first page's free end holds h bytes */
@@ -244,6 +268,22 @@ static inline uint64_t whole_pages(uint64_t addr, uint64_t size) {
   return hi > lo ? hi - lo : 0;
 }
 
+/* the whole handles inside [addr, addr+size) of PRIM range r (its pages mapped): pages
+ * [*ha, *hb); a stitched range maps a handle only whole */
+static inline void handle_span(const struct srange *r, uint64_t addr, uint64_t size, uint64_t *ha, uint64_t *hb) {
+  uint64_t lo = (addr - r->va + ST_PAGE - 1) / ST_PAGE, hi = (addr + size - r->va) / ST_PAGE;
+  if (hi > lo && r->hoff[lo]) lo += r->hlen[lo] - r->hoff[lo];
+  if (hi > lo && r->hoff[hi - 1] + 1 != r->hlen[hi - 1]) hi -= r->hoff[hi - 1] + 1;
+  *ha = lo;
+  *hb = hi > lo ? hi : lo;
+}
+
+static inline uint64_t handle_pages_in(const struct srange *r, uint64_t addr, uint64_t size) {
+  uint64_t ha, hb;
+  handle_span(r, addr, size, &ha, &hb);
+  return hb - ha;
+}
+
 /* b becomes FREE and joins its set; in a PRIM range its whole pages count as free and
  * its first whole page points at it */
 static inline __attribute__((always_inline)) void free_insert(struct sblock *b) {
@@ -254,6 +294,7 @@ static inline __attribute__((always_inline)) void free_insert(struct sblock *b) 
   uint64_t w = whole_pages(b->addr, b->size);
   if (!w) return;
   r->pool->prim_free_pages += w;
+  r->pool->prim_handle_pages += handle_pages_in(r, b->addr, b->size);
   r->head[(b->addr - r->va + ST_PAGE - 1) / ST_PAGE] = b;
 }
 
@@ -265,6 +306,7 @@ static inline __attribute__((always_inline)) void free_erase(struct sblock *b) {
   uint64_t w = whole_pages(b->addr, b->size);
   if (!w) return;
   r->pool->prim_free_pages -= w;
+  r->pool->prim_handle_pages -= handle_pages_in(r, b->addr, b->size);
   r->head[(b->addr - r->va + ST_PAGE - 1) / ST_PAGE] = NULL;
 }
 
@@ -313,8 +355,6 @@ static inline struct sblock *sb_split(struct stitch *st, struct sblock *b, uint6
   return n;
 }
 
-/* the handles of run u's pages at home, in order */
-static inline const uint64_t *run_handles(const struct srun *u) { return u->home->handle + (u->addr - u->home->va) / ST_PAGE; }
 
 /* b takes over b->next */
 static inline void sb_absorb_next(struct stitch *st, struct sblock *b) {

@@ -82,6 +82,12 @@ static int check_range(const struct srange *r, uint64_t *free_blocks, uint64_t *
     for (uint64_t i = 0; i < r->npages; i++) m += r->mapped[i];
     if (check_pages(r, err)) return -1;
     if (m != r->nmapped) FAIL("primitive range %#llx: %llu pages mapped, counted %llu", (unsigned long long)r->va, (unsigned long long)m, (unsigned long long)r->nmapped);
+    for (uint64_t i = 0; i < r->npages; i++)   /* a handle's pages lie side by side, at offsets 0, 1, ... */
+      if (r->mapped[i] && (r->hoff[i] >= r->hlen[i] || (i + r->hlen[i] - r->hoff[i] > r->npages) ||
+                           (r->hoff[i] && !(r->mapped[i - 1] && r->handle[i - 1] == r->handle[i] && r->hoff[i - 1] + 1 == r->hoff[i] &&
+                                            r->hlen[i - 1] == r->hlen[i]))))
+        FAIL("primitive range %#llx: page %llu at offset %u of handle %#llx does not follow that handle's page before it",
+             (unsigned long long)r->va, (unsigned long long)i, r->hoff[i], (unsigned long long)r->handle[i]);
     if (holes != r->holes.count) FAIL("primitive range %#llx: %llu holes, set has %zu", (unsigned long long)r->va, (unsigned long long)holes, r->holes.count);
     return 0;
   }
@@ -101,6 +107,12 @@ static int check_range(const struct srange *r, uint64_t *free_blocks, uint64_t *
     pages += u->npages;
     if (j < (r->cached ? r->nlent : r->nuse)) lent_pages += u->npages;
   }
+  if (r->kind == RK_STITCH) {   /* its mappings (pieces) cover its pages, one after another */
+    uint64_t q = 0;
+    while (q < r->npages && r->plen[q]) q += r->plen[q];
+    if (q != r->npages) FAIL("stitched range %#llx: its mappings cover %llu of its %llu pages", (unsigned long long)r->va,
+                             (unsigned long long)q, (unsigned long long)r->npages);
+  }
   uint64_t spans = r->cached ? pages : lent_pages;   /* in use, its blocks span the pages it uses */
   if (pages != r->npages || r->size != spans * ST_PAGE - (r->kind == RK_STITCH ? r->va - r->vbase : 0))
     FAIL("%s range %#llx: %llu pages in runs (%llu lent) for %llu bytes", kind_name(r->kind), (unsigned long long)r->va,
@@ -114,7 +126,7 @@ static int check_range(const struct srange *r, uint64_t *free_blocks, uint64_t *
   return 0;
 }
 
-static int check_set(const struct fset *s, const struct spool *p, int kind, uint64_t *whole, char *err) {
+static int check_set(const struct fset *s, const struct spool *p, int kind, uint64_t *whole, uint64_t *handles, char *err) {
   uint64_t n = 0;
   const struct sblock *prev = NULL;
   for (const struct sblock *b = fset_first(s); b; prev = b, b = fset_next(s, b), n++) {
@@ -123,6 +135,7 @@ static int check_set(const struct fset *s, const struct spool *p, int kind, uint
     if (b->kind != BK_FREE || b->r->pool != p || b->r->kind != kind)
       FAIL("free set of stream %llu holds block %#llx (kind %d, %s range)", (unsigned long long)p->stream, (unsigned long long)b->addr, b->kind, kind_name(b->r->kind));
     *whole += whole_pages(b->addr, b->size);
+    if (kind == RK_PRIM) *handles += handle_pages_in(b->r, b->addr, b->size);
   }
   if (n != s->count) FAIL("free set of stream %llu: %llu blocks, counted %zu", (unsigned long long)p->stream, (unsigned long long)n, s->count);
   return 0;
@@ -154,9 +167,11 @@ int stitch_check(void *a, char *err) {
   uint64_t set_blocks = 0, view_sets = 0;
   for (int i = 0; i < st->npools; i++) {
     const struct spool *p = st->pools[i];
-    uint64_t whole = 0, ignore = 0;
-    if (check_set(&p->prim_free, p, RK_PRIM, &whole, err) || check_set(&p->stitch_free, p, RK_STITCH, &ignore, err) ||
-        check_set(&p->small_free, p, RK_SMALL, &ignore, err)) return -1;
+    uint64_t whole = 0, handles = 0, ignore = 0;
+    if (check_set(&p->prim_free, p, RK_PRIM, &whole, &handles, err) || check_set(&p->stitch_free, p, RK_STITCH, &ignore, &ignore, err) ||
+        check_set(&p->small_free, p, RK_SMALL, &ignore, &ignore, err)) return -1;
+    if (handles != p->prim_handle_pages)
+      FAIL("stream %llu: %llu pages of whole free handles in primitive blocks, counted %llu", (unsigned long long)p->stream, (unsigned long long)handles, (unsigned long long)p->prim_handle_pages);
     if (whole != p->prim_free_pages)
       FAIL("stream %llu: %llu whole free pages in primitive blocks, counted %llu", (unsigned long long)p->stream, (unsigned long long)whole, (unsigned long long)p->prim_free_pages);
     set_blocks += p->prim_free.count + p->stitch_free.count + p->small_free.count;

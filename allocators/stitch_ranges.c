@@ -43,29 +43,31 @@ struct spool *pool_find(struct stitch *st, uint64_t stream) {
 
 uint64_t pages_free_total(const struct stitch *st) {
   uint64_t n = 0;
-  for (int i = 0; i < st->npools; i++) n += st->pools[i]->prim_free_pages;
+  for (int i = 0; i < st->npools; i++) n += st->pools[i]->prim_handle_pages;
   return n;
 }
 
 uint64_t pages_avail_total(const struct stitch *st) {
   uint64_t n = st->holding_pages;
-  for (int i = 0; i < st->npools; i++) n += st->pools[i]->prim_free_pages + st->pools[i]->small_cached.pages;
+  for (int i = 0; i < st->npools; i++) n += st->pools[i]->prim_handle_pages + st->pools[i]->small_cached.pages;
   return n;
 }
 
 /* ---- ranges ---- */
 
-/* A primitive range's per-page arrays (handle, head, mapped, busy) in one anonymous
- * mapping: zero until written, so a reservation spanning the whole device costs no
- * clearing up front. */
-static size_t page_arrays_bytes(uint64_t npages) { return npages * (sizeof(uint64_t) + sizeof(struct sblock *) + 2); }
+/* A primitive range's per-page arrays (handle, head, hoff, hlen, mapped, busy) in one
+ * anonymous mapping: zero until written, so a reservation spanning the whole device costs
+ * no clearing up front. */
+static size_t page_arrays_bytes(uint64_t npages) { return npages * (sizeof(uint64_t) + sizeof(struct sblock *) + 2 * sizeof(uint32_t) + 2); }
 
 static void page_arrays_new(struct srange *r) {
   void *p = mmap(NULL, page_arrays_bytes(r->npages), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) { fprintf(stderr, "fragbench: stitch: out of host memory\n"); exit(1); }
   r->handle = p;
   r->head = (struct sblock **)(r->handle + r->npages);
-  r->mapped = (uint8_t *)(r->head + r->npages);
+  r->hoff = (uint32_t *)(r->head + r->npages);
+  r->hlen = r->hoff + r->npages;
+  r->mapped = (uint8_t *)(r->hlen + r->npages);
   r->busy = r->mapped + r->npages;
 }
 
@@ -95,6 +97,8 @@ void range_free(struct stitch *st, struct srange *r) {
   if (r->all_next) r->all_next->all_prev = r->all_prev;
   for (struct sblock *b = r->first, *n; b; b = n) { n = b->next; sb_put(st, b); }
   if (r->handle) munmap(r->handle, page_arrays_bytes(r->npages));
+  free(r->plen);
+  r->plen = NULL;
   r->all_next = st->spare_ranges;
   st->spare_ranges = r;
 }
@@ -185,30 +189,11 @@ static int prim_create(struct stitch *st, struct spool *p, uint64_t min_pages, s
 }
 
 /* Create and map k pages at the start of hole h; they become FREE (merging with a free
- * block before it). All or nothing: on a failure the pages made so far are released. */
+ * block before it). All or nothing. */
 static int map_pages(struct stitch *st, struct sblock *h, uint64_t k) {
   struct srange *r = h->r;
-  uint64_t done = 0, base = (h->addr - r->va) / ST_PAGE;
-  int rc = 0;
-  for (; done < k; done++) {
-    uint64_t handle, va = h->addr + done * ST_PAGE;
-    rc = dev_phys_create(st->dev, ST_PAGE, &handle);
-    if (rc) break;
-    rc = dev_map(st->dev, va, ST_PAGE, handle);
-    if (rc) { dev_phys_release(st->dev, handle); break; }
-    r->handle[base + done] = handle;
-  }
-  if (rc) {
-    while (done--) {
-      dev_unmap(st->dev, h->addr + done * ST_PAGE, ST_PAGE);
-      dev_phys_release(st->dev, r->handle[base + done]);
-      r->handle[base + done] = 0;
-    }
-    return rc;
-  }
-  memset(r->mapped + base, 1, k);
-  r->nmapped += k;
-  st->held += k * ST_PAGE;
+  int rc = prim_map_new(st, r, (h->addr - r->va) / ST_PAGE, k);
+  if (rc) return rc;
   ordset_erase(&r->holes, &h->node);
   if (h->size > k * ST_PAGE) {
     struct sblock *rest = sb_split(st, h, k * ST_PAGE);
@@ -287,23 +272,38 @@ void add_run(struct srange *s, struct sblock *lent) {
                                       .npages = (lent->addr + lent->size - first) / ST_PAGE, .lent = lent};
 }
 
-/* The free block of pool p with the fewest whole pages >= need (looking at a few blocks
- * past the size bound, as alignment may cost a page), else the largest one with any (or,
- * where the largest straddles pages without holding one, the first that holds one). */
+/* pages of whole handles in free PRIM block f (what a stitched range can map) */
+static uint64_t block_handle_pages(const struct sblock *f) { return handle_pages_in(f->r, f->addr, f->size); }
+
+/* The free block of pool p whose whole handles hold the fewest pages >= need (looking at
+ * a few blocks past the size bound, as alignment may cost a page), else the largest one
+ * with any (or, where the largest holds no whole handle, the first that holds one). */
 static struct sblock *pick_pages(struct spool *p, uint64_t need) {
   struct sblock *f = fset_lower_bound(&p->prim_free, need * ST_PAGE);
   for (int k = 0; f && k < 8; k++, f = fset_next(&p->prim_free, f))
-    if (whole_pages(f->addr, f->size) >= need) return f;
-  if ((f = fset_last(&p->prim_free)) && whole_pages(f->addr, f->size)) return f;
+    if (block_handle_pages(f) >= need) return f;
+  if ((f = fset_last(&p->prim_free)) && block_handle_pages(f)) return f;
   for (f = fset_lower_bound(&p->prim_free, ST_PAGE); f; f = fset_next(&p->prim_free, f))
-    if (whole_pages(f->addr, f->size)) return f;   /* the largest straddles pages; some other has one */
+    if (block_handle_pages(f)) return f;
   return NULL;
 }
 
-/* Lend npages whole free pages to s in few runs: while no free block holds all that is
- * still needed, the largest one's, then the best fitting one's; s's own stream first,
- * then the others (standing for a device synchronize, as PyTorch's release of cached
- * blocks does before memory changes streams). */
+/* Lend s the whole handles of free block f from page index ha, enough for `want` pages
+ * (the last handle may bring more); returns the pages lent. */
+static uint64_t lend_handles(struct stitch *st, struct sblock *f, uint64_t ha, uint64_t hb, uint64_t want, struct srange *s) {
+  const struct srange *r = f->r;
+  uint64_t end = ha;
+  while (end < hb && end - ha < want) end += r->hlen[end];
+  if (end == ha) return 0;
+  add_run(s, lend_at(st, f, r->va + ha * ST_PAGE, (end - ha) * ST_PAGE, s));
+  return end - ha;
+}
+
+/* Lend at least npages free pages (whole handles) to s in few runs: while no free block
+ * holds all that is still needed, the largest one's, then the best fitting one's; s's own
+ * stream first, then the others (standing for a device synchronize, as PyTorch's release
+ * of cached blocks does before memory changes streams). Returns the pages lent, which
+ * may pass npages by part of a handle. */
 uint64_t gather(struct stitch *st, struct spool *own, uint64_t npages, struct srange *s) {
   uint64_t got = 0;
   for (int pass = -1; pass < st->npools && got < npages; pass++) {
@@ -311,9 +311,9 @@ uint64_t gather(struct stitch *st, struct spool *own, uint64_t npages, struct sr
     if (pass >= 0 && p == own) continue;
     struct sblock *f;
     while (got < npages && (f = pick_pages(p, npages - got))) {
-      uint64_t w = whole_pages(f->addr, f->size), k = w < npages - got ? w : npages - got;
-      add_run(s, lend_at(st, f, (f->addr + ST_PAGE - 1) / ST_PAGE * ST_PAGE, k * ST_PAGE, s));
-      got += k;
+      uint64_t ha, hb;
+      handle_span(f->r, f->addr, f->size, &ha, &hb);
+      got += lend_handles(st, f, ha, hb, npages - got, s);
     }
   }
   return got;
@@ -328,20 +328,6 @@ static void range_set_single_free(struct stitch *st, struct srange *r) {
   free_insert(b);
 }
 
-/* Map every run's pages at consecutive offsets; on a device error, unmap them again. */
-static int map_runs(struct stitch *st, struct srange *s) {
-  uint64_t i = 0;
-  int rc = 0;
-  for (uint32_t j = 0; j < s->nruns && !rc; j++) {
-    const uint64_t *h = run_handles(&s->runs[j]);
-    for (uint64_t q = 0; q < s->runs[j].npages; q++, i++)
-      if ((rc = dev_map(st->dev, s->vbase + i * ST_PAGE, ST_PAGE, h[q]))) break;
-  }
-  if (rc)
-    while (i--) dev_unmap(st->dev, s->vbase + i * ST_PAGE, ST_PAGE);
-  return rc;
-}
-
 /* A free primitive block of pool p that starts inside a page and reaches that page's
  * end with at least h bytes: the free end of a page a block at home has begun. The
  * smallest of the first few that fit, fragments before whole free pages. */
@@ -349,7 +335,7 @@ struct sblock *head_fragment(struct spool *p, uint64_t h) {
   struct sblock *f = fset_lower_bound(&p->prim_free, h);
   for (int k = 0; f && k < 16; k++, f = fset_next(&p->prim_free, f)) {
     uint64_t in = (f->addr - f->r->va) % ST_PAGE, room = ST_PAGE - in;
-    if (in && room >= h && f->size >= room) return f;
+    if (in && room >= h && f->size >= room && f->r->hlen[(f->addr - f->r->va) / ST_PAGE] == 1) return f;   /* its page a handle alone */
   }
   return NULL;
 }
@@ -360,26 +346,31 @@ struct sblock *head_fragment(struct spool *p, uint64_t h) {
  * into the first page; f is that block (head_fragment(p, head)). Precondition: enough
  * whole free pages besides. */
 int stitch_build(struct stitch *st, struct spool *p, uint64_t npages, uint64_t head, struct sblock *f, struct srange **out) {
-  uint64_t va, lead = 0;
-  int rc = dev_va_reserve(st->dev, npages * ST_PAGE, &va);
-  if (rc) return rc < 0 ? rc : -1;
+  uint64_t va = 0, lead = 0;
   struct srange *s = range_new(st, RK_STITCH, p);
-  s->vbase = va;
-  s->npages = npages;
   s->runs = run_scratch(st, npages);
   uint64_t got = 0;
   if (f) {
-    uint64_t end = f->addr - (f->addr - f->r->va) % ST_PAGE + ST_PAGE;   /* the page's end */
-    uint64_t w = whole_pages(f->addr, f->size), k = w < npages - 1 ? w : npages - 1;
-    add_run(s, lend_at(st, f, end - head, head + k * ST_PAGE, s));
+    const struct srange *h = f->r;
+    uint64_t pg = (f->addr - h->va) / ST_PAGE, ha, hb, end;
+    handle_span(h, f->addr, f->size, &ha, &hb);
+    for (end = pg + 1; end < hb && end - (pg + 1) < npages - 1; end += h->hlen[end]) {}
+    add_run(s, lend_at(st, f, h->va + pg * ST_PAGE + ST_PAGE - head, head + (end - pg - 1) * ST_PAGE, s));
     lead = ST_PAGE - head;
-    got = 1 + k;
+    got = end - pg;
   }
-  got += gather(st, p, npages - got, s);
-  if (got != npages || (rc = map_runs(st, s))) {   /* a device error, or a broken precondition */
-    if (!rc) snprintf(st->dev->err, FB_ERRLEN, "stitch: found %llu of %llu free pages to stitch",
-                      (unsigned long long)got, (unsigned long long)npages);
-    dev_va_release(st->dev, va, npages * ST_PAGE);
+  if (got < npages) got += gather(st, p, npages - got, s);
+  int rc = got < npages ? -1 : dev_va_reserve(st->dev, got * ST_PAGE, &va);
+  if (!rc) {
+    s->vbase = va;
+    s->npages = got;
+    s->plen = xcalloc(got, sizeof *s->plen);
+    rc = view_map_span(st, s, 0, got);
+    if (rc) dev_va_release(st->dev, va, got * ST_PAGE);
+  }
+  if (rc) {   /* a device error, or a broken precondition */
+    if (got < npages) snprintf(st->dev->err, FB_ERRLEN, "stitch: found %llu of %llu free pages to stitch",
+                               (unsigned long long)got, (unsigned long long)npages);
     for (uint32_t j = 0; j < s->nruns; j++) unlend(st, s->runs[j].lent);
     s->runs = NULL;
     range_free(st, s);
@@ -388,7 +379,7 @@ int stitch_build(struct stitch *st, struct spool *p, uint64_t npages, uint64_t h
   runs_keep(s);
   s->nlent = s->nuse = s->nruns;
   s->va = va + lead;
-  s->size = npages * ST_PAGE - lead;
+  s->size = got * ST_PAGE - lead;
   range_set_single_free(st, s);
   *out = s;
   return 0;
@@ -467,18 +458,17 @@ void release_free_pages(struct stitch *st) {
       for (size_t j = 0; j < n; j++) {
         struct sblock *b = todo[j], *mid = b;
         free_erase(b);
-        uint64_t pa = (b->addr + ST_PAGE - 1) / ST_PAGE * ST_PAGE, pb = (b->addr + b->size) / ST_PAGE * ST_PAGE;
+        uint64_t pa = (b->addr + ST_PAGE - 1) / ST_PAGE * ST_PAGE, pb = (b->addr + b->size) / ST_PAGE * ST_PAGE, ha, hb;
+        handle_span(r, b->addr, b->size, &ha, &hb);   /* a handle goes back whole */
+        if (ha == hb) { free_insert(b); continue; }
+        pa = r->va + ha * ST_PAGE;
+        pb = r->va + hb * ST_PAGE;
         if (pa > b->addr) { mid = sb_split(st, b, pa - b->addr); free_insert(b); }
         if (mid->addr + mid->size > pb) free_insert(sb_split(st, mid, pb - mid->addr));
-        for (uint64_t va = mid->addr; va < pb; va += ST_PAGE) {
-          uint64_t idx = (va - r->va) / ST_PAGE;
-          dev_unmap(st->dev, va, ST_PAGE);
-          dev_phys_release(st->dev, r->handle[idx]);
-          r->mapped[idx] = 0;
-          r->handle[idx] = 0;
-          r->nmapped--;
-          st->held -= ST_PAGE;
-        }
+        uint64_t idx = (mid->addr - r->va) / ST_PAGE;
+        prim_unmap_release(st, r, idx, idx + mid->size / ST_PAGE);
+        r->nmapped -= mid->size / ST_PAGE;
+        st->held -= mid->size;
         hole_coalesce_insert(st, mid);
       }
       free(todo);
@@ -489,16 +479,16 @@ void release_free_pages(struct stitch *st) {
 void ranges_destroy(struct stitch *st) {
   for (struct srange *r = st->all; r; r = r->all_next)
     if (r->kind == RK_STITCH) {
-      for (uint64_t i = 0; i < r->npages; i++) dev_unmap(st->dev, r->vbase + i * ST_PAGE, ST_PAGE);
+      view_unmap_span(st, r, 0, r->npages);
       dev_va_release(st->dev, r->vbase, r->npages * ST_PAGE);
     }
   for (struct srange *r = st->all; r; r = r->all_next)
     if (r->kind == RK_PRIM) {
       for (uint64_t i = 0; i < r->npages; i++)
-        if (r->mapped[i]) {
-          dev_unmap(st->dev, r->va + i * ST_PAGE, ST_PAGE);
-          dev_phys_release(st->dev, r->handle[i]);
-          st->held -= ST_PAGE;
+        if (r->mapped[i] && !r->hoff[i]) {   /* a handle's first page */
+          uint64_t n = r->hlen[i];
+          prim_unmap_release(st, r, i, i + n);
+          st->held -= n * ST_PAGE;
         }
       dev_va_release(st->dev, r->va, r->size);
     }

@@ -296,7 +296,7 @@ void view_evict(struct stitch *st, struct srange *s) {
     st->holding_pages -= run_whole(s, j);
     unlend(st, s->runs[j].lent);
   }
-  for (uint64_t i = 0; i < s->npages; i++) dev_unmap(st->dev, s->vbase + i * ST_PAGE, ST_PAGE);
+  view_unmap_span(st, s, 0, s->npages);
   dev_va_release(st->dev, s->vbase, s->npages * ST_PAGE);
   range_free(st, s);
 }
@@ -343,7 +343,8 @@ struct srange *view_repairable(struct spool *p, uint64_t r, uint64_t free_pages)
 
 /* Serve r from view s again: the pages of the runs it gave back are lent to it again
  * where they are free, and replaced where busy by other free pages (gathered as for a new
- * stitch), unmapped and mapped at their offsets; then r takes its front. Precondition:
+ * stitch); the pieces holding replaced pages are unmapped and mapped anew (in pieces
+ * again); then r takes its front. Precondition:
  * pages_free_total() >= the pages it gave back. On a device error s is evicted. */
 int view_repair(struct stitch *st, struct srange *s, uint64_t r) {
   view_unlist(st, s);
@@ -371,18 +372,20 @@ int view_repair(struct stitch *st, struct srange *s, uint64_t r) {
     }
   }
   s->nlent = s->nruns;
-  int rc = slot == s->npages ? 0 : -1;
-  for (uint64_t q = 0; q < s->npages; q++)
-    if (fresh[q]) dev_unmap(st->dev, s->vbase + q * ST_PAGE, ST_PAGE);
-  uint64_t q = 0;
-  for (uint32_t j = 0; j < s->nruns && !rc; j++)
-    for (uint64_t i = 0; i < s->runs[j].npages && !rc; i++, q++)
-      if (fresh[q] && (rc = dev_map(st->dev, s->vbase + q * ST_PAGE, ST_PAGE, run_handles(&s->runs[j])[i]))) fresh[q] = 2;
-  if (rc || q != s->npages) {   /* unmap what is mapped (kept pages, remapped ones), give everything back */
-    if (!rc) snprintf(st->dev->err, FB_ERRLEN, "stitch: found %llu of %llu free pages to repair a view",
-                      (unsigned long long)q, (unsigned long long)s->npages);
-    for (uint64_t k = 0; k < s->npages; k++)
-      if (!fresh[k] || (fresh[k] == 1 && k < q)) dev_unmap(st->dev, s->vbase + k * ST_PAGE, ST_PAGE);
+  uint64_t got = 0;
+  for (uint32_t j = 0; j < s->nruns; j++) got += s->runs[j].npages;
+  int rc = slot == s->npages && got == s->npages ? 0 : -1;
+  if (!rc) {
+    view_unmap_pieces_of(st, s, fresh);   /* a piece holding a busy page is mapped anew, whole */
+    for (uint64_t q = 0, e; q < s->npages && !rc; q = e) {
+      for (e = q; e < s->npages && fresh[e] == fresh[q]; e++) {}
+      if (fresh[q]) rc = view_map_span(st, s, q, e);
+    }
+  }
+  if (rc) {   /* unmap what is mapped, give everything back */
+    if (got != s->npages) snprintf(st->dev->err, FB_ERRLEN, "stitch: found %llu of %llu free pages to repair a view",
+                                   (unsigned long long)got, (unsigned long long)s->npages);
+    view_unmap_span(st, s, 0, s->npages);
     dev_va_release(st->dev, s->vbase, s->npages * ST_PAGE);
     for (uint32_t j = 0; j < s->nruns; j++) unlend(st, s->runs[j].lent);
     s->runs = NULL;

@@ -5,12 +5,14 @@
 # for the memory figures, then an unchecked pass for the time). One line per input:
 # peak reserved of each (cuda = sim?), driver ms of each, stitch/expandable.
 # Usage: sh scripts/driver_cost.sh BIN OUTDIR INPUT...   (INPUT: a trace file, or
-#        workload:NAME[:k=v,...]); DEVICES="sim" skips the GPU.
+#        workload:NAME[:k=v,...]); DEVICES="sim" skips the GPU; STITCH=stitch:handle_max=16MiB
+#        compares stitch with those parameters.
 set -u
 [ $# -ge 3 ] || { echo "usage: sh scripts/driver_cost.sh BIN OUTDIR INPUT..." >&2; exit 2; }
 BIN=$1 OUT=$2
 shift 2
 DEVICES=${DEVICES:-sim cuda}
+STITCH=${STITCH:-stitch}
 mkdir -p "$OUT"
 status=0
 printf '%-28s %-6s %15s %15s %6s %10s %10s %7s\n' input device exp_reserved stitch_reserved =sim exp_ms stitch_ms ratio
@@ -20,10 +22,10 @@ for input in "$@"; do
   for dev in $DEVICES; do
     csv=$OUT/$name-$dev.csv
     if [ "$dev" = cuda ]; then
-      "$BIN" run $src --allocator expandable --allocator stitch --device cuda --validate --verify --quiet \
+      "$BIN" run $src --allocator expandable --allocator "$STITCH" --device cuda --validate --verify --quiet \
         --out "$OUT/$name-cuda-checked.csv" || { echo "$input: checked cuda run failed"; status=1; continue; }
     fi
-    "$BIN" run $src --allocator expandable --allocator stitch --device "$dev" --quiet --out "$csv" ||
+    "$BIN" run $src --allocator expandable --allocator "$STITCH" --device "$dev" --quiet --out "$csv" ||
       { echo "$input: $dev run failed"; status=1; continue; }
     awk -F, -v input="$input" -v dev="$dev" -v checked="$OUT/$name-cuda-checked.csv" -v sim="$OUT/$name-sim.csv" '
       BEGIN { while ((getline l < sim) > 0) { split(l, f, ","); if (f[1] ~ /^[0-9]+$/) simres[f[5]] = f[22] }

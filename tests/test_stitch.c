@@ -231,6 +231,64 @@ TEST(stitch_empty_cache_unmaps_and_releases_free_pages) {
   CHECK(rig_close(&r));
 }
 
+TEST(stitch_creates_a_handle_per_page_by_default_and_at_most_handle_max_bytes) {
+  struct rig r;
+  struct block x;
+  CHECK_MSG(rig_open(&r, 0, "") == 0, "%s", r.err);
+  CHECK_EQ(rig_alloc_on(&r, 16 * MiB, 0, &x), 0);
+  CHECK_EQ(r.d.c.device_allocs, 8);        /* a handle per 2 MiB page, as GMLake */
+  CHECK_EQ(r.d.c.maps, 8);
+  CHECK(rig_close(&r));
+  CHECK_MSG(rig_open(&r, 0, "handle_max=8MiB") == 0, "%s", r.err);
+  CHECK_EQ(rig_alloc_on(&r, 16 * MiB, 0, &x), 0);
+  CHECK_EQ(r.d.c.device_allocs, 2);        /* at most four pages a handle */
+  CHECK_EQ(r.d.c.maps, 2);
+  CHECK(rig_close(&r));
+  CHECK_MSG(rig_open(&r, 0, "handle_max=0") == 0, "%s", r.err);
+  CHECK_EQ(rig_grew_on(&r, 16 * MiB, 0, &x), 16 * MiB);   /* one handle for the growth */
+  CHECK_EQ(r.d.c.maps, 1);
+  CHECK(rig_close(&r));
+  CHECK(rig_open(&r, 0, "handle_max=3MiB") != 0);          /* not a multiple of a page */
+}
+
+TEST(stitch_maps_only_whole_free_handles_one_call_each) {
+  struct rig r;
+  struct block x, z, y, p, big;
+  CHECK_MSG(rig_open(&r, 0, "handle_max=0") == 0, "%s", r.err);
+  CHECK_EQ(rig_grew_on(&r, 8 * MiB, 0, &x), 8 * MiB);   /* handle A: 4 pages */
+  CHECK_EQ(rig_grew_on(&r, 4 * MiB, 0, &z), 4 * MiB);   /* handle C: 2 pages, after A */
+  CHECK_EQ(rig_grew_on(&r, 8 * MiB, 0, &y), 8 * MiB);   /* handle B after C, stays busy */
+  r.ops->free(r.a, &x);
+  CHECK_EQ(rig_alloc_on(&r, PAGE, 0, &p), 0);           /* A's first page: A partly busy */
+  CHECK_EQ(p.addr, x.addr);
+  r.ops->free(r.a, &z);                                 /* one free block: A's last 3 pages and C */
+  uint64_t maps = r.d.c.maps, allocs = r.d.c.device_allocs;
+  CHECK_EQ(rig_alloc_on(&r, 12 * MiB, 0, &big), 0);     /* 6 pages: only C is a whole free handle */
+  CHECK_EQ(r.d.c.device_allocs, allocs + 1);            /* a new handle of 4 pages... */
+  CHECK_EQ(r.d.reserved, 28 * MiB);
+  CHECK_EQ(r.d.c.maps, maps + 1 + 2);                   /* ...mapped at home; the view: C and it, a call each */
+  CHECK(big.addr + big.size <= x.addr || big.addr >= y.addr + y.size);
+  CHECK(dev_holds(&r.d, big.addr, big.size));
+  CHECK(rig_close(&r));
+}
+
+TEST(stitch_gives_a_handle_back_only_when_all_its_pages_are_free) {
+  struct rig r;
+  struct block x, p;
+  CHECK_MSG(rig_open(&r, 0, "handle_max=0") == 0, "%s", r.err);
+  CHECK_EQ(rig_grew_on(&r, 8 * MiB, 0, &x), 8 * MiB);
+  r.ops->free(r.a, &x);
+  CHECK_EQ(rig_alloc_on(&r, PAGE, 0, &p), 0);   /* one page of the handle busy */
+  r.ops->empty_cache(r.a);
+  CHECK_EQ(r.d.c.device_frees, 0);
+  CHECK_EQ(r.d.reserved, 8 * MiB);
+  r.ops->free(r.a, &p);
+  r.ops->empty_cache(r.a);
+  CHECK_EQ(r.d.c.device_frees, 1);
+  CHECK_EQ(r.d.reserved, 0);
+  CHECK(rig_close(&r));
+}
+
 TEST(stitch_releases_its_cache_once_then_reports_oom) {
   struct rig r;
   struct block a, b;
