@@ -26,15 +26,19 @@ static inline int rig_open_on(struct rig *r, const char *name, uint64_t total, u
   char full[256], got[32];
   snprintf(full, sizeof full, "%s%s%s", name, spec[0] ? ":" : "", spec);
   struct params p;
-  if (params_parse_spec(full, got, sizeof got, &p, r->err)) return -1;
-  p.percent_base = r->d.total;
-  r->ops = allocator_find(name);
-  if (!r->ops) {
-    snprintf(r->err, FB_ERRLEN, "no strategy '%s'", name);
-    return -1;
+  int rc = params_parse_spec(full, got, sizeof got, &p, r->err);
+  if (!rc) {
+    p.percent_base = r->d.total;
+    r->ops = allocator_find(name);
+    if (!r->ops) {
+      snprintf(r->err, FB_ERRLEN, "no strategy '%s'", name);
+      rc = -1;
+    }
   }
-  if (params_check(&p, r->ops->params, name, r->err)) return -1;
-  return r->ops->create(&r->a, &r->d, &p, r->err);
+  if (!rc) rc = params_check(&p, r->ops->params, name, r->err);
+  if (!rc) rc = r->ops->create(&r->a, &r->d, &p, r->err);
+  if (rc) device_close(&r->d);   /* nothing to close on failure */
+  return rc;
 }
 
 /* check(), destroy, and confirm everything went back to the device. 1 = all good. */
