@@ -194,8 +194,7 @@ struct sblock *fset_last(const struct fset *fs);
 /* create and map pages [first, first+k) of PRIM r (in handles of at most handle_pages);
  * all or nothing */
 int prim_map_new(struct stitch *st, struct srange *r, uint64_t first, uint64_t k);
-/* unmap and release the handles of pages [ha, hb) (whole handles); nmapped and held are
- * the caller's */
+/* unmap and release the handles of pages [ha, hb) (whole handles) */
 void prim_unmap_release(struct stitch *st, struct srange *r, uint64_t ha, uint64_t hb);
 /* map slots [from, to) of stitched range s (its runs' pages, whole handles) a handle per
  * call; on an error what this call mapped is unmapped again */

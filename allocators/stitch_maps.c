@@ -32,15 +32,12 @@ int prim_map_new(struct stitch *st, struct srange *r, uint64_t first, uint64_t k
       r->hlen[first + done + i] = (uint32_t)n;
       r->mapped[first + done + i] = 1;
     }
+    r->nmapped += n;
+    st->held += n * ST_PAGE;
     done += n;
   }
-  if (rc) {   /* all or nothing */
-    prim_unmap_release(st, r, first, first + done);
-    return rc;
-  }
-  r->nmapped += k;
-  st->held += k * ST_PAGE;
-  return 0;
+  if (rc) prim_unmap_release(st, r, first, first + done);   /* all or nothing */
+  return rc;
 }
 
 void prim_unmap_release(struct stitch *st, struct srange *r, uint64_t ha, uint64_t hb) {
@@ -53,6 +50,8 @@ void prim_unmap_release(struct stitch *st, struct srange *r, uint64_t ha, uint64
       r->handle[j] = 0;
       r->hoff[j] = r->hlen[j] = 0;
     }
+    r->nmapped -= n;
+    st->held -= n * ST_PAGE;
     i += n;
   }
 }

@@ -458,17 +458,13 @@ void release_free_pages(struct stitch *st) {
       for (size_t j = 0; j < n; j++) {
         struct sblock *b = todo[j], *mid = b;
         free_erase(b);
-        uint64_t pa = (b->addr + ST_PAGE - 1) / ST_PAGE * ST_PAGE, pb = (b->addr + b->size) / ST_PAGE * ST_PAGE, ha, hb;
+        uint64_t ha, hb;
         handle_span(r, b->addr, b->size, &ha, &hb);   /* a handle goes back whole */
         if (ha == hb) { free_insert(b); continue; }
-        pa = r->va + ha * ST_PAGE;
-        pb = r->va + hb * ST_PAGE;
+        uint64_t pa = r->va + ha * ST_PAGE, pb = r->va + hb * ST_PAGE;
         if (pa > b->addr) { mid = sb_split(st, b, pa - b->addr); free_insert(b); }
         if (mid->addr + mid->size > pb) free_insert(sb_split(st, mid, pb - mid->addr));
-        uint64_t idx = (mid->addr - r->va) / ST_PAGE;
-        prim_unmap_release(st, r, idx, idx + mid->size / ST_PAGE);
-        r->nmapped -= mid->size / ST_PAGE;
-        st->held -= mid->size;
+        prim_unmap_release(st, r, ha, hb);
         hole_coalesce_insert(st, mid);
       }
       free(todo);
@@ -485,11 +481,7 @@ void ranges_destroy(struct stitch *st) {
   for (struct srange *r = st->all; r; r = r->all_next)
     if (r->kind == RK_PRIM) {
       for (uint64_t i = 0; i < r->npages; i++)
-        if (r->mapped[i] && !r->hoff[i]) {   /* a handle's first page */
-          uint64_t n = r->hlen[i];
-          prim_unmap_release(st, r, i, i + n);
-          st->held -= n * ST_PAGE;
-        }
+        if (r->mapped[i] && !r->hoff[i]) prim_unmap_release(st, r, i, i + r->hlen[i]);   /* a handle, from its first page */
       dev_va_release(st->dev, r->va, r->size);
     }
   while (st->all) range_free(st, st->all);

@@ -37,7 +37,7 @@ static inline int rig_open_on(struct rig *r, const char *name, uint64_t total, u
   }
   if (!rc) rc = params_check(&p, r->ops->params, name, r->err);
   if (!rc) rc = r->ops->create(&r->a, &r->d, &p, r->err);
-  if (rc) device_close(&r->d);   /* nothing to close on failure */
+  if (rc) device_close(&r->d);   /* on failure the caller has nothing to close */
   return rc;
 }
 
