@@ -14,7 +14,6 @@ for t in tests/data/*.pickle.gz "$@"; do
   "$BIN" export --trace "$t" --out "$OUT/$n.csv" || continue
   for mode in none touch1 full; do
     for pool in new default; do
-      [ "$mode" = full ] && [ "$pool" = default ] && continue
       "$OUT/bin/async_replay" "$OUT/$n.csv" $mode $pool > "$OUT/$n.$mode.$pool.log"
       grep '^FINDING' "$OUT/$n.$mode.$pool.log"
     done
