@@ -32,6 +32,7 @@ static const struct param_spec stitch_params[] = {
   {"max_stitched", P_INT, "128", "wholly free stitched ranges kept mapped for reuse; beyond this the least recently used is unmapped"},
   {"large_round", P_BYTES, "512", "round requests > 1 MiB up to a multiple of this (2MiB = GMLake's own page rounding)"},
   {"handle_max", P_BYTES, "2MiB", "most bytes per physical handle, a multiple of 2 MiB (2MiB: a handle per page, as GMLake; 0: one per growth). A stitched range maps only whole free handles: larger ones cost fewer driver calls and stitch less (more memory)"},
+  {"grow_whole", P_BOOL, "0", "with handle_max above 2MiB: grow by whole handles of handle_max bytes, as expandable segments grow by whole 20 MiB pages (the spare pages wait free for the next requests): fewer handles, less to stitch"},
   {NULL, 0, NULL, NULL},
 };
 
@@ -238,6 +239,7 @@ static int stitch_create(void **a, struct device *d, const struct params *p, cha
     return -1;
   }
   st->handle_pages = handle_max / ST_PAGE;
+  st->grow_whole = p && param_bool(p, "grow_whole") && st->handle_pages > 1;
   int64_t max = ms[0] ? strtoll(ms, NULL, 10) : 128;
   uint64_t round = 512;
   if (lr[0] && parse_bytes(lr, p->percent_base, &round)) round = 0;

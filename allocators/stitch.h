@@ -172,6 +172,7 @@ struct stitch {
   uint64_t page_cap;
   uint64_t max_stitched, large_round, prim_va;
   uint64_t handle_pages;      /* most pages per physical handle (0: one handle per growth) */
+  int grow_whole;             /* a growth is a whole number of handle_pages (grow_whole=1) */
   uint64_t held;              /* bytes of pages created and not released */
   uint64_t live_bytes;        /* bytes in ALLOC blocks */
   uint64_t cache_flushes;

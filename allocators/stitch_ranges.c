@@ -227,6 +227,9 @@ static int pick_hole(struct spool *p, uint64_t want, uint64_t shortfall, struct 
   return *hole != NULL;
 }
 
+/* Map new pages for a request of want_bytes that free pages fall `shortfall` short of:
+ * where pick_hole says (a new reservation when no hole has room), rounded up to whole
+ * handles with grow_whole. */
 int grow(struct stitch *st, struct spool *p, uint64_t want_bytes, uint64_t shortfall, int *extended) {
   struct sblock *h;
   uint64_t k;
@@ -237,6 +240,10 @@ int grow(struct stitch *st, struct spool *p, uint64_t want_bytes, uint64_t short
     int rc = prim_create(st, p, need > shortfall ? need : shortfall, &r);
     if (rc) return rc;
     pick_hole(p, want_bytes, shortfall, &h, &k, extended);
+  }
+  if (st->grow_whole) {   /* whole handles, as far as the hole has room */
+    uint64_t whole = (k + st->handle_pages - 1) / st->handle_pages * st->handle_pages;
+    if (whole * ST_PAGE <= h->size) k = whole;
   }
   return map_pages(st, h, k);
 }

@@ -251,6 +251,28 @@ TEST(stitch_creates_a_handle_per_page_by_default_and_at_most_handle_max_bytes) {
   CHECK(rig_open(&r, 0, "handle_max=3MiB") != 0);          /* not a multiple of a page */
 }
 
+TEST(stitch_grow_whole_grows_by_whole_handles_and_serves_the_next_request_from_the_spare) {
+  struct rig r;
+  struct block x, y;
+  CHECK_MSG(rig_open(&r, 0, "handle_max=8MiB") == 0, "%s", r.err);
+  CHECK_EQ(rig_grew_on(&r, 3 * MiB, 0, &x), 4 * MiB);      /* the shortfall: 2 pages */
+  CHECK_EQ(rig_grew_on(&r, 4 * MiB, 0, &y), 4 * MiB);      /* and again */
+  CHECK_EQ(r.d.c.device_allocs, 2);
+  CHECK(rig_close(&r));
+  CHECK_MSG(rig_open(&r, 0, "handle_max=8MiB,grow_whole=1") == 0, "%s", r.err);
+  CHECK_EQ(rig_grew_on(&r, 3 * MiB, 0, &x), 8 * MiB);      /* one whole handle of 4 pages */
+  CHECK_EQ(rig_grew_on(&r, 4 * MiB, 0, &y), 0);            /* its spare 5 MiB serve this */
+  CHECK_EQ(r.d.c.device_allocs, 1);
+  CHECK_EQ(r.d.c.maps, 1);
+  CHECK(y.addr >= x.addr + x.size && dev_holds(&r.d, y.addr, y.size));
+  CHECK(rig_close(&r));
+  CHECK_MSG(rig_open(&r, 0, "grow_whole=1") == 0, "%s", r.err);   /* 2 MiB handles: no change */
+  CHECK_EQ(rig_alloc_on(&r, 3 * MiB, 0, &x), 0);
+  CHECK_EQ(r.d.reserved, 4 * MiB);                          /* 2 pages, a handle each */
+  CHECK_EQ(r.d.c.device_allocs, 2);
+  CHECK(rig_close(&r));
+}
+
 TEST(stitch_maps_only_whole_free_handles_one_call_each) {
   struct rig r;
   struct block x, z, y, p, big;
