@@ -421,6 +421,8 @@ GPU_TEST(gpu_replay_async_sim_vs_cuda) {
     run_result_init(&sim);
     if (replay_run(&s, &sim) == 2) continue;
     s.device.kind = "cuda";
+    s.validate = 0;   /* as `fragbench run` replays (the checks slow the host, and the driver's figure
+                         moves with the host's pace: docs/async-pool.md, finding 11); validated apart */
     run_result_init(&gpu);
     int rc = replay_run(&s, &gpu);
     CHECK_MSG(rc == 0 && !strcmp(gpu.status, "ok") && !strcmp(sim.status, "ok"), "async on %s: cuda %s, sim %s",
