@@ -278,6 +278,15 @@ static inline void handle_span(const struct srange *r, uint64_t addr, uint64_t s
   *hb = hi > lo ? hi : lo;
 }
 
+/* where whole handles of PRIM range r taken from page `from` (a handle's first page)
+ * cover `want` pages, not passing page hb: the page index past the last one taken (the
+ * last handle may bring more than wanted) */
+static inline uint64_t handles_end(const struct srange *r, uint64_t from, uint64_t hb, uint64_t want) {
+  uint64_t end = from;
+  while (end < hb && end - from < want) end += r->hlen[end];
+  return end;
+}
+
 static inline uint64_t handle_pages_in(const struct srange *r, uint64_t addr, uint64_t size) {
   uint64_t ha, hb;
   handle_span(r, addr, size, &ha, &hb);

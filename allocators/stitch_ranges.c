@@ -299,8 +299,7 @@ static struct sblock *pick_pages(struct spool *p, uint64_t need) {
  * (the last handle may bring more); returns the pages lent. */
 static uint64_t lend_handles(struct stitch *st, struct sblock *f, uint64_t ha, uint64_t hb, uint64_t want, struct srange *s) {
   const struct srange *r = f->r;
-  uint64_t end = ha;
-  while (end < hb && end - ha < want) end += r->hlen[end];
+  uint64_t end = handles_end(r, ha, hb, want);
   if (end == ha) return 0;
   add_run(s, lend_at(st, f, r->va + ha * ST_PAGE, (end - ha) * ST_PAGE, s));
   return end - ha;
@@ -359,9 +358,9 @@ int stitch_build(struct stitch *st, struct spool *p, uint64_t npages, uint64_t h
   uint64_t got = 0;
   if (f) {
     const struct srange *h = f->r;
-    uint64_t pg = (f->addr - h->va) / ST_PAGE, ha, hb, end;
+    uint64_t pg = (f->addr - h->va) / ST_PAGE, ha, hb;
     handle_span(h, f->addr, f->size, &ha, &hb);
-    for (end = pg + 1; end < hb && end - (pg + 1) < npages - 1; end += h->hlen[end]) {}
+    uint64_t end = handles_end(h, pg + 1, hb, npages - 1);   /* the whole handles after the head page */
     add_run(s, lend_at(st, f, h->va + pg * ST_PAGE + ST_PAGE - head, head + (end - pg - 1) * ST_PAGE, s));
     lead = ST_PAGE - head;
     got = end - pg;
