@@ -400,9 +400,10 @@ GPU_TEST(gpu_replay_stitch_matches_sim) { compare_with_sim("stitch", 0.8); }
  * input beyond that is replayed on cuda up to twice more and judged by its closest run. */
 #define ASYNC_SIM_TOLERANCE 0.10
 #define ASYNC_SIM_GRANULES 2
+static double async_diff(uint64_t sim, uint64_t gpu) { return ((double)sim - (double)gpu) / (double)gpu; }
+static double async_granules(uint64_t sim, uint64_t gpu) { return fabs((double)sim - (double)gpu) / (double)(32ull << 20); }
 static int async_beyond(uint64_t sim, uint64_t gpu) {
-  double d = fabs((double)sim - (double)gpu);
-  return d / (double)gpu > ASYNC_SIM_TOLERANCE && d / (double)(32ull << 20) > ASYNC_SIM_GRANULES;
+  return fabs(async_diff(sim, gpu)) > ASYNC_SIM_TOLERANCE && async_granules(sim, gpu) > ASYNC_SIM_GRANULES;
 }
 GPU_TEST(gpu_replay_async_sim_vs_cuda) {
   static const struct replay_input more[] = {
@@ -427,14 +428,14 @@ GPU_TEST(gpu_replay_async_sim_vs_cuda) {
     int rc = replay_run(&s, &gpu);
     CHECK_MSG(rc == 0 && !strcmp(gpu.status, "ok") && !strcmp(sim.status, "ok"), "async on %s: cuda %s, sim %s",
               input_name(in), gpu.status, sim.status);
-    double d = ((double)sim.peak_reserved - (double)gpu.peak_reserved) / (double)gpu.peak_reserved;
+    double d = async_diff(sim.peak_reserved, gpu.peak_reserved);
     uint64_t lo = gpu.peak_reserved, hi = gpu.peak_reserved, closest = gpu.peak_reserved;
     for (int again = 0; again < 2 && async_beyond(sim.peak_reserved, closest); again++) {   /* the driver's own spread */
       run_result_init(&gpu);
       if (replay_run(&s, &gpu) || strcmp(gpu.status, "ok")) break;
       if (gpu.peak_reserved < lo) lo = gpu.peak_reserved;
       if (gpu.peak_reserved > hi) hi = gpu.peak_reserved;
-      double d2 = ((double)sim.peak_reserved - (double)gpu.peak_reserved) / (double)gpu.peak_reserved;
+      double d2 = async_diff(sim.peak_reserved, gpu.peak_reserved);
       if (fabs(d2) < fabs(d)) { d = d2; closest = gpu.peak_reserved; }
     }
     printf("  async %-48.48s cuda %14llu  sim %14llu  %+7.2f%%", input_name(in), (unsigned long long)closest,
@@ -443,9 +444,9 @@ GPU_TEST(gpu_replay_async_sim_vs_cuda) {
     printf("\n");
     if (fabs(d) >= fabs(worst)) { worst = d; worst_in = input_name(in); }
     if (async_beyond(sim.peak_reserved, closest)) {
-      double granules = fabs((double)sim.peak_reserved - (double)closest) / (double)(32ull << 20);
       beyond++;
-      snprintf(beyond_in, sizeof beyond_in, "%s (%+.2f%%, %.0f granules)", input_name(in), 100 * d, granules);
+      snprintf(beyond_in, sizeof beyond_in, "%s (%+.2f%%, %.0f granules)", input_name(in), 100 * d,
+               async_granules(sim.peak_reserved, closest));
     }
     compared++;
   }
