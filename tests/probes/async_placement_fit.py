@@ -59,7 +59,7 @@ def decisions(events):
     """per scored allocation: (size, ranges that fit [(addr, size, last_change)], addr chosen)"""
     starts, end_of, live = [], {}, {}
     changed = {}       # start of a free piece -> when it was freed or split
-    base, top, t, out, inside, off_piece = None, 0, 0, [], 0, 0
+    base, t, out, inside, off_piece = None, 0, [], 0, 0
     for op, ident, size, addr in events:
         t += 1
         if op == "free":
@@ -71,7 +71,7 @@ def decisions(events):
             changed[a] = t
             continue
         if base is None:
-            base = top = addr
+            base = addr
         sz = rounded(size)
         ranges, prev = [], base
         for s in starts:
@@ -91,7 +91,6 @@ def decisions(events):
         bisect.insort(starts, addr)
         end_of[addr] = addr + sz
         live[ident] = addr
-        top = max(top, addr + sz)
         for k in [k for k in changed if addr <= k < addr + sz]:
             del changed[k]
         if hit and hit[0][1] != TOP and addr + sz < hit[0][0] + hit[0][1]:

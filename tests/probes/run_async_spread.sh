@@ -43,14 +43,18 @@ for t in "$@"; do
 done
 
 if [ -n "$TORCH_JOBS" ] && python3 -c 'import torch' 2>/dev/null; then
-  # the snapshots (native allocator) once, then the async backend N times per job
-  python3 "$DIR/torch_async_ref.py" "$OUT/torch" > "$OUT/torch.log" 2>&1 || status=1
-  i=1
-  while [ "$i" -le "$N" ]; do
-    for j in $TORCH_JOBS; do
-      [ "$i" -eq 1 ] || python3 "$DIR/torch_async_ref.py" "$OUT/torch" "$j" async >> "$OUT/torch.log" 2>&1 || status=1
+  # each job of TORCH_JOBS once under the native allocator (its snapshot), then N times
+  # under the async backend; torch_async_ref.py's one-run form appends to ref.csv
+  mkdir -p "$OUT/torch"
+  echo "job,backend,peak_reserved,peak_allocated" > "$OUT/torch/ref.csv"
+  : > "$OUT/torch.log"
+  for j in $TORCH_JOBS; do
+    python3 "$DIR/torch_async_ref.py" "$OUT/torch" "$j" native >> "$OUT/torch.log" 2>&1 || status=1
+    i=1
+    while [ "$i" -le "$N" ]; do
+      python3 "$DIR/torch_async_ref.py" "$OUT/torch" "$j" async >> "$OUT/torch.log" 2>&1 || status=1
+      i=$((i + 1))
     done
-    i=$((i + 1))
   done
   awk -F, 'NR > 1 && $2 == "async" { k[$1]++; print $1 ",pytorch," k[$1] "," $3 }' "$OUT/torch/ref.csv" >> "$runs"
   for j in $TORCH_JOBS; do
@@ -67,7 +71,9 @@ awk -F, 'NR > 1 {
   }
   END {
     for (key in lo) {
-      split(key, k, SUBSEP); s = sim[k[1]]
+      split(key, k, SUBSEP)
+      if (!(k[1] in sim)) { printf "%-24s %-8s %15s %15s %15s\n", k[1], k[2], "(no sim row)", lo[key], hi[key]; continue }
+      s = sim[k[1]]
       where = (s >= lo[key] && s <= hi[key]) ? "inside" : (s < lo[key] ? sprintf("%.1f%% below", 100 * (lo[key] - s) / lo[key]) \
                                                               : sprintf("%.1f%% above", 100 * (s - hi[key]) / hi[key]))
       printf "%-24s %-8s %15s %15s %15s %6.1f%%  %s\n", k[1], k[2], s, lo[key], hi[key], 100 * (hi[key] - lo[key]) / lo[key], where
