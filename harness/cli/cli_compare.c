@@ -109,7 +109,7 @@ int cmd_compare_main(int argc, char **argv) {
   if (results_load(files[0], &old, err, sizeof err)) { fprintf(stderr, "fragbench compare: %s\n", err); cmp_opts_free(&o); return 2; }
   if (results_load(files[1], &new, err, sizeof err)) { fprintf(stderr, "fragbench compare: %s\n", err); results_free(&old); cmp_opts_free(&o); return 2; }
   int rc = 0;
-  if (cmp_check_columns(&old, &o, err, sizeof err) || cmp_check_columns(&new, &(struct cmp_opts){.use_tolerance = 1}, err, sizeof err)) {
+  if (cmp_check_columns(&old, &o, err, sizeof err) || cmp_check_columns(&new, &o, err, sizeof err)) {
     fprintf(stderr, "fragbench compare: %s\n", err);
     rc = 2;
   }

@@ -1,10 +1,12 @@
 /* device_sim.c - the simulated device: an H100 80GB HBM3 as CUDA reports it, by default.
  * Deterministic and CPU only. Addresses are handed out downward from the top of a
- * 2^47-byte range, 2 MiB aligned, never reused (best-fit ties between equal-size blocks
- * break by address; descending fresh addresses reproduce PyTorch's choices on real
- * traces). Each call adds a modeled driver time from the cost table measured on an H100
+ * 2^47-byte range, 2 MiB aligned (best-fit ties between equal-size blocks break by
+ * address; descending fresh addresses reproduce PyTorch's choices on real traces); freed
+ * ranges are handed out again once the fresh space is used up (sim_va.c), as the driver
+ * reuses them, so a run fails only when its live volume does not fit the range. Each call adds a modeled driver time from the cost table measured on an H100
  * (CUDA 13.0, driver 580): see DESIGN.md "Sim cost table". */
 #include "device.h"
+#include "sim_va.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,23 +31,25 @@
 #define COST_VA 6600ull               /* address reserve/free: taken as one cudaMemGetInfo-sized call */
 
 struct sim {
-  uint64_t next_addr;   /* the lowest address handed out so far */
+  struct sim_va va;
   uint64_t next_handle;
   int noop;             /* no cost model */
 };
 
-static uint64_t round_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
-
 static int take_va(struct device *d, uint64_t size, uint64_t *addr) {
   struct sim *s = d->impl;
-  uint64_t r = round_up(size, DEV_PAGE);
-  if (r > s->next_addr) {
-    snprintf(d->err, FB_ERRLEN, "sim: virtual address space exhausted");
+  int oom = 0;
+  if (sim_va_take(&s->va, size, DEV_PAGE, addr, &oom)) {
+    snprintf(d->err, FB_ERRLEN, oom ? "out of host memory" : "sim: virtual address space exhausted (%llu bytes asked; the range holds 2^47)",
+             (unsigned long long)size);
     return -1;
   }
-  s->next_addr -= r;
-  *addr = s->next_addr;
   return 0;
+}
+
+static void give_va(struct device *d, uint64_t addr, uint64_t size) {
+  struct sim *s = d->impl;
+  sim_va_give(&s->va, addr, size, DEV_PAGE);   /* out of host memory: that range is not reused */
 }
 
 static void cost(struct device *d, uint64_t ns) {
@@ -66,7 +70,7 @@ static int sim_malloc(struct device *d, uint64_t size, uint64_t *addr) {
 }
 
 static void sim_free(struct device *d, uint64_t addr, uint64_t size) {
-  (void)addr;
+  give_va(d, addr, size);
   cost(d, size <= 4096 ? COST_MALLOC_SMALL : COST_MALLOC_LARGE);
 }
 
@@ -76,7 +80,7 @@ static int sim_va_reserve(struct device *d, uint64_t size, uint64_t *va) {
 }
 
 static void sim_va_release(struct device *d, uint64_t va, uint64_t size) {
-  (void)va; (void)size;
+  give_va(d, va, size);
   cost(d, COST_VA);
 }
 
@@ -105,6 +109,8 @@ static void sim_phys_release(struct device *d, uint64_t h, uint64_t size) {
 }
 
 static void sim_close(struct device *d) {
+  struct sim *s = d->impl;
+  if (s) sim_va_destroy(&s->va);
   free(d->impl);
   d->impl = NULL;
 }
@@ -125,7 +131,7 @@ static const struct device_ops sim_ops = {
 int sim_open(struct device *d, const struct device_config *cfg, char *err) {
   struct sim *s = calloc(1, sizeof *s);
   if (!s) { snprintf(err, FB_ERRLEN, "out of host memory"); return -1; }
-  s->next_addr = SIM_TOP;
+  sim_va_init(&s->va, SIM_TOP);
   s->noop = cfg->noop;
   d->impl = s;
   d->ops = &sim_ops;

@@ -90,10 +90,37 @@ static const struct cmp_rule *rule_for(const struct cmp_opts *o, const char *col
 static const char *metric(const struct cmp_opts *o, int i) { return o->nmetrics ? o->metrics[i] : "peak_reserved"; }
 static int nmetrics(const struct cmp_opts *o) { return o->nmetrics ? o->nmetrics : 1; }
 
+/* a cell that reads as a number but is not finite ("nan", "inf"): a figure no run writes */
+static int not_finite(const char *s) {
+  if (!s || !*s) return 0;
+  char *e;
+  double v = strtod(s, &e);
+  return *e == 0 && !isfinite(v);
+}
+
 int cmp_check_columns(const struct results *old, const struct cmp_opts *o, char *err, size_t errlen) {
   static const char *key[] = {"workload", "allocator", NULL};
   for (int i = 0; key[i]; i++)
     if (results_col(old, key[i]) < 0) { snprintf(err, errlen, "%s: no '%s' column: not a fragbench results file", old->path, key[i]); return 2; }
+  for (int r = 0; r < old->nrows; r++)   /* a short row would compare its missing cells as "" */
+    if (old->row_fields && old->row_fields[r] < old->ncols) {
+      snprintf(err, errlen, "%s:%d: %d fields, the header has %d (a cut or hand-edited row)", old->path, old->row_line[r], old->row_fields[r],
+               old->ncols);
+      return 2;
+    }
+  for (int c = 0; c < old->ncols; c++) {
+    const struct cmp_rule *ru = o->use_tolerance ? rule_for(o, old->cols[c]) : NULL;
+    int judged = 0;
+    if (o->use_tolerance) judged = ru && ru->mode != CMP_IGNORE;
+    else for (int i = 0; i < nmetrics(o); i++) judged |= !strcmp(metric(o, i), old->cols[c]);
+    if (!judged) continue;
+    for (int r = 0; r < old->nrows; r++)
+      if (not_finite(old->rows[r][c])) {
+        snprintf(err, errlen, "%s:%d: %s is '%s': expected a number (or empty for not measured)", old->path,
+                 old->row_line ? old->row_line[r] : r + 2, old->cols[c], old->rows[r][c]);
+        return 2;
+      }
+  }
   if (o->use_tolerance) return 0;
   for (int i = 0; i < nmetrics(o); i++)
     if (results_col(old, metric(o, i)) < 0) {
@@ -155,25 +182,30 @@ static struct keyed *make_keys(const struct results *t, const struct cmp_opts *o
     k[*n].row = r;
     (*n)++;
   }
-  /* number the repeats in row order */
+  /* number the repeats in row order: each row's repeat number is found on the sorted
+   * copy first, and keys are renamed only afterwards (renaming frees a key the sorted
+   * copy still points at); k is in row order, so a row's place in k is a binary search */
   struct keyed *sorted = malloc(((size_t)*n + 1) * sizeof *sorted);
-  if (!sorted) abort();
+  int *rep = calloc((size_t)*n + 1, sizeof *rep);
+  if (!sorted || !rep) abort();
   memcpy(sorted, k, (size_t)*n * sizeof *k);
   qsort(sorted, (size_t)*n, sizeof *sorted, by_key);
-  for (int i = 1, rep = 1; i < *n; i++) {
-    rep = strcmp(sorted[i].key, sorted[i - 1].key) ? 1 : rep + 1;
-    if (rep > 1) {
-      for (int j = 0; j < *n; j++)
-        if (k[j].row == sorted[i].row) {
-          char *s = malloc(strlen(k[j].key) + 16);
-          if (!s) abort();
-          sprintf(s, "%s\x1f#%d", k[j].key, rep);
-          free(k[j].key);
-          k[j].key = s;
-          break;
-        }
-    }
+  for (int i = 1, r = 1; i < *n; i++) {
+    r = strcmp(sorted[i].key, sorted[i - 1].key) ? 1 : r + 1;
+    if (r == 1) continue;
+    int lo = 0, hi = *n - 1;
+    while (lo < hi) { int mid = (lo + hi) / 2; if (k[mid].row < sorted[i].row) lo = mid + 1; else hi = mid; }
+    rep[lo] = r;
   }
+  for (int j = 0; j < *n; j++) {
+    if (!rep[j]) continue;
+    char *s = malloc(strlen(k[j].key) + 16);
+    if (!s) abort();
+    sprintf(s, "%s\x1f#%d", k[j].key, rep[j]);
+    free(k[j].key);
+    k[j].key = s;
+  }
+  free(rep);
   free(sorted);
   return k;
 }

@@ -63,7 +63,9 @@ struct cmp_report {
 
 /* the tolerance file (column,mode,abs,rel,factor; '#' comments): 0, or 2 with err */
 int cmp_load_tolerance(const char *path, struct cmp_opts *o, char *err, size_t errlen);
-/* every column named in metrics/the tolerance exists in OLD: 0, or 2 with err */
+/* a results file fit to compare (call it on OLD and on NEW): its key columns and every
+ * column named in metrics exist, no row is shorter than the header, no judged cell is
+ * nan or inf: 0, or 2 with err naming the file (and line) */
 int cmp_check_columns(const struct results *old, const struct cmp_opts *o, char *err, size_t errlen);
 void cmp_opts_init(struct cmp_opts *o);
 void cmp_opts_free(struct cmp_opts *o);

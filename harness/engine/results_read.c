@@ -13,19 +13,28 @@ static char *dup_n(const char *s, size_t n) {
   return d;
 }
 
-static char *slurp(const char *path, size_t *len) {
+/* the whole file, refusing a line longer than RESULTS_LINE_MAX as it is read (so
+ * /dev/zero or a file without newlines ends at the bound instead of filling memory):
+ * NULL with errno set, or with *too_long = the 1-based line that is too long */
+static char *slurp(const char *path, size_t *len, int *too_long) {
+  *too_long = 0;
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
-  size_t cap = 1 << 16, n = 0;
+  size_t cap = 1 << 16, n = 0, line_start = 0;
+  int line = 1;
   char *buf = malloc(cap);
   if (!buf) abort();
   for (;;) {
     if (n + 4096 > cap) { cap *= 2; buf = realloc(buf, cap); if (!buf) abort(); }
     size_t k = fread(buf + n, 1, cap - n - 1, f);
+    for (size_t i = n; i < n + k; i++)
+      if (buf[i] == '\n') { line++; line_start = i + 1; }
     n += k;
+    if (n - line_start > RESULTS_LINE_MAX) { *too_long = line; break; }
     if (k == 0) break;
   }
   fclose(f);
+  if (*too_long) { free(buf); return NULL; }
   buf[n] = 0;
   *len = n;
   return buf;
@@ -87,7 +96,12 @@ static int header_ok(const struct results *t, const char *const *required, char 
 static int load(const char *path, const char *const *required, struct results *t, char *err, size_t errlen) {
   memset(t, 0, sizeof *t);
   size_t len = 0;
-  char *buf = slurp(path, &len);
+  int too_long = 0;
+  char *buf = slurp(path, &len, &too_long);
+  if (!buf && too_long) {
+    snprintf(err, errlen, "%s:%d: a line longer than %d bytes (the bound on a results line)", path, too_long, RESULTS_LINE_MAX);
+    return 2;
+  }
   if (!buf) { snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno)); return 2; }
   t->path = dup_n(path, strlen(path));
   const char *p = buf, *end = buf + len;
@@ -117,6 +131,7 @@ static int load(const char *path, const char *const *required, struct results *t
     line++;
     if (*p == '\n' || *p == '\r') { p += (*p == '\r' && p + 1 < end && p[1] == '\n') ? 2 : 1; continue; }
     const char *start = p;
+    int row_line = line;
     n = parse_record(&p, end, &fields, &cap);
     for (const char *q = start; q < p; q++) if (*q == '\n' && q + 1 < p) line++;
     if (n < 0) { snprintf(err, errlen, "%s:%d: unclosed quote", path, line); free(buf); free(fields); results_free(t); return 2; }
@@ -125,7 +140,15 @@ static int load(const char *path, const char *const *required, struct results *t
       for (int i = 0; i < n; i++) free(fields[i]);
       free(buf); free(fields); results_free(t); return 2;
     }
-    if (t->nrows == rcap) { rcap = rcap ? rcap * 2 : 64; t->rows = realloc(t->rows, (size_t)rcap * sizeof *t->rows); if (!t->rows) abort(); }
+    if (t->nrows == rcap) {
+      rcap = rcap ? rcap * 2 : 64;
+      t->rows = realloc(t->rows, (size_t)rcap * sizeof *t->rows);
+      t->row_line = realloc(t->row_line, (size_t)rcap * sizeof *t->row_line);
+      t->row_fields = realloc(t->row_fields, (size_t)rcap * sizeof *t->row_fields);
+      if (!t->rows || !t->row_line || !t->row_fields) abort();
+    }
+    t->row_line[t->nrows] = row_line;
+    t->row_fields[t->nrows] = n;
     char **row = malloc((size_t)t->ncols * sizeof *row);
     if (!row) abort();
     for (int i = 0; i < t->ncols; i++) row[i] = i < n ? fields[i] : dup_n("", 0);
@@ -150,6 +173,8 @@ void results_free(struct results *t) {
     free(t->rows[r]);
   }
   free(t->rows);
+  free(t->row_line);
+  free(t->row_fields);
   if (t->cols) for (int c = 0; c < t->ncols; c++) free(t->cols[c]);
   free(t->cols);
   free(t->path);

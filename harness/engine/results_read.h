@@ -8,16 +8,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* the longest line read (bytes): a longer one is exit 2 naming its line, so a file with
+ * no newlines (/dev/zero) ends at the bound */
+#define RESULTS_LINE_MAX (1 << 20)
+
 struct results {
   char *path;
   int ncols;
   char **cols;            /* header names */
   int nrows;
   char ***rows;           /* rows[r][c], never NULL ("" when absent) */
+  int *row_line;          /* the line each row starts on */
+  int *row_fields;        /* how many fields each row had (fewer than ncols: a short row) */
 };
 
 /* Load a whole file. 0, or 2 with err naming the file, the line and what was expected
- * (no header, a field with an unclosed quote, a row with more fields than the header). */
+ * (no header, a field with an unclosed quote, a row with more fields than the header, a
+ * line longer than RESULTS_LINE_MAX). */
 int results_load(const char *path, struct results *t, char *err, size_t errlen);
 /* Any CSV of the same syntax whose header holds every column of required[] (NULL-ended):
  * the timelines (allocator,event,...). The same rules and messages as results_load. */
