@@ -7,6 +7,9 @@
 
 
 static int memo_insert(struct pk_reader *p, uint64_t key, const struct pk_val *v, char *err) {
+  if (p->memo_n >= PK_MEMO_MAX)
+    return pk_fail(p, err, "more than %u memo values kept (the bound on a snapshot's memo; a real one keeps thousands)",
+                   (unsigned)PK_MEMO_MAX);
   if ((p->memo_n + 1) * 2 > p->memo_cap) {
     size_t nc = p->memo_cap ? p->memo_cap * 2 : 64;
     struct pk_memo_entry *nm = calloc(nc, sizeof *nm);

@@ -166,6 +166,11 @@ static int settings_field(struct pk_reader *p, uint8_t tok, const struct pk_val 
     if (v->type == PK_BIGINT) {              /* beyond 64 bits: no limit */
       s->max_split_size = -1;
     } else if (v->type == PK_INT) {
+      /* PyTorch refuses max_split_size_mb of 20 MiB or less; SIZE_MAX (no limit) reads
+       * as a big int, or as -1 when a writer stored it signed */
+      if (v->v.i != -1 && (v->v.i < 0 || v->v.i < (int64_t)21 << 20))
+        return pk_fail(p, err, "allocator_settings.max_split_size is %lld: expected at least 21 MiB (22020096) or no limit, as "
+                               "PyTorch accepts", (long long)v->v.i);
       s->max_split_size = v->v.i;
     } else {
       return pk_fail(p, err, "allocator_settings.max_split_size: expected an int, got %s", pk_type_name(v->type));
@@ -176,6 +181,10 @@ static int settings_field(struct pk_reader *p, uint8_t tok, const struct pk_val 
     if (v->type == PK_FLOAT) s->gc_threshold = v->v.f;
     else if (v->type == PK_INT) s->gc_threshold = (double)v->v.i;
     else return pk_fail(p, err, "allocator_settings.garbage_collection_threshold: expected a number, got %s", pk_type_name(v->type));
+    /* 0 is off; PyTorch takes 0 < t < 1 */
+    if (!(s->gc_threshold >= 0 && s->gc_threshold < 1))
+      return pk_fail(p, err, "allocator_settings.garbage_collection_threshold is %g: expected 0 (off) or a fraction between 0 and 1",
+                     s->gc_threshold);
     s->has_gc_threshold = 1;
     return 0;
   case TK_EXPANDABLE_SEGMENTS:

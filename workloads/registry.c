@@ -5,6 +5,7 @@
 #include <string.h>
 #include <zlib.h>
 #include "workload.h"
+#include "trace_src.h"
 
 extern const struct workload_ops script_workload;
 extern const struct workload_ops train_loop_workload;
@@ -50,21 +51,23 @@ const struct workload_ops *workload_find(const char *name) {
 }
 
 const struct workload_ops *trace_detect(const char *path, char *err) {
-  gzFile f = gzopen(path, "rb");   /* reads plain files as they are, gzip'd ones decompressed */
-  if (!f) {
-    snprintf(err, FB_ERRLEN, "%s: cannot open", path);
-    return NULL;
-  }
+  struct trace_src src;   /* plain files as they are, gzip'd ones inflated (and checked) */
+  if (src_open_path(&src, path, err)) return NULL;
   unsigned char head[4096];
-  int n = gzread(f, head, sizeof head);
-  gzclose(f);
-  if (n <= 0) {
-    snprintf(err, FB_ERRLEN, "%s: empty or unreadable file", path);
+  int got = src_fill(&src, sizeof head, err);
+  size_t n = (size_t)(src.end - src.p);
+  if (n > sizeof head) n = sizeof head;
+  memcpy(head, src.p, n);
+  if (got >= 0 && n < sizeof head) got = src_drain(&src, err);   /* a short file: its gzip trailer checked here */
+  src_close(&src);
+  if (got < 0) return NULL;
+  if (n == 0) {
+    snprintf(err, FB_ERRLEN, "%s: empty file (expected a trace)", path);
     return NULL;
   }
   for (int i = 0; workload_table[i]; i++) {
     const struct workload_ops *o = workload_table[i];
-    if (o->is_trace && o->probe && o->probe(head, (size_t)n)) return o;
+    if (o->is_trace && o->probe && o->probe(head, n)) return o;
   }
   int k = snprintf(err, FB_ERRLEN, "%s: byte 0: not a trace format fragbench reads; expected one of:", path);
   for (int i = 0; workload_table[i] && k < FB_ERRLEN; i++)

@@ -134,6 +134,12 @@ static void decide(struct dev_scan *d, int ec) {
   d->undecided_from = d->runs;
 }
 
+/* the running sum of segment events stays within +-2^60 bytes (a device is under 2^48):
+ * beyond, the file is corrupt, and the sums below could overflow */
+#define RESERVED_MAX ((int64_t)1 << 60)
+#define SCAN_RANGE (-2)
+
+/* 0, -1 out of memory, SCAN_RANGE: reserved out of +-RESERVED_MAX */
 static int scan_rec(struct dev_scan *d, const struct pk_rec *r) {
   d->events++;
   d->ignored += r->ignored_keys;
@@ -144,7 +150,8 @@ static int scan_rec(struct dev_scan *d, const struct pk_rec *r) {
       d->runs++;
       d->in_run = 1;
     }
-    d->reserved -= r->size;
+    d->reserved -= r->size;   /* |reserved| <= RESERVED_MAX + 2^50: no overflow */
+    if (d->reserved < -RESERVED_MAX) return SCAN_RANGE;
     if (d->reserved < d->min_reserved) d->min_reserved = d->reserved;
     oom_evidence_release(&d->ev, (uint64_t)r->size);
     return 0;
@@ -156,6 +163,7 @@ static int scan_rec(struct dev_scan *d, const struct pk_rec *r) {
     decide(d, 0);
     d->saw_map |= a == TK_SEGMENT_MAP;
     d->reserved += r->size;
+    if (d->reserved > RESERVED_MAX) return SCAN_RANGE;
     if (d->reserved > d->max_reserved) d->max_reserved = d->reserved;
     return oom_evidence_grow(&d->ev, (uint64_t)r->size);
   case TK_OOM:
@@ -202,12 +210,20 @@ static int prescan(struct pt *t, int want_device, char *err) {
   while ((rc = pk_next(&t->pk, &r, err)) > 0) {
     if (check_rec(&t->src, &r, err)) { rc = -1; break; }
     mask |= 1ULL << r.device;
-    if (scan_rec(&dev[r.device], &r)) {
+    int sr = scan_rec(&dev[r.device], &r);
+    if (sr == SCAN_RANGE) {
+      snprintf(err, FB_ERRLEN, "%s: byte %llu: device_traces[%d][%llu]: segment events sum to %lld bytes reserved (expected within 2^60)",
+               t->src.name, (unsigned long long)r.offset, r.device, (unsigned long long)r.index, (long long)dev[r.device].reserved);
+      rc = -1;
+      break;
+    }
+    if (sr) {
       snprintf(err, FB_ERRLEN, "%s: out of memory", t->src.name);
       rc = -1;
       break;
     }
   }
+  if (rc == 0 && src_drain(&t->src, err)) rc = -1;   /* past STOP: the gzip trailer, checked */
   if (rc == 0) {
     int d = want_device;
     if (d == -1) d = mask ? __builtin_ctzll(mask) : 0;

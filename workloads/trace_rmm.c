@@ -141,6 +141,8 @@ static int rmm_next(void *st, struct event *ev, char *err) {
       return row_error(r, err, "action '%.40s': expected allocate, free or allocate failure", f[2]);
     if (!(failure && (!strcmp(f[3], "(nil)") || !f[3][0])) && csv_u64(f[3], 1, &ptr))
       return row_error(r, err, "pointer '%.40s': expected a hex address (0x...)", f[3]);
+    if (ptr >= FAILED_ID_BASE)   /* no device address is this high; these ids are the failed requests' */
+      return row_error(r, err, "pointer %.40s out of range (expected below 0x8000000000000000)", f[3]);
     if (csv_u64(f[4], 0, &size)) return row_error(r, err, "size '%.40s': expected a number of bytes", f[4]);
     if (size > TRACE_MAX_SIZE)
       return row_error(r, err, "size %llu out of range (expected at most 2^50)", (unsigned long long)size);

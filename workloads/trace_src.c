@@ -6,23 +6,35 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define IN_BUF (1u << 17)
+
 int src_open_path(struct trace_src *s, const char *path, char *err) {
   memset(s, 0, sizeof *s);
   snprintf(s->name, sizeof s->name, "%s", path);
-  s->gz = gzopen(path, "rb");
-  if (!s->gz) {
-    snprintf(err, FB_ERRLEN, "%s: cannot open: %s", path, errno ? strerror(errno) : "out of memory");
+  s->f = fopen(path, "rb");
+  if (!s->f) {
+    snprintf(err, FB_ERRLEN, "%s: cannot open: %s", path, strerror(errno));
     return -1;
   }
-  gzbuffer(s->gz, 1u << 17);
   s->buf = malloc(TRACE_SRC_BUF);
-  if (!s->buf) {
-    gzclose(s->gz);
-    s->gz = NULL;
+  s->in = malloc(IN_BUF);
+  if (!s->buf || !s->in) {
+    src_close(s);
     snprintf(err, FB_ERRLEN, "%s: out of memory", path);
     return -1;
   }
   s->start = s->p = s->end = s->buf;
+  int c0 = getc(s->f), c1 = c0 == EOF ? EOF : getc(s->f);
+  s->gzip = c0 == 0x1f && c1 == 0x8b;
+  rewind(s->f);
+  if (s->gzip && (!(s->z = calloc(1, sizeof *s->z)) || inflateInit2(s->z, 15 + 16) != Z_OK)) {
+    free(s->z);
+    s->z = NULL;
+    s->gzip = 0;
+    src_close(s);
+    snprintf(err, FB_ERRLEN, "%s: out of memory", path);
+    return -1;
+  }
   return 0;
 }
 
@@ -39,11 +51,18 @@ void src_open_mem(struct trace_src *s, const void *buf, size_t n, const char *na
 int src_rewind(struct trace_src *s, char *err) {
   s->line_no = 0;
   s->base = 0;
-  if (!s->gz) {
+  if (!s->f) {
     s->p = s->start;
     return 0;
   }
-  if (gzrewind(s->gz)) {
+  rewind(s->f);
+  if (s->gzip) {
+    inflateReset(s->z);
+    s->z->avail_in = 0;
+    s->raw_off = 0;
+    s->member_end = 0;
+  }
+  if (ferror(s->f)) {
     snprintf(err, FB_ERRLEN, "%s: cannot rewind", s->name);
     return -1;
   }
@@ -53,17 +72,77 @@ int src_rewind(struct trace_src *s, char *err) {
 }
 
 void src_close(struct trace_src *s) {
-  if (s->gz) gzclose(s->gz);
+  if (s->f) fclose(s->f);
+  if (s->gzip) inflateEnd(s->z);
+  free(s->z);
+  s->z = NULL;
   free(s->buf);
-  s->gz = NULL;
-  s->buf = NULL;
+  free(s->in);
+  s->f = NULL;
+  s->gzip = 0;
+  s->buf = s->in = NULL;
 }
 
-/* zlib's message without the "PATH: " it may start with */
-static const char *zmsg(const struct trace_src *s, const char *m) {
-  size_t n = strlen(s->name);
-  if (m && !strncmp(m, s->name, n) && m[n] == ':' && m[n + 1] == ' ') return m + n + 2;
-  return m ? m : "?";
+static int gz_error(struct trace_src *s, char *err, const char *what) {
+  snprintf(err, FB_ERRLEN, "%s: compressed byte %llu: %s", s->name, (unsigned long long)s->raw_off, what);
+  return -1;
+}
+
+/* up to room decompressed bytes into out: the count, 0 at the clean end of the last
+ * member, -1 with err */
+static long gz_read(struct trace_src *s, uint8_t *out, size_t room, char *err) {
+  z_stream *z = s->z;
+  z->next_out = out;
+  z->avail_out = (uInt)room;
+  while (z->avail_out == room) {
+    if (z->avail_in == 0) {
+      size_t k = fread(s->in, 1, IN_BUF, s->f);
+      if (ferror(s->f)) return gz_error(s, err, "read error");
+      z->next_in = s->in;
+      z->avail_in = (uInt)k;
+      if (k == 0) {
+        if (s->member_end) return 0;
+        return gz_error(s, err, "truncated gzip data: the file ends before the gzip stream does (its data or its 8-byte "
+                                "CRC-32/length trailer is cut)");
+      }
+    }
+    if (s->member_end) {   /* more bytes after a member: another member, or garbage */
+      if (z->avail_in >= 2 && !(z->next_in[0] == 0x1f && z->next_in[1] == 0x8b))
+        return gz_error(s, err, "trailing garbage after the gzip stream (expected the end of the file or another gzip member)");
+      if (z->avail_in == 1 && z->next_in[0] != 0x1f)
+        return gz_error(s, err, "trailing garbage after the gzip stream (expected the end of the file or another gzip member)");
+      inflateReset(z);
+      s->member_end = 0;
+    }
+    uInt before = z->avail_in;
+    int rc = inflate(z, Z_NO_FLUSH);
+    s->raw_off += before - z->avail_in;
+    if (rc == Z_STREAM_END) { s->member_end = 1; continue; }
+    if (rc == Z_DATA_ERROR) {
+      const char *m = z->msg ? z->msg : "corrupt data";
+      if (!strcmp(m, "incorrect data check"))
+        return gz_error(s, err, "gzip CRC-32 mismatch: the data does not match the CRC in the trailer (corrupt file)");
+      if (!strcmp(m, "incorrect length check"))
+        return gz_error(s, err, "gzip length mismatch: the data is not as long as the trailer's ISIZE says (corrupt file)");
+      char buf[160];
+      snprintf(buf, sizeof buf, "corrupt gzip data: %s", m);
+      return gz_error(s, err, buf);
+    }
+    if (rc == Z_MEM_ERROR) return gz_error(s, err, "out of memory");
+    if (rc != Z_OK && rc != Z_BUF_ERROR) return gz_error(s, err, "corrupt gzip data");
+  }
+  return (long)(room - z->avail_out);
+}
+
+/* up to room bytes of the stream: the count, 0 at its end, -1 with err */
+static long raw_read(struct trace_src *s, uint8_t *out, size_t room, char *err) {
+  if (s->gzip) return gz_read(s, out, room, err);
+  size_t k = fread(out, 1, room, s->f);
+  if (!k && ferror(s->f)) {
+    snprintf(err, FB_ERRLEN, "%s: byte %llu: read error: %s", s->name, (unsigned long long)src_offset(s), strerror(errno));
+    return -1;
+  }
+  return (long)k;
 }
 
 int src_fill(struct trace_src *s, size_t n, char *err) {
@@ -75,27 +154,20 @@ int src_fill(struct trace_src *s, size_t n, char *err) {
     memmove(s->buf, s->p, left);
     s->start = s->p = s->buf;
     s->end = s->buf + left;
-    int got = gzread(s->gz, s->buf + left, (unsigned)(TRACE_SRC_BUF - left));
-    if (got < 0) {
-      int code;
-      const char *m = gzerror(s->gz, &code);
-      snprintf(err, FB_ERRLEN, "%s: byte %llu: read error: %s", s->name,
-               (unsigned long long)(s->base + left), zmsg(s, m));
-      return -1;
-    }
-    if (got == 0) {
-      int code;
-      const char *m = gzerror(s->gz, &code);
-      if (code != Z_OK) {   /* a truncated gzip stream ends with Z_BUF_ERROR */
-        snprintf(err, FB_ERRLEN, "%s: byte %llu: truncated or corrupt gzip data: %s", s->name,
-                 (unsigned long long)(s->base + left), zmsg(s, m));
-        return -1;
-      }
-      s->at_eof = 1;
-    }
+    long got = raw_read(s, s->buf + left, TRACE_SRC_BUF - left, err);
+    if (got < 0) return -1;
+    if (got == 0) s->at_eof = 1;
     s->end += got;
   }
   return 1;
+}
+
+int src_drain(struct trace_src *s, char *err) {
+  for (;;) {
+    s->p = s->end;
+    int rc = src_fill(s, 1, err);
+    if (rc <= 0) return rc;
+  }
 }
 
 int src_skip(struct trace_src *s, uint64_t n, char *err) {

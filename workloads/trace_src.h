@@ -1,7 +1,8 @@
 /* trace_src.h - the byte source every trace reader parses from: a file read through zlib
- * (plain or gzip'd, gzopen/gzread read both) or a buffer in memory (fuzzing, tests). It
- * keeps a window of the decompressed stream, knows the byte offset of every position
- * (for messages), and cuts CSV lines. Memory is one fixed buffer, whatever the file size.
+ * (plain, or gzip'd: inflated here, each member's CRC-32 and length checked against its
+ * trailer, anything after the last member refused) or a buffer in memory (fuzzing, tests).
+ * It keeps a window of the decompressed stream, knows the byte offset of every position
+ * (for messages), and cuts CSV lines. Memory is two fixed buffers, whatever the file size.
  *
  * Also declares the readers' byte-source entry points, so that fuzz targets and tests
  * can run a reader over memory without a file. */
@@ -9,6 +10,7 @@
 #define FB_TRACE_SRC_H
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <zlib.h>
 #include "workload.h"
 
@@ -16,7 +18,13 @@
 #define TRACE_LINE_MAX 4096          /* longest CSV line accepted */
 
 struct trace_src {
-  gzFile gz;                 /* NULL: memory source */
+  FILE *f;                   /* NULL: memory source */
+  int gzip;                  /* the file starts with gzip's magic: inflated here */
+  z_stream *z;               /* gzip: the inflate state (gzip wrapper: CRC-32 and ISIZE checked); on the
+                              * heap, as zlib keeps its address and readers move this struct */
+  uint8_t *in;               /* gzip: compressed bytes read, not yet inflated */
+  uint64_t raw_off;          /* gzip: compressed bytes consumed by inflate so far */
+  int member_end;            /* gzip: a member ended (its trailer checked); more input must be a member */
   const uint8_t *mem;        /* memory source: the whole input */
   size_t mem_len;
   uint8_t *buf;              /* file source: the window */
@@ -35,7 +43,8 @@ int  src_rewind(struct trace_src *s, char *err);
 void src_close(struct trace_src *s);
 
 /* Make n bytes available at s->p (n <= TRACE_SRC_BUF / 2): 1, 0 at end of stream (fewer
- * than n left), -1 on a read error (err set). */
+ * than n left), -1 on a read error or bad gzip data (err set: file, compressed byte, what:
+ * truncated, a CRC or length that does not match the trailer, trailing garbage). */
 int src_fill(struct trace_src *s, size_t n, char *err);
 static inline int src_need(struct trace_src *s, size_t n, char *err) {
   return (size_t)(s->end - s->p) >= n ? 1 : src_fill(s, n, err);
@@ -43,6 +52,9 @@ static inline int src_need(struct trace_src *s, size_t n, char *err) {
 static inline uint64_t src_offset(const struct trace_src *s) {
   return s->base + (uint64_t)(s->p - s->start);
 }
+/* Read the rest of the stream (a reader that stops at its format's end, as a pickle's
+ * STOP, calls it so that a gzip trailer is checked): 0, or -1 with err. */
+int src_drain(struct trace_src *s, char *err);
 /* Skip n bytes: 1, 0 if the stream ends first, -1 on error. */
 int src_skip(struct trace_src *s, uint64_t n, char *err);
 

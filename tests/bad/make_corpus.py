@@ -66,8 +66,8 @@ def main():
     put('truncated_end.pickle', good[:-1], 'truncated pickle')          # everything but STOP
     put('only_proto.pickle', PROTO4, 'file ends inside the pickle')
     gz = gzip.compress(pk(snap([ev('alloc', addr=0x7f0000000000 + 4096 * i) for i in range(3000)])), mtime=0)
-    put('truncated.pickle.gz', gz[:len(gz) // 2], 'truncated or corrupt gzip data')
-    put('empty.pickle', b'', 'empty or unreadable file')
+    put('truncated.pickle.gz', gz[:len(gz) // 2], 'truncated gzip data')
+    put('empty.pickle', b'', 'empty file')
     put('protocol1.pickle', pk(snap(), protocol=1), 'not a trace format')
     put('protocol6.pickle', b'\x80\x06' + good[2:], 'not a trace format')
 
@@ -140,6 +140,34 @@ def main():
         pk(snap(allocator_settings=dict(st, roundup_power2_divisions=[0] * 16))), 'roundup_power2_divisions: expected a dict')
     put('settings_gc_str.pickle', pk(snap(allocator_settings=dict(st, garbage_collection_threshold='0.5'))),
         'garbage_collection_threshold: expected a number')
+    # values PyTorch itself refuses: the snapshot's key, its value and the byte, never a parameter
+    for name, gc in (('nan', float('nan')), ('negative', -0.5), ('inf', float('inf')), ('one', 1.0)):
+        put('settings_gc_%s.pickle' % name, pk(snap(allocator_settings=dict(st, garbage_collection_threshold=gc))),
+            'allocator_settings.garbage_collection_threshold is %g: expected 0 (off) or a fraction' % gc)
+    put('settings_max_split_one.pickle', pk(snap(allocator_settings=dict(st, max_split_size=1))),
+        'allocator_settings.max_split_size is 1: expected at least 21 MiB')
+    put('settings_max_split_negative.pickle', pk(snap(allocator_settings=dict(st, max_split_size=-7))),
+        'allocator_settings.max_split_size is -7')
+
+    # -- bounds: a reader's memory does not grow with a crafted file --
+    # 2.2 M MEMOIZE of one int (a few KB gzip'd): the memo bound, not gigabytes
+    put('memo_flood.pickle.gz', gzip.compress(PROTO4 + b'K\x07' + b'\x94' * (2200 * 1000) + b'.', mtime=0),
+        'more than 2097152 memo values kept')
+    # segment events summing past 2^63 bytes: refused, never a signed overflow
+    put('reserved_overflow.pickle.gz',
+        gzip.compress(pk(snap([ev('segment_alloc', size=1 << 50, addr=(i + 1) << 51) for i in range(1100)])), mtime=0),
+        'segment events sum to')
+
+    # -- gzip: the trailer (CRC-32, ISIZE) checked, nothing after the last member --
+    gz = gzip.compress(good, mtime=0)
+    put('gz_cut_trailer.pickle.gz', gz[:-3], 'truncated gzip data')
+    put('gz_trailing_garbage.pickle.gz', gz + b'garbage', 'trailing garbage after the gzip stream')
+    bad_crc = bytearray(gz)
+    bad_crc[-8] ^= 0x01
+    put('gz_bad_crc.pickle.gz', bytes(bad_crc), 'gzip CRC-32 mismatch')
+    bad_len = bytearray(gz)
+    bad_len[-4] ^= 0x01
+    put('gz_bad_length.pickle.gz', bytes(bad_len), 'gzip length mismatch')
 
     # -- RMM logs --
     H = b'Thread,Time,Action,Pointer,Size,Stream\n'
@@ -160,11 +188,14 @@ def main():
     put('rmm_bad_thread.csv', H + b'main,01:27:50.125087,allocate,0x10,64,0\n', ":2: thread 'main'")
     put('rmm_nul.csv', H + b'2342727,01:27:50.125087,allo\x00cate,0x10,64,0\n', ':2: unexpected NUL byte')
     put('rmm_long_line.csv', H + b'2342727,' + b'9' * 5000 + b'\n', ':2: line longer than 4095 characters')
+    # 0x8000000000000000 and up are the ids of failed requests: no device address is there
+    put('rmm_pointer_high.csv', H + b'2342727,01:27:50.125087,allocate,0x8000000000000000,64,0\n',
+        ':2: pointer 0x8000000000000000 out of range')
     put('rmm_header_only_bad.csv', b'Thread,Time,Action,Pointer,Size\n' + row, 'not a trace format')
     rows = b''.join(b'2342727,01:27:50.%06d,allocate,0x%x,%d,0\n' % (i, 0x7ff7e0000000 + 4096 * i, 512 * (i % 7 + 1))
                     for i in range(400))
     gzrows = gzip.compress(H + rows, mtime=0)
-    put('rmm_gz_truncated.csv.gz', gzrows[:len(gzrows) // 2], 'truncated or corrupt gzip data')
+    put('rmm_gz_truncated.csv.gz', gzrows[:len(gzrows) // 2], 'truncated gzip data')
 
     # -- native traces --
     N = b'# fragbench-trace v1\nop,id,size,stream,device\n'
