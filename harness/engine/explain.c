@@ -25,6 +25,14 @@ struct ex {
 
 static void ex_close(struct ex *x) {
   if (x->a) {
+    size_t n = 0;   /* id order: the map's slot order is seeded per run */
+    uint64_t *ids = livemap_sorted_ids(&x->live, LIVE_BLOCK, &n);
+    for (size_t k = 0; k < n; k++) {
+      struct live_entry *e = livemap_get(&x->live, ids[k]);
+      x->ops->free(x->a, &e->b);
+      e->state = LIVE_DROPPED;
+    }
+    free(ids);
     for (size_t i = 0; x->live.slots && i <= x->live.mask; i++)
       if (x->live.slots[i].state == LIVE_BLOCK) x->ops->free(x->a, &x->live.slots[i].b);
     x->ops->destroy(x->a);

@@ -3,8 +3,11 @@
  * pages back as it empties them, so a growing map's peak is its new table, not the new
  * table plus the old one. */
 #include "livemap.h"
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 static size_t table_bytes(size_t cap) { return cap * sizeof(struct live_entry); }
@@ -28,7 +31,32 @@ static int init(struct livemap *m, size_t initial, int populate) {
   return m->slots ? 0 : -1;
 }
 
-int livemap_init(struct livemap *m, size_t initial) { return init(m, initial, 1); }
+int livemap_init(struct livemap *m, size_t initial) {
+  uint64_t seed = 0;
+  if (getrandom(&seed, sizeof seed, GRND_NONBLOCK) != (ssize_t)sizeof seed) {   /* no entropy yet: clock and address */
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    seed = (uint64_t)ts.tv_nsec * 0x9E3779B97F4A7C15ull ^ (uint64_t)(uintptr_t)m ^ ((uint64_t)ts.tv_sec << 32);
+  }
+  m->seed = seed;
+  return init(m, initial, 1);
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+uint64_t *livemap_sorted_ids(const struct livemap *m, uint32_t state, size_t *n) {
+  *n = 0;
+  if (!m->slots || !m->count) return NULL;
+  uint64_t *ids = malloc(m->count * sizeof *ids);
+  if (!ids) return NULL;
+  for (size_t i = 0; i <= m->mask; i++)
+    if (m->slots[i].state == state) ids[(*n)++] = m->slots[i].id;
+  qsort(ids, *n, sizeof *ids, cmp_u64);
+  return ids;
+}
 
 void livemap_free(struct livemap *m) {
   if (m->slots) munmap(m->slots, table_bytes(m->mask + 1));
@@ -39,6 +67,7 @@ void livemap_free(struct livemap *m) {
  * inserting them one by one); the old table's pages go back once read. */
 int livemap_grow(struct livemap *m) {
   struct livemap n;
+  n.seed = m->seed;   /* the same hash: init keeps it */
   if (init(&n, m->mask + 1, 0)) return -1;
   size_t page = (size_t)sysconf(_SC_PAGESIZE), released = 0;
   for (size_t i = 0; i <= m->mask; i++) {

@@ -1,7 +1,11 @@
 /* livemap.h - the replay engine's map from event id to live block: open addressing with
  * linear probing and backward-shift deletion (no tombstones), so memory stays
  * proportional to the blocks live now and a lookup touches one or two cache lines.
- * The per-event operations are inline; growth is out of line. */
+ * The per-event operations are inline; growth is out of line. Ids come from files (a
+ * trace's addresses or ids): a slot is a full avalanche mix (murmur3's finalizer) of the id
+ * XOR a per-map random seed, so crafted ids cannot pile into one probe run; the placement
+ * (slot order) then differs from run to run, so whoever walks the slots for something
+ * that shows (freeing what is left) walks them in id order (livemap_sorted_ids). */
 #ifndef FB_LIVEMAP_H
 #define FB_LIVEMAP_H
 #include <stdint.h>
@@ -31,6 +35,7 @@ struct livemap {
   size_t mask;        /* capacity - 1 (power of two) */
   size_t count;
   size_t grow_at;     /* count at which an insert grows the table first: 3/4 of capacity */
+  uint64_t seed;      /* random per map (livemap_init) */
 };
 
 int livemap_init(struct livemap *m, size_t initial);
@@ -38,8 +43,16 @@ void livemap_free(struct livemap *m);
 int livemap_grow(struct livemap *m);   /* double the capacity (0, or -1 out of memory) */
 
 static inline size_t livemap_home(const struct livemap *m, uint64_t id) {
-  return (size_t)((id * 0x9E3779B97F4A7C15ull) >> 17) & m->mask;
+  uint64_t h = id ^ m->seed;
+  h ^= h >> 33; h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33; h *= 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 33;
+  return (size_t)h & m->mask;
 }
+
+/* the ids of every entry in state (LIVE_BLOCK, LIVE_DROPPED), ascending, into a new
+ * array (*n of them; free() it); NULL with *n = 0 when there are none or out of memory */
+uint64_t *livemap_sorted_ids(const struct livemap *m, uint32_t state, size_t *n);
 
 static inline struct live_entry *livemap_get(struct livemap *m, uint64_t id) {
   size_t i = livemap_home(m, id);

@@ -296,6 +296,11 @@ static int replay_loop(struct replay *x) {
 
 /* Free what the workload left live, destroy the strategy, check nothing is held. */
 static int teardown(struct replay *x, int check) {
+  size_t n = 0;   /* in id order (the map's slot order is seeded per run); out of memory: slot order below */
+  uint64_t *ids = livemap_sorted_ids(&x->live, LIVE_BLOCK, &n);
+  for (size_t k = 0; k < n; k++)
+    if (free_entry(x, livemap_get(&x->live, ids[k]), 0) && check) { free(ids); return -1; }
+  free(ids);
   for (size_t i = 0; x->live.slots && i <= x->live.mask;) {
     struct live_entry *e = &x->live.slots[i];
     if (e->state == LIVE_BLOCK) {

@@ -184,6 +184,15 @@ static void run_random(struct worker *w) {
 
 /* trace-derived: free what this pass left live (the workload's leaks), drop OOM'd ids */
 static int trace_release_all(struct worker *w) {
+  size_t n = 0;   /* in id order (the map's slot order is seeded per run); out of memory: slot order below */
+  uint64_t *ids = livemap_sorted_ids(&w->map, LIVE_BLOCK, &n);
+  for (size_t k = 0; k < n; k++) {
+    struct live_entry *e = livemap_get(&w->map, ids[k]);
+    struct block b = e->b;
+    livemap_del(&w->map, e);
+    if (locked_free(w, &b)) { free(ids); return -1; }
+  }
+  free(ids);
   for (size_t i = 0; w->map.slots && i <= w->map.mask;) {
     struct live_entry *e = &w->map.slots[i];
     if (e->state == LIVE_BLOCK) {
