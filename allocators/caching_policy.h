@@ -119,6 +119,8 @@ void cblock_chain_report(const struct cblock *head, uint64_t seg_addr, uint64_t 
  * touch a handful of nodes in practice. */
 struct cpool {
   struct ordset streams;    /* struct cstream by stream id */
+  struct ordset largest;    /* the streams holding free blocks, by (largest free block, id):
+                             * cpool_largest reads its last, whatever the number of streams */
   struct cstream *last;     /* the last one looked up */
   size_t count;             /* free blocks */
   uint64_t free_bytes;      /* their total size */

@@ -53,6 +53,8 @@ int cblock_store_grow(struct cblock_store *s) {
 
 struct cstream {
   struct ordnode node;      /* in pool->streams */
+  struct ordnode lnode;     /* in pool->largest while count > 0 */
+  uint64_t largest;         /* its largest free block's size (0: none) */
   uint64_t stream;
   struct cpool *pool;
   size_t count;
@@ -105,6 +107,12 @@ static inline int stream_cmp(const struct ordnode *x, const struct ordnode *y) {
   return a < b ? -1 : a > b;
 }
 
+static inline int largest_cmp(const struct ordnode *x, const struct ordnode *y) {
+  const struct cstream *a = ORD_ENTRY(x, struct cstream, lnode), *b = ORD_ENTRY(y, struct cstream, lnode);
+  if (a->largest != b->largest) return a->largest < b->largest ? -1 : 1;
+  return a->stream < b->stream ? -1 : a->stream > b->stream;
+}
+
 ORDSET_TYPED(bin, block_cmp)        /* bin_insert, bin_lower_bound: block_cmp inlined */
 ORDSET_TYPED(streams, stream_cmp)
 
@@ -113,6 +121,7 @@ static struct cstream *stream_entry(struct ordnode *n) { return n ? ORD_ENTRY(n,
 
 void cpool_init(struct cpool *p, int is_small) {
   ordset_init(&p->streams, stream_cmp);
+  ordset_init(&p->largest, largest_cmp);
   p->last = NULL;
   p->count = 0;
   p->free_bytes = 0;
@@ -126,6 +135,7 @@ void cpool_destroy(struct cpool *p) {
     ordset_erase_inline(&p->streams, n);
     free(stream_entry(n));
   }
+  ordset_init(&p->largest, largest_cmp);
   p->last = NULL;
 }
 
@@ -142,10 +152,21 @@ struct cstream *cpool_stream(struct cpool *p, uint64_t stream, int create) {
     cs->stream = stream;
     cs->pool = p;
     cs->count = 0;
+    cs->largest = 0;
     streams_insert(&p->streams, &cs->node);
   }
   p->last = cs;
   return cs;
+}
+
+static struct cblock *bin_last(const struct cstream *cs, unsigned i);
+
+/* cs's place in pool->largest after its largest free block changed (out when empty) */
+static __attribute__((noinline)) void largest_update(struct cpool *p, struct cstream *cs) {
+  if (cs->largest) ordset_erase_inline(&p->largest, &cs->lnode);
+  unsigned i = cs->count ? bin_prev(cs, NBINS - 1) : NBINS;
+  cs->largest = i < NBINS ? bin_last(cs, i)->size : 0;
+  if (cs->largest) ordset_insert(&p->largest, &cs->lnode);
 }
 
 /* The hot operations are inline here (best fit, split, free_block call them); the
@@ -161,6 +182,7 @@ static inline __attribute__((always_inline)) void pool_insert(struct cpool *p, s
   cs->count++;
   p->count++;
   p->free_bytes += b->size;
+  if (b->size > cs->largest) largest_update(p, cs);
 }
 
 static inline __attribute__((always_inline)) void pool_erase(struct cpool *p, struct cblock *b) {
@@ -172,6 +194,7 @@ static inline __attribute__((always_inline)) void pool_erase(struct cpool *p, st
   cs->count--;
   p->count--;
   p->free_bytes -= b->size;
+  if (b->size == cs->largest) largest_update(p, cs);
 }
 
 void cpool_insert(struct cpool *p, struct cblock *b) { pool_insert(p, b); }
@@ -230,16 +253,8 @@ struct cblock *cpool_next(const struct cblock *b) {
 }
 
 uint64_t cpool_largest(const struct cpool *p) {
-  uint64_t largest = 0;
-  for (struct ordnode *n = ordset_first_inline(&p->streams); n; n = ordset_next_inline(n)) {
-    struct cstream *cs = stream_entry(n);
-    unsigned i = bin_prev(cs, NBINS - 1);
-    if (i < NBINS) {
-      uint64_t s = bin_last(cs, i)->size;
-      if (s > largest) largest = s;
-    }
-  }
-  return largest;
+  struct ordnode *n = ordset_last_inline(&p->largest);
+  return n ? ORD_ENTRY(n, struct cstream, lnode)->largest : 0;
 }
 
 struct cblock *caching_take_best_fit(const struct caching_config *c, struct cpool *p, uint64_t stream, uint64_t rounded) {

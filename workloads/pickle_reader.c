@@ -11,20 +11,16 @@
 
 /* ---- errors ---- */
 
-int pk_fail(struct pk_reader *p, char *err, const char *fmt, ...) {
-  int k = snprintf(err, FB_ERRLEN, "%s: byte %llu: ", p->src->name, (unsigned long long)p->op_off);
-  if (k < 0 || k >= FB_ERRLEN) return -1;
+int pk_fail(struct pk_reader *p, char *err, const char *fmt, ...) {   /* "FILE: byte N: what" */
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(err + k, (size_t)(FB_ERRLEN - k), fmt, ap);
+  src_verror_at(p->src, 1, p->op_off, err, fmt, ap);
   va_end(ap);
   return -1;
 }
 
 static int truncated(struct pk_reader *p, char *err, const char *what) {
-  snprintf(err, FB_ERRLEN, "%s: byte %llu: file ends inside %s (truncated pickle: expected more bytes, then STOP)",
-           p->src->name, (unsigned long long)src_offset(p->src), what);
-  return -1;
+  return src_error_at(p->src, src_offset(p->src), err, "file ends inside %s (truncated pickle: expected more bytes, then STOP)", what);
 }
 
 /* n argument bytes of the current opcode at src->p, or an error */

@@ -38,12 +38,10 @@ int native_trace_write_event(FILE *f, const struct event *ev) {
 }
 
 __attribute__((format(printf, 3, 4)))
-static int row_error(struct native *t, char *err, const char *fmt, ...) {
-  int k = snprintf(err, FB_ERRLEN, "%s:%llu: ", t->src.name, (unsigned long long)t->src.line_no);
-  if (k < 0 || k >= FB_ERRLEN) return -1;
+static int row_error(struct native *t, char *err, const char *fmt, ...) {   /* "FILE:LINE: what" */
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(err + k, (size_t)(FB_ERRLEN - k), fmt, ap);
+  src_verror_at(&t->src, 0, t->src.line_no, err, fmt, ap);
   va_end(ap);
   return -1;
 }
@@ -86,6 +84,9 @@ static int read_row(struct native *t, struct event *ev, char *err) {
       return -1;
     if (size > TRACE_MAX_SIZE)
       return row_error(t, err, "size %llu out of range (expected at most 2^50)", (unsigned long long)size);
+    if (op == OP_ALLOC && src_stream(&t->src, stream))
+      return row_error(t, err, "stream %llu: more than %d distinct streams (the bound on streams in a trace)", (unsigned long long)stream,
+                       TRACE_STREAMS_MAX);
     if (device >= NATIVE_MAX_DEVICES)
       return row_error(t, err, "device %llu out of range (expected 0..%d)", (unsigned long long)device, NATIVE_MAX_DEVICES - 1);
     *ev = (struct event){.op = op, .id = id, .size = op == OP_ALLOC ? size : 0, .stream = op == OP_ALLOC ? stream : 0,

@@ -69,18 +69,14 @@ static const char *field_name(uint8_t f) {
 
 /* Check one event's fields for its action: 0, or -1 with err. */
 static int check_rec(const struct trace_src *src, const struct pk_rec *r, char *err) {
-  const char *who = src->name;
-  unsigned long long off = (unsigned long long)r->offset;
+  uint64_t off = r->offset;
   if (r->bad) {
     uint8_t f = r->bad & (uint8_t)-r->bad;
-    snprintf(err, FB_ERRLEN, "%s: byte %llu: device_traces[%d][%llu]: '%s': expected %s, got %s", who, off, r->device,
-             (unsigned long long)r->index, field_name(f), f == F_ACTION ? "a string" : "an int", pk_type_name(r->bad_type));
-    return -1;
+    return src_error_at(src, off, err, "device_traces[%d][%llu]: '%s': expected %s, got %s", r->device, (unsigned long long)r->index,
+                        field_name(f), f == F_ACTION ? "a string" : "an int", pk_type_name(r->bad_type));
   }
   if (!(r->has & F_ACTION)) {
-    snprintf(err, FB_ERRLEN, "%s: byte %llu: device_traces[%d][%llu]: event without an 'action' key", who, off, r->device,
-             (unsigned long long)r->index);
-    return -1;
+    return src_error_at(src, off, err, "device_traces[%d][%llu]: event without an 'action' key", r->device, (unsigned long long)r->index);
   }
   uint8_t need = 0;
   switch (r->action) {
@@ -92,9 +88,8 @@ static int check_rec(const struct trace_src *src, const struct pk_rec *r, char *
   }
   for (uint8_t f = 1; f <= F_DEVFREE; f <<= 1) {
     if ((need & f) && !valid_int(r, f)) {
-      snprintf(err, FB_ERRLEN, "%s: byte %llu: device_traces[%d][%llu]: '%s' event without '%s' (expected an int)", who,
-               off, r->device, (unsigned long long)r->index, pk_vocab_text((enum pk_tok)r->action), field_name(f));
-      return -1;
+      return src_error_at(src, off, err, "device_traces[%d][%llu]: '%s' event without '%s' (expected an int)", r->device,
+                          (unsigned long long)r->index, pk_vocab_text((enum pk_tok)r->action), field_name(f));
     }
   }
   const char *what = NULL;
@@ -103,9 +98,8 @@ static int check_rec(const struct trace_src *src, const struct pk_rec *r, char *
   else if ((need & F_SIZE) && (r->size < 0 || (uint64_t)r->size > TRACE_MAX_SIZE)) { what = "size"; v = r->size; }
   else if ((need & F_DEVFREE) && (r->device_free < 0 || (uint64_t)r->device_free > TRACE_MAX_SIZE)) { what = "device_free"; v = r->device_free; }
   if (what) {
-    snprintf(err, FB_ERRLEN, "%s: byte %llu: device_traces[%d][%llu]: %s %lld out of range (expected 0..2^50)", who, off,
-             r->device, (unsigned long long)r->index, what, (long long)v);
-    return -1;
+    return src_error_at(src, off, err, "device_traces[%d][%llu]: %s %lld out of range (expected 0..2^50)", r->device,
+                        (unsigned long long)r->index, what, (long long)v);
   }
   return 0;
 }
@@ -212,9 +206,13 @@ static int prescan(struct pt *t, int want_device, char *err) {
     mask |= 1ULL << r.device;
     int sr = scan_rec(&dev[r.device], &r);
     if (sr == SCAN_RANGE) {
-      snprintf(err, FB_ERRLEN, "%s: byte %llu: device_traces[%d][%llu]: segment events sum to %lld bytes reserved (expected within 2^60)",
-               t->src.name, (unsigned long long)r.offset, r.device, (unsigned long long)r.index, (long long)dev[r.device].reserved);
-      rc = -1;
+      rc = src_error_at(&t->src, r.offset, err, "device_traces[%d][%llu]: segment events sum to %lld bytes reserved (expected within 2^60)",
+                        r.device, (unsigned long long)r.index, (long long)dev[r.device].reserved);
+      break;
+    }
+    if ((r.has & F_STREAM) && src_stream(&t->src, (uint64_t)r.stream)) {
+      rc = src_error_at(&t->src, r.offset, err, "device_traces[%d][%llu]: stream %lld: more than %d distinct streams (the bound on "
+                        "streams in a trace)", r.device, (unsigned long long)r.index, (long long)r.stream, TRACE_STREAMS_MAX);
       break;
     }
     if (sr) {

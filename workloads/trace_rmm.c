@@ -106,12 +106,10 @@ static int rmm_open(void **st, const struct params *p, const struct workload_ctx
 }
 
 __attribute__((format(printf, 3, 4)))
-static int row_error(struct rmm *r, char *err, const char *fmt, ...) {
-  int k = snprintf(err, FB_ERRLEN, "%s:%llu: ", r->src.name, (unsigned long long)r->src.line_no);
-  if (k < 0 || k >= FB_ERRLEN) return -1;
+static int row_error(struct rmm *r, char *err, const char *fmt, ...) {   /* "FILE:LINE: what" */
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(err + k, (size_t)(FB_ERRLEN - k), fmt, ap);
+  src_verror_at(&r->src, 0, r->src.line_no, err, fmt, ap);
   va_end(ap);
   return -1;
 }
@@ -147,6 +145,8 @@ static int rmm_next(void *st, struct event *ev, char *err) {
     if (size > TRACE_MAX_SIZE)
       return row_error(r, err, "size %llu out of range (expected at most 2^50)", (unsigned long long)size);
     if (csv_u64(f[5], 1, &stream)) return row_error(r, err, "stream '%.40s': expected 0 or a hex stream handle", f[5]);
+    if (src_stream(&r->src, stream))
+      return row_error(r, err, "stream %.40s: more than %d distinct streams (the bound on streams in a trace)", f[5], TRACE_STREAMS_MAX);
     (void)thread;
     if (r->have_prev && us < r->prev_us && r->prev_us - us <= US_PER_DAY / 2 && !r->warned) {
       fprintf(stderr, "fragbench: warning: %s:%llu: time %s is earlier than the row before (threads interleave); "

@@ -78,6 +78,9 @@ void src_close(struct trace_src *s) {
   s->z = NULL;
   free(s->buf);
   free(s->in);
+  free(s->streams);
+  s->streams = NULL;
+  s->nstreams = 0;
   s->f = NULL;
   s->gzip = 0;
   s->buf = s->in = NULL;
@@ -214,6 +217,46 @@ int src_line(struct trace_src *s, size_t *len, char *err) {
     *len = n;
     return 1;
   }
+}
+
+int src_verror_at(const struct trace_src *s, int at_byte, uint64_t where, char *err, const char *fmt, va_list ap) {
+  int k = at_byte ? snprintf(err, FB_ERRLEN, "%s: byte %llu: ", s->name, (unsigned long long)where)
+                  : snprintf(err, FB_ERRLEN, "%s:%llu: ", s->name, (unsigned long long)where);
+  if (k >= 0 && k < FB_ERRLEN) vsnprintf(err + k, (size_t)(FB_ERRLEN - k), fmt, ap);
+  return -1;
+}
+
+int src_error(const struct trace_src *s, char *err, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  src_verror_at(s, 0, s->line_no, err, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+int src_error_at(const struct trace_src *s, uint64_t byte, char *err, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  src_verror_at(s, 1, byte, err, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+int src_stream_slow(struct trace_src *s, uint64_t id) {
+  uint32_t lo = 0, hi = s->nstreams;   /* binary search: no crafted ids make it slower */
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) / 2;
+    if (s->streams[mid] < id) lo = mid + 1; else hi = mid;
+  }
+  if (lo == s->nstreams || s->streams[lo] != id) {
+    if (s->nstreams == TRACE_STREAMS_MAX) return -1;
+    if (!s->streams && !(s->streams = malloc(TRACE_STREAMS_MAX * sizeof *s->streams))) return -1;
+    memmove(s->streams + lo + 1, s->streams + lo, (s->nstreams - lo) * sizeof *s->streams);
+    s->streams[lo] = id;
+    s->nstreams++;
+  }
+  s->last_stream = id;
+  return 0;
 }
 
 int csv_split(char *line, char **fields, int max) {

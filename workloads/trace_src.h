@@ -10,6 +10,7 @@
 #define FB_TRACE_SRC_H
 #include <stddef.h>
 #include <stdint.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <zlib.h>
 #include "workload.h"
@@ -33,6 +34,9 @@ struct trace_src {
   uint64_t base;             /* stream offset of *start */
   int at_eof;                /* the underlying stream has no more bytes */
   uint64_t line_no;          /* lines handed out by src_line so far */
+  uint64_t *streams;         /* distinct stream ids seen, ascending (src_stream) */
+  uint32_t nstreams;
+  uint64_t last_stream;      /* the last id src_stream was given (valid when nstreams) */
   char line[TRACE_LINE_MAX];
   char name[256];            /* the file, for messages */
 };
@@ -61,6 +65,23 @@ int src_skip(struct trace_src *s, uint64_t n, char *err);
 /* Next line (without its \n or \r\n) copied into s->line, NUL-terminated; *len its
  * length. 1, 0 at end of stream, -1 on error (a line too long, a read error). */
 int src_line(struct trace_src *s, size_t *len, char *err);
+
+/* The one error-with-location formatter of the trace readers: "FILE:LINE: what" for the
+ * line src_line handed out last (CSV readers), or "FILE: byte N: what" (byte given: the
+ * pickle reader). Both return -1. */
+int src_error(const struct trace_src *s, char *err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int src_error_at(const struct trace_src *s, uint64_t byte, char *err, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+int src_verror_at(const struct trace_src *s, int at_byte, uint64_t where, char *err, const char *fmt, va_list ap);
+
+/* Distinct stream ids a trace may use: the allocators keep a pool per stream, so a file
+ * with one stream per event would grow them without bound. */
+#define TRACE_STREAMS_MAX 1024
+/* note a stream id: 0, or -1 when it would be the (TRACE_STREAMS_MAX + 1)th distinct one
+ * (or out of memory) */
+int src_stream_slow(struct trace_src *s, uint64_t id);
+static inline int src_stream(struct trace_src *s, uint64_t id) {
+  return s->nstreams && id == s->last_stream ? 0 : src_stream_slow(s, id);
+}
 
 /* CSV fields: split line in place at commas into at most max fields; returns the count
  * (max + 1 when there are more). */

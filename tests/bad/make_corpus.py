@@ -158,6 +158,11 @@ def main():
         gzip.compress(pk(snap([ev('segment_alloc', size=1 << 50, addr=(i + 1) << 51) for i in range(1100)])), mtime=0),
         'segment events sum to')
 
+    # one stream per event: the allocators' per-stream pools would grow without bound
+    put('too_many_streams.pickle.gz',
+        gzip.compress(pk(snap([ev('alloc', addr=0x7f0000000000 + 4096 * i, stream=i + 1) for i in range(1100)])), mtime=0),
+        'stream 1025: more than 1024 distinct streams')
+
     # -- gzip: the trailer (CRC-32, ISIZE) checked, nothing after the last member --
     gz = gzip.compress(good, mtime=0)
     put('gz_cut_trailer.pickle.gz', gz[:-3], 'truncated gzip data')
@@ -191,6 +196,8 @@ def main():
     # 0x8000000000000000 and up are the ids of failed requests: no device address is there
     put('rmm_pointer_high.csv', H + b'2342727,01:27:50.125087,allocate,0x8000000000000000,64,0\n',
         ':2: pointer 0x8000000000000000 out of range')
+    put('rmm_too_many_streams.csv', H + b''.join(b'2342727,01:27:50.125087,allocate,0x%x,64,0x%x\n' % (0x10000 * (i + 1), i + 1)
+                                                 for i in range(1100)), ':1026: stream 0x401: more than 1024 distinct streams')
     put('rmm_header_only_bad.csv', b'Thread,Time,Action,Pointer,Size\n' + row, 'not a trace format')
     rows = b''.join(b'2342727,01:27:50.%06d,allocate,0x%x,%d,0\n' % (i, 0x7ff7e0000000 + 4096 * i, 512 * (i % 7 + 1))
                     for i in range(400))
@@ -208,6 +215,8 @@ def main():
     put('native_device_range.csv', N + b'alloc,1,2,0,64\n', ':3: device 64 out of range')
     put('native_fields.csv', N + b'alloc,1,2,0\n', ':3: 4 fields, expected 5')
     put('native_version.csv', b'# fragbench-trace v2\nalloc,1,2,0,0\n', 'not a trace format')
+    put('native_too_many_streams.csv', N + b''.join(b'alloc,%d,64,%d,0\n' % (i, i + 1) for i in range(1100)),
+        ':1027: stream 1025: more than 1024 distinct streams')
     put('native_late_error.csv', N + b'alloc,1,2,0,0\n' * 100 + b'free,1,,,zero\n', ":103: device 'zero'")
 
 
