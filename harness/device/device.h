@@ -18,6 +18,10 @@
 #define DEV_PAGE (2ull << 20) /* VMM granularity (cuMemGetAllocationGranularity on H100) */
 
 #define SIM_TOTAL_DEFAULT 85017493504ull   /* H100 80GB HBM3, cudaMemGetInfo total */
+/* the largest simulated device (4 TiB, over ten times any GPU made): strategies keep
+ * per-page tables over the device (expandable, async), so a size near 2^64 is refused
+ * at open instead of running out of host memory */
+#define SIM_TOTAL_MAX (1ull << 42)
 #define SIM_USABLE_DEFAULT 84230209536ull  /* what cudaMalloc could really get there */
 
 struct device;

@@ -129,6 +129,12 @@ static const struct device_ops sim_ops = {
 };
 
 int sim_open(struct device *d, const struct device_config *cfg, char *err) {
+  if (cfg->sim_total > SIM_TOTAL_MAX || cfg->sim_usable > SIM_TOTAL_MAX) {
+    snprintf(err, FB_ERRLEN, "sim: %s %llu bytes: at most %llu (4 TiB, the largest simulated device)",
+             cfg->sim_total > SIM_TOTAL_MAX ? "total" : "usable",
+             (unsigned long long)(cfg->sim_total > SIM_TOTAL_MAX ? cfg->sim_total : cfg->sim_usable), SIM_TOTAL_MAX);
+    return -1;
+  }
   struct sim *s = calloc(1, sizeof *s);
   if (!s) { snprintf(err, FB_ERRLEN, "out of host memory"); return -1; }
   sim_va_init(&s->va, SIM_TOP);

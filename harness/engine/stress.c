@@ -371,6 +371,10 @@ int stress_run(const struct stress_spec *s, struct stress_result *r) {
     return set_error(r, 2, err);
   }
   if (!s->ops_per_thread && !(s->seconds > 0)) return set_error(r, 2, "seconds: expected a positive number");
+  if (!s->ops_per_thread && s->seconds > STRESS_SECONDS_MAX) {   /* seconds * 1e9 must fit the clock's 64 bits */
+    snprintf(err, sizeof err, "seconds %g: at most %d (30 days)", s->seconds, STRESS_SECONDS_MAX);
+    return set_error(r, 2, err);
+  }
   r->threads = s->threads;
   uint64_t min_size = s->min_size ? s->min_size : STRESS_MIN_SIZE_DEFAULT;
   uint64_t max_size = s->max_size ? s->max_size : STRESS_MAX_SIZE_DEFAULT;

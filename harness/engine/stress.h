@@ -23,6 +23,8 @@
 #define STRESS_MIN_SIZE_DEFAULT 512ull
 #define STRESS_MAX_SIZE_DEFAULT (64ull << 20)
 
+#define STRESS_SECONDS_MAX 2592000   /* 30 days: longer is refused (exit 2) */
+
 struct stress_spec {
   const char *allocator;          /* "caching:max_split_size_mb=64" */
   const struct allocator_ops *ops;/* tests: use these ops instead of the named strategy (allocator = its params) */
@@ -32,7 +34,7 @@ struct stress_spec {
   struct device_config device;
   uint64_t cap_bytes;             /* 0 = uncapped */
   int threads;                    /* 1 .. STRESS_MAX_THREADS */
-  double seconds;                 /* how long each thread runs */
+  double seconds;                 /* how long each thread runs (at most STRESS_SECONDS_MAX) */
   uint64_t ops_per_thread;        /* > 0: stop after this many calls instead (deterministic with 1 thread) */
   double fail_rate;               /* each device allocation fails with this probability */
   int validate;                   /* overlap / inside-held / counts checks under the lock */
