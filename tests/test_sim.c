@@ -19,7 +19,7 @@ TEST(sim_defaults_are_an_h100) {
   device_close(&d);
 }
 
-TEST(sim_addresses_descend_2mib_aligned_never_reused) {
+TEST(sim_addresses_descend_2mib_aligned_fresh_space_first) {
   struct device d;
   open_sim(&d, 0, 0);
   uint64_t a, b, c;
@@ -30,7 +30,7 @@ TEST(sim_addresses_descend_2mib_aligned_never_reused) {
   CHECK_EQ(b % (2ull << 20), 0);
   dev_free(&d, a, 512);
   CHECK(dev_malloc(&d, 512, &c) == 0);
-  CHECK(c != a);                       /* never reused */
+  CHECK(c != a);                       /* fresh space first: not reused while it lasts */
   CHECK(c < b);
   dev_free(&d, b, 3 << 20);
   dev_free(&d, c, 512);
