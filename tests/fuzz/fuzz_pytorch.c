@@ -1,5 +1,7 @@
 /* fuzz_pytorch.c - libFuzzer target for the pytorch trace reader (built by tests/fuzz/run.sh). */
 #include "fuzz_common.h"
+#define FUZZ_TEXT 0
+#include "fuzz_mutate.h"
 
 extern const struct workload_ops pytorch_snapshot_workload;
 

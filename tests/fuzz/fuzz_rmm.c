@@ -1,5 +1,7 @@
 /* fuzz_rmm.c - libFuzzer target for the rmm trace reader (built by tests/fuzz/run.sh). */
 #include "fuzz_common.h"
+#define FUZZ_TEXT 1
+#include "fuzz_mutate.h"
 
 extern const struct workload_ops rmm_log_workload;
 

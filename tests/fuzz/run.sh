@@ -2,11 +2,17 @@
 # run.sh - `make fuzz`: one libFuzzer target per trace reader (pytorch snapshot, RMM log,
 # native CSV), built with clang -fsanitize=fuzzer,address,undefined and run for
 # FUZZ_SECONDS each (default 60), seeded from tests/data, tests/variants and tests/bad.
+# Each target has a structure-aware mutator (fuzz_mutate.h: slices repeated to grow
+# inputs past 32 KiB, bounded values written in, gzip'd inputs mutated inside and
+# recompressed) and inputs up to 256 KiB, so the bounds (memo, streams, lines, gzip
+# trailer) are reached. A nightly run: FUZZ_SECONDS=3600 make fuzz (each reader passes
+# 10 M executions in well under an hour on one core; see README "Reliability: bounds").
 #
 #   FUZZ_SECONDS=300 make fuzz         longer runs
 #   FUZZ_TARGETS="rmm native" make fuzz  some of them
 #   FUZZ_CC=clang-15 make fuzz          another clang
-#   FUZZ_MAX_LEN=1048576 make fuzz      longer inputs (default 32 KiB; seeds are cut at 16 KiB)
+#   FUZZ_MAX_LEN=1048576 make fuzz      longer inputs (default 256 KiB; seeds are cut at it)
+#   FUZZ_RUNS=10000000 make fuzz        stop each target after this many executions (or FUZZ_SECONDS)
 #
 # Work and findings go to build/fuzz/: corpus-<target>/ (grows across runs) and
 # crash-<target>-* (inputs that crashed, leaked or timed out). Each crasher, once fixed,
@@ -17,6 +23,8 @@ cd "$(dirname "$0")/../.." || exit 2
 CC=${FUZZ_CC:-clang}
 SECS=${FUZZ_SECONDS:-60}
 TARGETS=${FUZZ_TARGETS:-pytorch rmm native}
+MAXLEN=${FUZZ_MAX_LEN:-262144}
+RUNS=${FUZZ_RUNS:--1}
 OUT=build/fuzz
 mkdir -p "$OUT"
 
@@ -66,8 +74,8 @@ for t in $TARGETS; do
     case $f in
       # the pickle target also gets gzip'd snapshots decompressed (the gzip path is tried
       # with the compressed file itself)
-      *.pickle.gz) cp "$f" "$corpus/$base"; gzip -dc "$f" 2>/dev/null | head -c 16384 > "$corpus/${base%.gz}.raw" ;;
-      *) head -c 16384 "$f" > "$corpus/$base" ;;
+      *.pickle.gz) head -c "$MAXLEN" "$f" > "$corpus/$base"; gzip -dc "$f" 2>/dev/null | head -c "$MAXLEN" > "$corpus/${base%.gz}.raw" ;;
+      *) head -c "$MAXLEN" "$f" > "$corpus/$base" ;;
     esac
   done
   native_seed="$corpus/seed.native.csv"
@@ -76,12 +84,13 @@ for t in $TARGETS; do
   fi
   log="$OUT/fuzz-$t.log"
   echo "fuzz: $t for ${SECS}s (corpus $corpus, log $log)"
-  "$bin" "$corpus" -max_total_time="$SECS" -max_len=${FUZZ_MAX_LEN:-32768} -timeout=20 -rss_limit_mb=2048 \
+  "$bin" "$corpus" -max_total_time="$SECS" -runs="$RUNS" -max_len="$MAXLEN" -timeout=20 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$OUT/crash-$t-" >"$log" 2>&1
   rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   crashes=$(ls "$OUT"/crash-"$t"-* 2>/dev/null | wc -l)
-  line="$t: ${execs:-?} executions in ${SECS}s, exit $rc, $crashes crash file(s)"
+  secs=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -1)
+  line="$t: ${execs:-?} executions in ${secs:-$SECS}s, exit $rc, $crashes crash file(s)"
   echo "  $line"
   summary="$summary$line
 "
