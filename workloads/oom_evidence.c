@@ -14,6 +14,7 @@ uint64_t oom_segment_size(uint64_t request, int expandable) {
 }
 
 static int add_bound(struct oom_evidence *e, int64_t reserved, uint64_t size, int is_oom) {
+  if (e->nb >= OOM_BOUNDS_MAX) return 0;   /* enough evidence: memory stays bounded on a crafted file */
   if (e->nb == e->cap) {
     uint64_t nc = e->cap ? e->cap * 2 : 16;
     struct oom_bound *nb = realloc(e->b, nc * sizeof *nb);

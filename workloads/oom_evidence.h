@@ -16,6 +16,10 @@
 
 struct oom_bound { int64_t reserved; uint64_t size; int is_oom; };
 
+/* upper bounds kept (24 bytes each; a real trace has a handful of OOMs): later ones are
+ * not used, so a file of millions of oom events cannot grow the reader */
+#define OOM_BOUNDS_MAX (1u << 16)
+
 struct oom_evidence {
   int64_t reserved;            /* running sum of segment events (relative to the trace start) */
   int64_t max_reserved;

@@ -92,8 +92,8 @@ struct pk_settings {
 #define PK_MAX_DEVICES 64
 #define PK_STACK_MAX (1u << 17)      /* values on the pickle stack (Python batches 1000) */
 /* memo values kept (strings that matter, scalars, frame dicts on a frames pass): a real
- * snapshot keeps thousands; the table is at most 2 x this x 24 bytes (96 MiB) */
-#define PK_MEMO_MAX (1u << 21)
+ * snapshot keeps thousands; the table is at most 2 x this x 24 bytes (48 MiB) */
+#define PK_MEMO_MAX (1u << 20)
 
 struct pk_val {
   uint8_t type, tok;

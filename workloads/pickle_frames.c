@@ -14,6 +14,7 @@
 #define MAX_FRAMES (1u << 20)
 #define MAX_CUR 256                 /* frames of one list kept (innermost first) */
 #define MAX_TEXT 1000               /* text of one oom's stack */
+#define MAX_TEXTS (1u << 16)        /* oom stacks kept as text (later ooms' frames read as unknown) */
 
 struct frame { uint32_t name, file; int64_t line; };
 
@@ -115,6 +116,7 @@ uint32_t pk_frames_oom_text(struct pk_reader *p) {
   }
   if (k > MAX_TEXT) k = MAX_TEXT;
   buf[k] = 0;
+  if (f->ntext >= MAX_TEXTS) return 0;
   if (f->ntext == f->cap_text && grow((void **)&f->text, &f->cap_text, sizeof *f->text)) return 0;
   char *c = strdup(buf);
   if (!c) return 0;

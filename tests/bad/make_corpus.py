@@ -150,9 +150,9 @@ def main():
         'allocator_settings.max_split_size is -7')
 
     # -- bounds: a reader's memory does not grow with a crafted file --
-    # 2.2 M MEMOIZE of one int (a few KB gzip'd): the memo bound, not gigabytes
-    put('memo_flood.pickle.gz', gzip.compress(PROTO4 + b'K\x07' + b'\x94' * (2200 * 1000) + b'.', mtime=0),
-        'more than 2097152 memo values kept')
+    # 1.1 M MEMOIZE of one int (a few KB gzip'd): the memo bound, not gigabytes
+    put('memo_flood.pickle.gz', gzip.compress(PROTO4 + b'K\x07' + b'\x94' * (1100 * 1000) + b'.', mtime=0),
+        'more than 1048576 memo values kept')
     # segment events summing past 2^63 bytes: refused, never a signed overflow
     put('reserved_overflow.pickle.gz',
         gzip.compress(pk(snap([ev('segment_alloc', size=1 << 50, addr=(i + 1) << 51) for i in range(1100)])), mtime=0),
