@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define IN_BUF (1u << 17)
+#ifndef TRACE_SRC_IN_BUF
+#define TRACE_SRC_IN_BUF (1u << 17)   /* compressed bytes read at a time */
+#endif
+#define IN_BUF TRACE_SRC_IN_BUF
 
 int src_open_path(struct trace_src *s, const char *path, char *err) {
   memset(s, 0, sizeof *s);

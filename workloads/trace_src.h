@@ -15,7 +15,9 @@
 #include <zlib.h>
 #include "workload.h"
 
+#ifndef TRACE_SRC_BUF                /* the fuzz targets build with a small one: more window slides per input */
 #define TRACE_SRC_BUF (1u << 20)     /* file window; strings we keep are far shorter */
+#endif
 #define TRACE_LINE_MAX 4096          /* longest CSV line accepted */
 
 struct trace_src {

@@ -62,25 +62,34 @@ static size_t fm_value(uint8_t *data, size_t size, size_t max_size) {
 
 /* gzip'd input: inflate, mutate, deflate again (sometimes with its trailer broken) */
 static size_t fm_gzip(uint8_t *data, size_t size, size_t max_size) {
-  size_t cap = max_size * 4 + 4096;
-  uint8_t *raw = malloc(cap);
-  if (!raw) return size;
-  z_stream z = {0};
-  if (inflateInit2(&z, 15 + 16) != Z_OK) { free(raw); return size; }
+  /* one buffer and one inflate/deflate state for the whole run (reset per call): a
+   * mutation must cost far less than the reader's run */
+  static uint8_t *raw;
+  static size_t cap;
+  static z_stream z, d;
+  static int ready;
+  if (cap < max_size * 4 + 4096) {
+    free(raw);
+    cap = max_size * 4 + 4096;
+    raw = malloc(cap);
+    if (!raw) { cap = 0; return size; }
+  }
+  if (!ready) {
+    if (inflateInit2(&z, 15 + 16) != Z_OK) return size;
+    if (deflateInit2(&d, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) { inflateEnd(&z); return size; }
+    ready = 1;
+  }
+  inflateReset(&z);
   z.next_in = data; z.avail_in = (uInt)size; z.next_out = raw; z.avail_out = (uInt)cap;
   inflate(&z, Z_FINISH);
   size_t n = cap - z.avail_out;
-  inflateEnd(&z);
-  if (!n) { free(raw); return size; }
-  n = (fm_next() & 1) ? LLVMFuzzerMutate(raw, n, cap) : fm_repeat(raw, n, cap);
-  z_stream d = {0};
-  if (deflateInit2(&d, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) { free(raw); return size; }
+  if (!n) return size;
+  n = fm_next() % 8 ? LLVMFuzzerMutate(raw, n, n * 2 + 64 < cap ? n * 2 + 64 : cap) : fm_repeat(raw, n, cap);
+  deflateReset(&d);
   d.next_in = raw; d.avail_in = (uInt)n; d.next_out = data; d.avail_out = (uInt)max_size;
   int rc = deflate(&d, Z_FINISH);
   size_t out = max_size - d.avail_out;
-  deflateEnd(&d);
-  free(raw);
-  if (rc != Z_STREAM_END) return size;   /* did not fit: keep what libFuzzer gave (data may be changed; any bytes are fine) */
+  if (rc != Z_STREAM_END) return size;   /* did not fit: data holds part of it (any bytes are an input) */
   switch (fm_next() % 16) {
   case 0: if (out > 8) data[out - 1 - fm_next() % 8] ^= 1; break;   /* CRC or ISIZE wrong */
   case 1: out -= out > 4 ? 1 + fm_next() % 4 : 0; break;             /* cut inside the trailer */
@@ -92,9 +101,12 @@ static size_t fm_gzip(uint8_t *data, size_t size, size_t max_size) {
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {
   fm_rng = seed ? seed : 1;
   if (size >= 2 && data[0] == 0x1f && data[1] == 0x8b && fm_next() % 4) return fm_gzip(data, size, max_size);
-  switch (fm_next() % 16) {
+  /* libFuzzer's own mutations grow an input a little at a time (as its length control
+   * would without a custom mutator): long inputs come from the repeats, now and then */
+  size_t soft = size * 2 + 64 < max_size ? size * 2 + 64 : max_size;
+  switch (fm_next() % 32) {
   case 0: return fm_repeat(data, size, max_size);
-  case 1: case 2: return fm_value(data, size, max_size);
-  default: return LLVMFuzzerMutate(data, size, max_size);
+  case 1: case 2: return fm_value(data, size, soft);
+  default: return LLVMFuzzerMutate(data, size, soft);
   }
 }

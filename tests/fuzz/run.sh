@@ -4,15 +4,16 @@
 # FUZZ_SECONDS each (default 60), seeded from tests/data, tests/variants and tests/bad.
 # Each target has a structure-aware mutator (fuzz_mutate.h: slices repeated to grow
 # inputs past 32 KiB, bounded values written in, gzip'd inputs mutated inside and
-# recompressed) and inputs up to 256 KiB, so the bounds (memo, streams, lines, gzip
+# recompressed) and inputs up to 128 KiB, so the bounds (memo, streams, lines, gzip
 # trailer) are reached. A nightly run: FUZZ_SECONDS=3600 make fuzz (each reader passes
 # 10 M executions in well under an hour on one core; see README "Reliability: bounds").
 #
 #   FUZZ_SECONDS=300 make fuzz         longer runs
 #   FUZZ_TARGETS="rmm native" make fuzz  some of them
 #   FUZZ_CC=clang-15 make fuzz          another clang
-#   FUZZ_MAX_LEN=1048576 make fuzz      longer inputs (default 256 KiB; seeds are cut at it)
+#   FUZZ_MAX_LEN=1048576 make fuzz      longer inputs (default 128 KiB; seeds are cut at it)
 #   FUZZ_RUNS=10000000 make fuzz        stop each target after this many executions (or FUZZ_SECONDS)
+#   FUZZ_JOBS=8 make fuzz               8 fuzzing processes per target (-fork=8)
 #
 # Work and findings go to build/fuzz/: corpus-<target>/ (grows across runs) and
 # crash-<target>-* (inputs that crashed, leaked or timed out). Each crasher, once fixed,
@@ -23,8 +24,10 @@ cd "$(dirname "$0")/../.." || exit 2
 CC=${FUZZ_CC:-clang}
 SECS=${FUZZ_SECONDS:-60}
 TARGETS=${FUZZ_TARGETS:-pytorch rmm native}
-MAXLEN=${FUZZ_MAX_LEN:-262144}
+MAXLEN=${FUZZ_MAX_LEN:-131072}
+SEEDLEN=${FUZZ_SEED_LEN:-16384}
 RUNS=${FUZZ_RUNS:--1}
+JOBS=${FUZZ_JOBS:-0}   # > 0: libFuzzer's -fork=N, N processes on one corpus (a nightly host's cores)
 OUT=build/fuzz
 mkdir -p "$OUT"
 
@@ -40,7 +43,9 @@ if ! "$CC" -fsanitize=fuzzer,address,undefined "$OUT/probe.c" -o "$OUT/probe" 2>
   exit 2
 fi
 
-CFLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Iharness/common -Iharness/engine -Iworkloads"
+# a 64 KiB window and 4 KiB reads: the readers slide their window often, and an input
+# costs little to open
+CFLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -DTRACE_SRC_BUF=65536 -DTRACE_SRC_IN_BUF=4096 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Iharness/common -Iharness/engine -Iworkloads"
 COMMON="workloads/trace_src.c"
 sources() {
   case $1 in
@@ -71,11 +76,19 @@ for t in $TARGETS; do
   mkdir -p "$corpus"
   for f in $(seeds "$t"); do
     base=$(basename "$f")
+    # seeds from tests/data and tests/variants are cut at SEEDLEN (16 KiB: the corpus starts
+    # small and fast; the mutator grows what finds new paths); tests/bad inputs, built to
+    # reach a bound, stay whole up to MAXLEN
+    case $f in tests/bad/*) cut=$MAXLEN ;; *) cut=$SEEDLEN ;; esac
     case $f in
-      # the pickle target also gets gzip'd snapshots decompressed (the gzip path is tried
-      # with the compressed file itself)
-      *.pickle.gz) head -c "$MAXLEN" "$f" > "$corpus/$base"; gzip -dc "$f" 2>/dev/null | head -c "$MAXLEN" > "$corpus/${base%.gz}.raw" ;;
-      *) head -c "$MAXLEN" "$f" > "$corpus/$base" ;;
+      # a large .gz seed is its first bytes inflated and compressed again (a valid trailer,
+      # and an input that inflates to little: a cut real snapshot inflates to MBs); the
+      # pickle target also gets them inflated
+      *.gz)
+        if [ "$(wc -c < "$f")" -le $((MAXLEN / 4)) ]; then cp "$f" "$corpus/$base"
+        else gzip -dc "$f" 2>/dev/null | head -c "$cut" | gzip -1 > "$corpus/$base"; fi
+        case $f in *.pickle.gz) gzip -dc "$f" 2>/dev/null | head -c "$cut" > "$corpus/${base%.gz}.raw" ;; esac ;;
+      *) head -c "$cut" "$f" > "$corpus/$base" ;;
     esac
   done
   native_seed="$corpus/seed.native.csv"
@@ -84,7 +97,10 @@ for t in $TARGETS; do
   fi
   log="$OUT/fuzz-$t.log"
   echo "fuzz: $t for ${SECS}s (corpus $corpus, log $log)"
-  "$bin" "$corpus" -max_total_time="$SECS" -runs="$RUNS" -max_len="$MAXLEN" -timeout=20 -rss_limit_mb=2048 \
+  fork=""
+  [ "$JOBS" -gt 0 ] && fork="-fork=$JOBS -ignore_crashes=1"
+  # shellcheck disable=SC2086
+  "$bin" "$corpus" $fork -max_total_time="$SECS" -runs="$RUNS" -max_len="$MAXLEN" -timeout=20 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$OUT/crash-$t-" >"$log" 2>&1
   rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
