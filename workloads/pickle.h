@@ -90,10 +90,14 @@ struct pk_settings {
 };
 
 #define PK_MAX_DEVICES 64
+#ifndef PK_STACK_MAX                 /* the bounds may be set smaller (the fuzz targets: reached sooner) */
 #define PK_STACK_MAX (1u << 17)      /* values on the pickle stack (Python batches 1000) */
+#endif
 /* memo values kept (strings that matter, scalars, frame dicts on a frames pass): a real
  * snapshot keeps thousands; the table is at most 2 x this x 24 bytes (48 MiB) */
+#ifndef PK_MEMO_MAX
 #define PK_MEMO_MAX (1u << 20)
+#endif
 
 struct pk_val {
   uint8_t type, tok;

@@ -77,7 +77,9 @@ int src_verror_at(const struct trace_src *s, int at_byte, uint64_t where, char *
 
 /* Distinct stream ids a trace may use: the allocators keep a pool per stream, so a file
  * with one stream per event would grow them without bound. */
+#ifndef TRACE_STREAMS_MAX
 #define TRACE_STREAMS_MAX 1024
+#endif
 /* note a stream id: 0, or -1 when it would be the (TRACE_STREAMS_MAX + 1)th distinct one
  * (or out of memory) */
 int src_stream_slow(struct trace_src *s, uint64_t id);
