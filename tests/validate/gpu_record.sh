@@ -62,7 +62,7 @@ EOF
   ;;
 advise)
   : > runs.jsonl
-  for s in 1 2 3 4; do
+  for s in ${SEEDS:-1 2 3 4}; do
     $jobs run gpt varlen=1 batch=32 seq=1024 steps=16 --seed $s --snapshot varlen_seed$s.pickle >> runs.jsonl 2>> errors.log &
     $jobs run gpt varlen=1 batch=32 seq=1024 steps=16 amp=bf16 ckpt=1 --seed $s --snapshot ckpt_seed$s.pickle >> runs.jsonl 2>> errors.log
     wait
@@ -73,7 +73,10 @@ advise)
   wait
   cat runs.jsonl
   ;;
-async)
+async|async_native|async_ref|async_cuda)
+  # async = async_native (snapshots) then async_ref (3 runs under backend:cudaMallocAsync,
+  # one at a time: the driver's pool depends on timing); async_cuda replays each snapshot 3
+  # times through fragbench on the driver's pool (FRAGBENCH=build/fragbench)
   cat > jobs.txt <<'EOF'
 build|gpt_ckpt_bf16|gpt batch=16 seq=1024 amp=bf16 ckpt=1 steps=6
 build|gpt_side|gpt batch=8 seq=1024 side=1 steps=6
@@ -87,19 +90,35 @@ heldout|ddp|ddp batch=8 seq=1024
 heldout|gpt_ckpt2_fp16_accum|gpt batch=16 seq=1024 amp=fp16 ckpt=2 accum=2 evals=1 steps=6
 heldout|resnet_fp32|resnet batch=96 steps=4
 EOF
-  echo "job,set,backend,run,peak_reserved,peak_allocated,seconds" > async_ref.csv
-  while IFS='|' read -r set name spec; do
-    # shellcheck disable=SC2086
-    r=$($jobs run $spec --snapshot "$name.pickle" 2>> errors.log | tail -n 1)
-    echo "$r" | $py -c "import json,sys; r=json.loads(sys.stdin.read()); print('$name,$set,native,1,%d,%d,%s' % (r['peak_reserved'], r['peak_allocated'], r['seconds']))" >> async_ref.csv
-    for k in 1 2 3; do
-      # shellcheck disable=SC2086
-      r=$($jobs run $spec --conf backend:cudaMallocAsync 2>> errors.log | tail -n 1)
-      echo "$r" | $py -c "import json,sys; r=json.loads(sys.stdin.read()); print('$name,$set,async,$k,%d,%d,%s' % (r['peak_reserved'], r['peak_allocated'], r['seconds']))" >> async_ref.csv
-    done
-  done < jobs.txt
   awk -F'|' '{print $1, $2}' jobs.txt > SPLIT.txt
+  row() { $py -c "import json,sys; r=json.loads(sys.stdin.read()); print('$1,$2,$3,$4,%d,%d,%s' % (r['peak_reserved'], r['peak_allocated'], r['seconds']))"; }
+  [ -f async_ref.csv ] || echo "job,set,backend,run,peak_reserved,peak_allocated,seconds" > async_ref.csv
+  if [ "$part" = async ] || [ "$part" = async_native ]; then
+    while IFS='|' read -r set name spec; do
+      # shellcheck disable=SC2086
+      $jobs run $spec --snapshot "$name.pickle" 2>> errors.log | tail -n 1 | row "$name" "$set" native 1 >> async_ref.csv
+    done < jobs.txt
+  fi
+  if [ "$part" = async ] || [ "$part" = async_ref ]; then
+    while IFS='|' read -r set name spec; do
+      for k in 1 2 3; do
+        # shellcheck disable=SC2086
+        $jobs run $spec --conf backend:cudaMallocAsync 2>> errors.log | tail -n 1 | row "$name" "$set" async "$k" >> async_ref.csv
+      done
+    done < jobs.txt
+  fi
+  if [ "$part" = async_cuda ]; then
+    fb=${FRAGBENCH:?FRAGBENCH=path/to/fragbench}
+    echo "job,set,allocator,run,peak_reserved,status" > fragbench_cuda.csv
+    while IFS='|' read -r set name spec; do
+      for k in 1 2 3; do
+        "$fb" run --trace "$name.pickle" --allocator async --device cuda --quiet 2>> errors.log |
+          awk -F, -v j="$name" -v s="$set" -v k="$k" 'NR==1{for(i=1;i<=NF;i++)c[$i]=i; next} {print j","s",async,"k","$c["peak_reserved"]","$c["status"]}' >> fragbench_cuda.csv
+      done
+    done < jobs.txt
+    cat fragbench_cuda.csv
+  fi
   cat async_ref.csv
   ;;
-*) echo "gpu_record.sh: unknown part '$part' (fit, advise, async)" >&2; exit 2 ;;
+*) echo "gpu_record.sh: unknown part '$part' (fit, advise, async, async_native, async_ref, async_cuda)" >&2; exit 2 ;;
 esac
