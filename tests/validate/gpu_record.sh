@@ -14,8 +14,10 @@ out=${2:?usage: gpu_record.sh fit|advise|async OUTDIR}
 here=$(cd "$(dirname "$0")" && pwd)
 py=${PYTHON:-python3}
 jobs="$py $here/torch_jobs.py"
-mkdir -p "$out/$part"
-cd "$out/$part" || exit 2
+dir=$part
+case $part in async*) dir=async ;; esac   # the async parts share one folder
+mkdir -p "$out/$dir"
+cd "$out/$dir" || exit 2
 
 case $part in
 fit)
@@ -94,16 +96,19 @@ EOF
   row() { $py -c "import json,sys; r=json.loads(sys.stdin.read()); print('$1,$2,$3,$4,%d,%d,%s' % (r['peak_reserved'], r['peak_allocated'], r['seconds']))"; }
   [ -f async_ref.csv ] || echo "job,set,backend,run,peak_reserved,peak_allocated,seconds" > async_ref.csv
   if [ "$part" = async ] || [ "$part" = async_native ]; then
+    n=0   # the native allocator does not depend on timing: ${NATIVE_PAR:-3} at a time
     while IFS='|' read -r set name spec; do
       # shellcheck disable=SC2086
-      $jobs run $spec --snapshot "$name.pickle" 2>> errors.log | tail -n 1 | row "$name" "$set" native 1 >> async_ref.csv
+      ( $jobs run $spec --snapshot "$name.pickle" 2>> errors.log | tail -n 1 | row "$name" "$set" native 1 >> async_ref.csv ) < /dev/null &
+      n=$((n + 1)); if [ $n -ge "${NATIVE_PAR:-3}" ]; then wait; n=0; fi
     done < jobs.txt
+    wait
   fi
   if [ "$part" = async ] || [ "$part" = async_ref ]; then
     while IFS='|' read -r set name spec; do
-      for k in 1 2 3; do
+      for k in $(seq "${RUNS:-3}"); do
         # shellcheck disable=SC2086
-        $jobs run $spec --conf backend:cudaMallocAsync 2>> errors.log | tail -n 1 | row "$name" "$set" async "$k" >> async_ref.csv
+        $jobs run $spec --conf backend:cudaMallocAsync 2>> errors.log < /dev/null | tail -n 1 | row "$name" "$set" async "$k" >> async_ref.csv
       done
     done < jobs.txt
   fi
@@ -111,8 +116,8 @@ EOF
     fb=${FRAGBENCH:?FRAGBENCH=path/to/fragbench}
     echo "job,set,allocator,run,peak_reserved,status" > fragbench_cuda.csv
     while IFS='|' read -r set name spec; do
-      for k in 1 2 3; do
-        "$fb" run --trace "$name.pickle" --allocator async --device cuda --quiet 2>> errors.log |
+      for k in $(seq "${RUNS:-3}"); do
+        "$fb" run --trace "$name.pickle" --allocator async --device cuda --quiet 2>> errors.log < /dev/null |
           awk -F, -v j="$name" -v s="$set" -v k="$k" 'NR==1{for(i=1;i<=NF;i++)c[$i]=i; next} {print j","s",async,"k","$c["peak_reserved"]","$c["status"]}' >> fragbench_cuda.csv
       done
     done < jobs.txt
