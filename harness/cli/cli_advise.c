@@ -84,6 +84,7 @@ int cmd_advise(struct cli_opts *o) {
             "recommendation with `fragbench run --device cuda --alloc-conf ...`\n");
     return 2;
   }
+  if (outfile_check("advise", (const char *[]){"--out"}, &o->out, 1, (const char *[]){o->traces[0], o->oom_message}, 2)) return 2;
   struct advise_opts ao = {.trace = o->traces[0], .trace_device = o->trace_device, .budget = o->budget,
                            .progress = !o->quiet && isatty(2)};
   ao.device.kind = "sim";
@@ -132,7 +133,7 @@ int cmd_advise(struct cli_opts *o) {
       snprintf(id, sizeof id, "%d", i + 1);
       csv_write_row(out.csv, id, &res.c[i].r);
     }
-    output_close(&out);
+    if (output_finish(&out, 1)) { advise_free(&res); return 2; }   /* complete: every setting replayed */
   }
 
   const struct advise_candidate *best = &res.c[0];

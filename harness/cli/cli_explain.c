@@ -5,6 +5,7 @@
 #include "options.h"
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "explain.h"
 #include "explain_plot.h"
 #include "limit.h"
@@ -153,6 +154,7 @@ int cmd_explain(struct cli_opts *o) {
       return 2;
     }
   }
+  if (outfile_check("explain", (const char *[]){"--plot"}, &o->plot, 1, (const char *[]){o->traces[0], o->oom_message}, 2)) return 2;
   char err[FB_ERRLEN];
   uint64_t cap = o->budget;   /* the limit given, resolved against the sim total */
   if (!cap && o->oom_message) {
@@ -209,6 +211,8 @@ int cmd_explain(struct cli_opts *o) {
   if (st.has_request) print_why(&st);
   if (o->plot) {
     char perr[FB_ERRLEN];
+    /* drawn only once the moment is explained (a failed explain leaves an old picture as
+     * it was); the picture, its .dat and .gp are gnuplot's to write */
     int prc = explain_plot(&st, o->traces[0], o->plot, perr);
     if (prc == 0) fprintf(stderr, "fragbench explain: wrote %s\n", o->plot);
     else fprintf(stderr, "fragbench explain: %s\n", perr);

@@ -64,6 +64,9 @@ int cmd_mincap(struct cli_opts *o) {
     c.quiet = 1;
     if (cli_pick_device(&c, &confirm_cfg)) return 1;
   }
+  const char *ins[CLI_MAX];
+  for (int i = 0; i < o->ntraces; i++) ins[i] = o->traces[i];
+  if (outfile_check("mincap", (const char *[]){"--out"}, &o->out, 1, ins, o->ntraces)) return 2;
   struct output out;
   if (output_open(&out, o->out)) return 2;
   out.quiet = o->quiet;
@@ -123,7 +126,7 @@ int cmd_mincap(struct cli_opts *o) {
       if (cls == 2) break;
     }
   }
-  output_close(&out);
+  if (output_finish(&out, worst == 0) && worst < 2) worst = 2;   /* --out only when every row was found */
   if (o->confirm_on)
     fprintf(stderr, "mincap: %d of %d found caps confirmed on %s%s\n", nconfirmed, nconfirmed + ndisagree, o->confirm_on,
             ndisagree ? " - SEE THE ERRORS ABOVE" : "");
