@@ -42,6 +42,7 @@ struct cli_opts {
   char conf_spec[CLI_MAX][640]; int nconf;          /* --alloc-conf, as strategy specs (in allocators[]) */
   uint64_t budget;                                  /* the one --limit/--budget resolved against the sim total; 0 = none */
   const char *oom_message;                          /* --oom-message FILE|-: PyTorch's OOM text */
+  char oom_message_source[128];                     /* what it said, once read (the limit sentence) */
   const char *max_reserved_text;                    /* --max-reserved as given (resolved after every flag) */
   int no_infer_cap;                                 /* run: no cap inferred from a snapshot's OOM */
   const char *at, *plot;                            /* explain --at, --plot */

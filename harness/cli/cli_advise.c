@@ -101,14 +101,11 @@ int cmd_advise(struct cli_opts *o) {
   if (!o->quiet) {
     char line[1024];
     if (lim.from == LIMIT_INFERRED) {
-      cap_infer_sentence(&lim.ci, line, sizeof line);
-      char *cut = strstr(line, "; every strategy");   /* advise replays its settings, not every strategy */
-      if (cut) *cut = 0;
+      cap_infer_evidence(&lim.ci, line, sizeof line);
       fprintf(stderr, "fragbench advise: %s %s\n", o->traces[0], line);
     }
-    limit_sentence(&lim, line, sizeof line);
-    fprintf(stderr, "fragbench advise: %s\n", line);
   }
+  cli_say_limit(o, &lim);
   ao.budget = lim.bytes;
   inferred = lim.from == LIMIT_INFERRED;
   int rc = advise_run(&ao, &res, err);

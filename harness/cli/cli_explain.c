@@ -162,6 +162,7 @@ int cmd_explain(struct cli_opts *o) {
     struct limit_ask ask = {.oom_message = o->oom_message};
     if (limit_resolve(&ask, &lim, err)) { fprintf(stderr, "fragbench explain: %s\n", err); return 2; }
     cap = lim.bytes;
+    snprintf(o->oom_message_source, sizeof o->oom_message_source, "%s", lim.source);
   }
   struct explain_opts eo = {.trace = o->traces[0], .trace_device = o->trace_device, .at = o->at,
                             .allocator = o->nallocators ? o->allocators[0] : NULL,
@@ -182,18 +183,14 @@ int cmd_explain(struct cli_opts *o) {
   {   /* where the limit came from: the sentence every command prints */
     struct limit lim = {.from = !st.cap ? LIMIT_NONE : o->budget ? LIMIT_GIVEN : o->oom_message ? LIMIT_OOM_MESSAGE : LIMIT_INFERRED,
                         .bytes = st.cap, .ci = st.ci};
-    snprintf(lim.source, sizeof lim.source, "%s", lim.from == LIMIT_GIVEN && o->ncaps ? o->caps[0].flag : "the OOM message");
-    char line[1024];
-    limit_sentence(&lim, line, sizeof line);
-    fprintf(stderr, "fragbench explain: %s\n", line);
+    snprintf(lim.source, sizeof lim.source, "%s", lim.from == LIMIT_OOM_MESSAGE ? o->oom_message_source : "");
+    cli_say_limit(o, &lim);
   }
   if (st.ci.has_oom) {
     char line[1024];
-    cap_infer_sentence(&st.ci, line, sizeof line);
-    if (st.cap_source && strcmp(st.cap_source, "inferred")) {   /* the limit given, not the inferred one, was replayed */
-      char *cut = strstr(line, "; every strategy");
-      if (cut) *cut = 0;
-    }
+    /* only when the inferred limit is the one replayed does the sentence say so */
+    if (st.cap_source && !strcmp(st.cap_source, "inferred")) cap_infer_sentence(&st.ci, line, sizeof line);
+    else cap_infer_evidence(&st.ci, line, sizeof line);
     printf("the snapshot %s\n", line);
     if (st.ci.has_oom && st.at_oom && st.info.oom_released)
       printf("PyTorch released %s of cached segments right before it failed (release-and-retry)\n",

@@ -276,7 +276,7 @@ int opts_parse(const struct cmd_def *c, int argc, char **argv, struct cli_opts *
       if (d->type != OPT_LIST && d->type != OPT_LIMIT && strchr(val, ',') && d->type != OPT_TEXT)
         return bad(c->name, "%s '%s': one value, not a list", flag, val);
     }
-    if (store(c->name, o, flag, val)) return 2;
+    if (store(c->name, o, d->flag, val)) return 2;   /* d->flag: static, kept in caps[].flag */
   }
   return finish(c, o);
 }
