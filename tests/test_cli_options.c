@@ -174,3 +174,16 @@ TEST(options_oom_message_gives_the_exact_limit) {
   free(e);
   free(o);
 }
+
+/* the subcommands that read their own arguments refuse foreign and empty flags too */
+TEST(options_readspeed_report_compare_refuse_foreign_and_empty_flags) {
+  paths();
+  CHECK_EQ(test_cli(outp, errp, "readspeed", "--bogus", NULL), 2);
+  char *e = test_read_file(errp);
+  CHECK_CONTAINS(e, "unknown option '--bogus'");
+  free(e);
+  CHECK_EQ(test_cli(outp, errp, "readspeed", "--events", "", NULL), 2);
+  CHECK_EQ(test_cli(outp, errp, "report", "--bogus", NULL), 2);
+  CHECK_EQ(test_cli(outp, errp, "report", "--format", "", NULL), 2);
+  CHECK_EQ(test_cli(outp, errp, "compare", "a.csv", "b.csv", "--max-lines", NULL), 2);
+}

@@ -21,7 +21,7 @@ static const struct opt_def explain_opts[] = {
   {"--alloc-conf", OPT_TEXT, "CONF", "the strategy as PyTorch's PYTORCH_CUDA_ALLOC_CONF string"},
   OPTS_LIMIT,
   {"--device", OPT_TEXT, "sim", "explain replays on the simulated device (cuda is refused)"},
-  {"--sim-total", OPT_BYTES, "BYTES", "the simulated device's total (default: an H100 80GB)"},
+  {"--sim-total", OPT_BYTES, "BYTES", "the device total that --limit N% and fractions refer to (default: an H100 80GB)"},
   {"--plot", OPT_TEXT, "FILE.png|.svg", "also draw it (gnuplot): one bar per segment, blocks coloured by state,\n"
    "the request drawn beside them"},
   OPTS_END,
