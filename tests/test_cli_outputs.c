@@ -132,3 +132,22 @@ TEST(outputs_compare_refuses_an_unknown_strategy_and_empty_metrics) {
   CHECK_CONTAINS(e, "unknown option '--bogus'");
   free(e);
 }
+
+/* an interrupted run (SIGTERM mid-row) leaves the old file and no temporary beside it */
+TEST(outputs_an_interrupted_run_leaves_the_old_file_and_no_litter) {
+  paths();
+  if (access("build/fragbench", X_OK)) SKIP("build/fragbench not built");
+  char dir[512], out[600], cmd[1600];
+  snprintf(dir, sizeof dir, "%s/intr", test_tmpdir());
+  mkdir(dir, 0777);
+  snprintf(out, sizeof out, "%s/results.csv", dir);
+  put(out, "old\n");
+  snprintf(cmd, sizeof cmd, "timeout -s TERM 1 build/fragbench run --workload train_loop:iters=400000 --device sim --quiet "
+           "--out '%s' 2>/dev/null", out);
+  CHECK(system(cmd) != 0);   /* killed before the end */
+  char *t = test_read_file(out);
+  CHECK_STR(t, "old\n");
+  free(t);
+  snprintf(cmd, sizeof cmd, "test $(ls -A '%s' | wc -l) -eq 1", dir);
+  CHECK_EQ(system(cmd), 0);
+}

@@ -106,7 +106,7 @@ void cli_say_limit(const struct cli_opts *o, const struct limit *lim) {
       k += (size_t)snprintf(given + k, sizeof given - k, "%s%s %s", i ? ", " : "", o->caps[i].flag, o->caps[i].text);
     l.from = LIMIT_GIVEN;
     l.bytes = o->ncaps == 1 && o->caps[0].kind != CAP_X ? o->budget : 0;
-    snprintf(l.source, sizeof l.source, "%s", given);
+    snprintf(l.source, sizeof l.source, "%.120s", given);
   }
   limit_sentence(&l, line, sizeof line);
   fprintf(stderr, "fragbench %s: %s\n", o->cmd, line);
