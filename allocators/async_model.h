@@ -33,7 +33,7 @@ struct amodel_config {
 };
 
 /* 0, or -1 with err set */
-int amodel_create(struct amodel **m, struct device *d, const struct amodel_config *cfg, char *err);
+int amodel_create(struct amodel **out, struct device *d, const struct amodel_config *cfg, char *err);
 /* 0, FB_OOM, or <0 on a device error */
 int amodel_alloc(struct amodel *m, uint64_t size, uint64_t stream, uint64_t *addr);
 void amodel_free(struct amodel *m, uint64_t addr, uint64_t size, uint64_t stream);
