@@ -24,6 +24,9 @@ static const char usage[] =
 "  fragbench explain --trace FILE [--at oom|peak|EVENT] [--allocator A] [--plot FILE.png|.svg]\n"
 "                   the memory at that moment: segments, blocks, why a request did not fit\n"
 "                   (fragbench explain --help)\n"
+"  fragbench fit --workload GEN --vary PARAM --limit BYTES|N%|FRACTION [--allocator A]...\n"
+"                   [--from N --to M] [--margin BYTES] [--plot F.png]   the largest value of\n"
+"                   PARAM that completes under the limit, per strategy (fragbench fit --help)\n"
 "  fragbench list                            workloads, trace formats, allocators, parameters\n"
 "  fragbench perf [--out FILE.csv]           the suite's own speed on sim (make perf)\n"
 "  fragbench report DIR [--format png|svg]   report.md and the plot data of a bench run folder\n"
@@ -91,6 +94,7 @@ static const struct command commands[] = {
   {"advise", cmd_advise},
   {"device", cmd_device},
   {"explain", cmd_explain},
+  {"fit", cmd_fit},
   {NULL, NULL},
 };
 
@@ -172,6 +176,7 @@ int cli_parse(int argc, char **argv, struct cli_opts *o) {
     if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
       if (!strcmp(argv[1], "advise")) advise_usage(stdout);
       else if (!strcmp(argv[1], "explain")) explain_usage(stdout);
+      else if (!strcmp(argv[1], "fit")) fit_usage(stdout);
       else print_usage(stdout);
       exit(0);
     }
@@ -215,6 +220,11 @@ int cli_parse(int argc, char **argv, struct cli_opts *o) {
     else if (!strcmp(name, "--at")) o->at = val;
     else if (!strcmp(name, "--plot")) o->plot = val;
     else if (!strcmp(name, "--timeline")) o->timeline = val;
+    else if (!strcmp(name, "--vary")) o->vary = val;
+    else if (!strcmp(name, "--limit")) o->limit = val;   /* resolved against the device by the command */
+    else if (!strcmp(name, "--from")) { if (parse_u64(val, &o->from) || !o->from) return bad("--from '%s': expected a positive integer%s", val, ""); }
+    else if (!strcmp(name, "--to")) { if (parse_u64(val, &o->to) || !o->to) return bad("--to '%s': expected a positive integer%s", val, ""); }
+    else if (!strcmp(name, "--margin")) { if (parse_bytes(val, 0, &o->margin)) return bad("--margin '%s': expected a byte size such as 64Mi or 0%s", val, ""); o->margin_given = 1; }
     else if (!strcmp(name, "--confirm-on")) {
       if (strcmp(val, "cuda") && strcmp(val, "sim")) return bad("--confirm-on '%s': expected cuda (or sim)%s", val, "");
       o->confirm_on = val;

@@ -36,6 +36,8 @@ struct cli_opts {
   const char *at, *plot;                            /* explain --at, --plot */
   uint64_t max_reserved; int fail_on_oom;           /* run's gate: exit 1 when a row exceeds / OOMs */
   const char *breakdown;                            /* run --breakdown FILE.csv: reserved at the peak per stream */
+  const char *vary, *limit;                         /* fit --vary PARAM, --limit BYTES|N%|FRACTION */
+  uint64_t from, to, margin; int margin_given;      /* fit --from N --to M --margin BYTES */
 };
 
 /* Parse argv[2..] into o. Returns 0, or 2 with a message printed (bad usage). */
@@ -82,6 +84,8 @@ int cmd_perf(struct cli_opts *o);
 int cmd_advise(struct cli_opts *o);
 void advise_usage(FILE *f);
 int cmd_explain(struct cli_opts *o);
+int cmd_fit(struct cli_opts *o);
+void fit_usage(FILE *f);
 void explain_usage(FILE *f);
 
 #endif
