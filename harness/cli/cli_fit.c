@@ -29,8 +29,8 @@ static const char fit_help[] =
 "  --from/--to  the values searched (default 1 .. 65536); the need is assumed to grow\n"
 "               with the value and checked around the answer\n"
 "  --plot       peak reserved (uncapped) against the value per strategy, the limit drawn\n"
-"CSV: vary, max_value (empty: nothing fits), headroom_bytes (limit - margin - peak\n"
-"reserved at max_value), next_value, next_needs_bytes (the smallest limit under which\n"
+"CSV: vary, max_value (empty: nothing fits), headroom_bytes (limit - peak reserved at\n"
+"max_value; the margin is part of it), next_value, next_needs_bytes (the smallest limit under which\n"
 "next_value completes, margin included), limit_bytes, margin_bytes, then the usual row.\n";
 
 void fit_usage(FILE *f) { fputs(fit_help, f); }
@@ -80,8 +80,8 @@ static void say(const char *wl, const char *vary, const struct fit_report *rep, 
             (unsigned long long)rep->next_value, rep->next_needs ? fmt_bytes(rep->next_needs, a, sizeof a) : "more than the device",
             fmt_bytes(rep->limit, b, sizeof b), fmt_bytes(rep->margin, c, sizeof c));
   else {
-    fprintf(stderr, "fit: %s x %s: %s=%llu fits (peak reserved %s, headroom %s)", wl, r->allocator, vary,
-            (unsigned long long)rep->max_value, fmt_bytes(r->peak_reserved, a, sizeof a), fmt_bytes(rep->headroom, b, sizeof b));
+    fprintf(stderr, "fit: %s x %s: %s=%llu fits (peak reserved %s, headroom %s of which the margin %s)", wl, r->allocator, vary,
+            (unsigned long long)rep->max_value, fmt_bytes(r->peak_reserved, a, sizeof a), fmt_bytes(rep->headroom, b, sizeof b), fmt_bytes(rep->margin, c, sizeof c));
     if (rep->at_to) fprintf(stderr, "; --to reached, larger values not tried");
     else if (rep->next_needs) {
       uint64_t over = rep->next_needs > rep->limit ? rep->next_needs - rep->limit : 0;

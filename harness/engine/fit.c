@@ -2,7 +2,8 @@
  *
  * The search, for one generator x allocator:
  *   1. `from` under the cap (limit - margin): if it fails, nothing fits (answer none;
- *      what `from` needs is still reported).
+ *      what `from` needs is still reported), and from+1 .. from+FIT_CHECK_ABOVE are
+ *      tried: one that completes is reported (non-monotonic) - the answer stays none.
  *   2. gallop: from, 2*from, 4*from ... (clamped to `to`) until one fails;
  *   3. bisect between the last completing and the first failing value;
  *   4. the check: every value below the answer completes (all of them when there are
@@ -205,11 +206,20 @@ int fit_find(const struct run_spec *base, const char *vary, uint64_t limit, uint
     rep->found = 1;
     if (search_up(S, from, to, best, scratch) < 0) { *out = *scratch; goto done; }
     *out = *best;
-    rep->headroom = S->cap > out->peak_reserved ? S->cap - out->peak_reserved : 0;
+    rep->headroom = limit > out->peak_reserved ? limit - out->peak_reserved : 0;
     rep->next_value = rep->at_to ? 0 : rep->max_value + 1;
   } else {
     *out = *best;
     rep->next_value = from;
+    for (uint64_t v = from + 1; v <= from + FIT_CHECK_ABOVE && v <= to; v++) {   /* the check, above `from` */
+      rc = probe(S, v, scratch);
+      if (rc < 0) { *out = *scratch; goto done; }
+      if (rc) {
+        rep->nonmono_value = v;
+        rep->nonmono_completes = 1;
+        break;
+      }
+    }
   }
   if (rep->next_value) {   /* 5. what the next value needs */
     struct run_result *nr = scratch;
@@ -229,7 +239,7 @@ int fit_find(const struct run_spec *base, const char *vary, uint64_t limit, uint
   }
   out->cap_bytes = S->cap;
   out->cap_x = 0;
-  if (rep->nonmono_value && out->exit_class == 0) {
+  if (rep->nonmono_value && out->exit_class == 0 && rep->found) {
     snprintf(out->status, sizeof out->status, "ok: non-monotonic (%s=%llu %s)", vary,
              (unsigned long long)rep->nonmono_value,
              rep->nonmono_completes ? "completes above the answer" : "fails below a value that completes");

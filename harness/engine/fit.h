@@ -32,7 +32,7 @@ struct fit_report {
   uint64_t limit, margin;      /* as given; probes ran under limit - margin */
   int found;                   /* a value completed */
   uint64_t max_value;          /* the answer (found) */
-  uint64_t headroom;           /* limit - margin - peak reserved at max_value */
+  uint64_t headroom;           /* limit - peak reserved at max_value (the margin is inside it) */
   uint64_t next_value;         /* max_value + 1, or the smallest value tried when none fits; 0 = beyond `to` */
   uint64_t next_needs;         /* the smallest limit under which next_value completes (its mincap + margin); 0 = unknown */
   uint64_t next_reserved;      /* next_value's peak reserved, uncapped */
