@@ -22,6 +22,7 @@ static const struct param_spec varlen_params[] = {
   MODEL_ARCH_PARAMS("8", "1024", "16", "4096", "32000"),
   MODEL_TRAIN_PARAMS("adamw", "30"),
   TRAIN_STEP_PARAMS,
+  TRAIN_JOB_PARAMS,
   {"dist", P_STR, "uniform", "uniform | bucketed | lognormal: how seq is drawn each step"},
   {"batch_min", P_INT, "4", "smallest batch"},
   {"batch_max", P_INT, "32", "largest batch"},
@@ -64,7 +65,7 @@ static void varlen_iteration(struct train_gen *g) {
   struct varlen *v = (struct varlen *)g;
   uint64_t batch = rng_range(&v->rng, v->batch_min, v->batch_max);
   model_set_step(&g->m, batch, draw_seq(v));
-  model_train_step(&g->m);
+  train_gen_step(g);
 }
 
 static void varlen_restart(struct train_gen *g) { rng_seed(&((struct varlen *)g)->rng, g->seed, (uint64_t)g->rank, 1); }
