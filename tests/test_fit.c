@@ -1,8 +1,11 @@
 /* test_fit.c - `fit` (the largest value of a parameter that completes under a limit):
  * the spec rewriting, the answer's defining rule checked by independent replays, the
- * margin, both kinds of non-monotonic point, the issue's figures for train_loop, and the
- * CLI's columns and bad input. */
+ * margin, both kinds of non-monotonic point, the issue's figures for train_loop, the
+ * CLI's columns and bad input, and bench's FIT= table (scripts/bench_fit.sh). */
+#include <libgen.h>
 #include <stdlib.h>
+#include <unistd.h>
+#include <sys/wait.h>
 #include "test.h"
 #include "fit.h"
 #include "replay.h"
@@ -222,4 +225,37 @@ TEST(fit_cli_bad_input_exits_2) {
   CHECK_EQ(test_cli(NULL, NULL, "fit", "--workload", TL, "--vary", "batch", "--limit", "0.5", "--from", "9", "--to", "3", NULL), 2);
   CHECK_EQ(test_cli(NULL, NULL, "fit", "--workload", TL, "--vary", "batch", "--limit", "1Mi", "--margin", "2Mi", NULL), 2);
   CHECK_EQ(test_cli(NULL, NULL, "fit", "--trace", "x.pickle", "--vary", "batch", "--limit", "0.5", NULL), 2);
+}
+
+TEST(fit_bench_table_has_a_row_per_strategy_and_a_plot_when_gnuplot_is_there) {
+  if (access("scripts/bench_fit.sh", R_OK)) SKIP("scripts/bench_fit.sh not found (run from the repository root)");
+  char exe[512] = "", bin[600], dir[600], log[600], cmd[3000], p[700];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) SKIP("cannot find the test binary's folder");
+  exe[n] = 0;
+  snprintf(bin, sizeof bin, "%s/fragbench", dirname(exe));
+  if (access(bin, X_OK)) SKIP("no fragbench binary beside the tests");
+  snprintf(dir, sizeof dir, "%s/benchfit", test_tmpdir());
+  snprintf(log, sizeof log, "%s/benchfit.log", test_tmpdir());
+  snprintf(cmd, sizeof cmd, "FIT=batch FIT_LIMIT=600Mi WORKLOADS='" TL " random' sh scripts/bench_fit.sh '%s' '%s' > '%s' 2>&1", bin,
+           dir, log);
+  int st = system(cmd);
+  char *out = test_read_file(log);
+  CHECK_MSG(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "bench_fit.sh failed:\n%s", out ? out : "");
+  free(out);
+  snprintf(p, sizeof p, "%s/fit.md", dir);
+  char *md = test_read_file(p);
+  CHECK(md != NULL);
+  CHECK_CONTAINS(md, "## What fits");
+  CHECK_CONTAINS(md, "| batch | caching | ");
+  CHECK_CONTAINS(md, "| batch | expandable | ");
+  int random_rows = strstr(md, "| random |") != NULL;   /* random has no batch: not searched */
+  free(md);
+  CHECK(!random_rows);
+  if (system("command -v gnuplot >/dev/null 2>&1") == 0) {
+    snprintf(p, sizeof p, "%s/plots/fit-" TL "-batch.png", dir);
+    for (char *c = p + strlen(dir) + 11; *c; c++)
+      if (*c == ':' || *c == ',') *c = '_';
+    CHECK_MSG(!access(p, R_OK), "no plot %s", p);
+  }
 }
