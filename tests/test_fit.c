@@ -217,6 +217,22 @@ TEST(fit_cli_writes_fit_columns_and_the_usual_row) {
   free(csv);
 }
 
+/* the default margin: 65 MiB (cuBLAS/cuBLASLt workspaces, measured) + 1% of the limit */
+TEST(fit_cli_default_margin_is_workspaces_plus_one_percent) {
+  char out[512], cell[128];
+  snprintf(out, sizeof out, "%s/fitm.csv", test_tmpdir());
+  CHECK_EQ(test_cli(NULL, NULL, "fit", "--workload", TL, "--vary", "batch", "--limit", "1000000000", "--allocator", "raw", "--out", out,
+                    "--quiet", NULL), 0);
+  char *csv = test_read_file(out);
+  CHECK(csv != NULL);
+  CHECK(!csv_col(csv, "margin_bytes", cell, sizeof cell));
+  CHECK_STR(cell, "78157440");   /* 68157440 + 10000000 */
+  CHECK(!csv_col(csv, "cap_bytes", cell, sizeof cell));
+  CHECK_STR(cell, "921842560");
+  free(csv);
+  CHECK_EQ(fit_default_margin(10627186688ull), 68157440ull + 106271866ull);
+}
+
 TEST(fit_cli_bad_input_exits_2) {
   CHECK_EQ(test_cli(NULL, NULL, "fit", "--workload", TL, "--vary", "batch", NULL), 2);                       /* no limit */
   CHECK_EQ(test_cli(NULL, NULL, "fit", "--workload", TL, "--limit", "0.5", NULL), 2);                        /* no vary */

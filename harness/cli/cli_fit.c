@@ -188,7 +188,7 @@ int cmd_fit(struct cli_opts *o) {
     fprintf(stderr, "fragbench fit: --limit '%s': expected bytes (10627186688, 9.9Gi), N%% or a fraction such as 0.125\n", o->limit);
     return 2;
   }
-  uint64_t margin = o->margin_given ? o->margin : FIT_MARGIN_DEFAULT;
+  uint64_t margin = o->margin_given ? o->margin : fit_default_margin(limit);
   if (margin >= limit) {
     fprintf(stderr, "fragbench fit: --margin %llu leaves nothing of the limit %llu\n", (unsigned long long)margin, (unsigned long long)limit);
     return 2;

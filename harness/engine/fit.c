@@ -21,6 +21,10 @@
 #define FIT_CHECK_BELOW 48
 #define FIT_CHECK_ABOVE 3
 
+uint64_t fit_default_margin(uint64_t limit) {
+  return FIT_WORKSPACE_BYTES + (uint64_t)(FIT_ERROR_FRACTION * (double)limit);
+}
+
 int fit_spec(const char *spec, const char *key, uint64_t value, char *buf, size_t len) {
   const char *colon = strchr(spec, ':');
   size_t klen = strlen(key);
