@@ -101,7 +101,7 @@ static void say(const char *wl, const char *vary, const struct fit_report *rep, 
 
 /* --plot: uncapped peak reserved over the searched range, per strategy */
 static int plot(const struct cli_opts *o, const struct run_spec *base, const char **allocs, int nalloc,
-                const struct fit_report *reps) {
+                const struct fit_report *reps, const uint64_t *answer_reserved) {
   uint64_t from = o->from ? o->from : 1, hi = from + 4;
   for (int i = 0; i < nalloc; i++) {
     uint64_t top = reps[i].found ? reps[i].max_value + reps[i].max_value / 4 + 2 : from + 4;
@@ -138,6 +138,8 @@ static int plot(const struct cli_opts *o, const struct run_spec *base, const cha
           (unsigned long long)reps[0].margin, o->vary, base->workload);
   fprintf(m, "array maxv[%d]\n", nalloc);
   for (int i = 0; i < nalloc; i++) fprintf(m, "maxv[%d] = %lld\n", i + 1, reps[i].found ? (long long)reps[i].max_value : -1LL);
+  fprintf(m, "array ansr[%d]\n", nalloc);   /* peak reserved of the answer's run, under limit - margin */
+  for (int i = 0; i < nalloc; i++) fprintf(m, "ansr[%d] = %llu.0\n", i + 1, (unsigned long long)answer_reserved[i]);
   fclose(d);
   fclose(m);
   if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
@@ -203,7 +205,8 @@ int cmd_fit(struct cli_opts *o) {
   }
   header(f);
   struct fit_report *reps = calloc((size_t)nalloc, sizeof *reps);
-  if (!reps) { fprintf(stderr, "fragbench fit: out of host memory\n"); return 1; }
+  uint64_t *ansr = calloc((size_t)nalloc, sizeof *ansr);
+  if (!reps || !ansr) { fprintf(stderr, "fragbench fit: out of host memory\n"); free(reps); free(ansr); return 1; }
   int worst = 0, progress = !o->quiet && isatty(2);
   for (int ai = 0; ai < nalloc; ai++) {
     base.allocator = allocs[ai];
@@ -216,13 +219,15 @@ int cmd_fit(struct cli_opts *o) {
       continue;
     }
     row(f, ai + 1, o->vary, &reps[ai], &r);
+    ansr[ai] = reps[ai].found ? r.peak_reserved : 0;
     if (!o->quiet || reps[ai].nonmono_value) say(o->workloads[0], o->vary, &reps[ai], &r);
   }
   if (f != stdout) fclose(f);
   if (!worst && o->plot) {
-    int rc = plot(o, &base, allocs, nalloc, reps);
+    int rc = plot(o, &base, allocs, nalloc, reps, ansr);
     worst = rc > worst ? rc : worst;
   }
   free(reps);
+  free(ansr);
   return worst;
 }
