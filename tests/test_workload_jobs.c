@@ -1,5 +1,5 @@
 /* test_workload_jobs.c - one workload describes one job: the job parameters of the GPT
- * generators (ckpt=, amp=, accum=, arch=gpt) keep the contract, agree with the separate
+ * generators (ckpt=, amp=, accum=, arch=gpt; train_loop's zero= and offload=) keep the contract, agree with the separate
  * workloads they combine (checkpointing, amp), leave every default stream as it was,
  * and move the peak the way the mechanism says; train_resnet's parameter count is
  * torchvision's ResNet-50 (25,557,032). */
@@ -17,6 +17,8 @@ CONTRACT_TEST(train_loop_fp16_ckpt2_accum2, "train_loop:amp=fp16,ckpt=2,accum=2,
 CONTRACT_TEST(varlen_gpt_bf16_accum, "varlen:arch=gpt,amp=bf16,accum=2,iters=6,layers=2,seq_step=1", 1)
 CONTRACT_TEST(checkpointing_amp, "checkpointing:amp=bf16,layers=4,iters=3", 0)
 CONTRACT_TEST(grad_accumulation_ckpt_amp, "grad_accumulation:ckpt=1,amp=bf16,layers=2,iters=3", 0)
+CONTRACT_TEST(train_loop_zero2, "train_loop:zero=2," SMALL, 0)
+CONTRACT_TEST(train_loop_offload_params, "train_loop:offload=params," SMALL, 0)
 CONTRACT_TEST(train_resnet, "train_resnet:batch=4,size=64,iters=3", 0)
 CONTRACT_TEST(train_resnet_101_plain_sgd, "train_resnet:depth=101,batch=2,size=96,iters=3,momentum=0,ws_mb=4", 0)
 
@@ -49,6 +51,19 @@ TEST(workload_job_parameters_agree_with_the_separate_workloads) {
 }
 
 #define ACT "arch=gpt,layers=8,hidden=512,heads=8,ffn=2048,vocab=512,batch=8,seq=512,iters=3"
+
+/* train_loop:zero= and offload= are zero_shard's and offload's generators, on every rank */
+TEST(workload_job_zero_and_offload_are_the_separate_workloads) {
+  char err[FB_ERRLEN];
+  CHECK_EQ(same_stream("train_loop:zero=2," SMALL, "zero_shard:stage=2," SMALL, err), 1);
+  CHECK_EQ(same_stream("train_loop:zero=1," SMALL, "zero_shard:stage=1," SMALL, err), 1);
+  CHECK_EQ(same_stream("train_loop:offload=params," SMALL, "offload:target=params," SMALL, err), 1);
+  CHECK_EQ(same_stream("train_loop:offload=activations," SMALL, "offload:target=activations," SMALL, err), 1);
+  struct stream *a = run_spec("train_loop:zero=2," SMALL, 1, 4, 1, err), *b = run_spec("zero_shard:stage=2," SMALL, 1, 4, 1, err);
+  CHECK_MSG(a && b, "%s", err);
+  CHECK_EQ(a->hash, b->hash);   /* rank 1 of 4: the same shard */
+  free(a), free(b);
+}
 
 TEST(workload_job_checkpointing_lowers_the_peak_by_block) {
   char err[FB_ERRLEN];
@@ -131,6 +146,10 @@ TEST(workload_job_parameters_reject_bad_values) {
     {"train_loop:accum=0", "'accum=0': expected 1..4096"},
     {"train_loop:ckpt=5000", "'ckpt=5000': expected 0..4096"},
     {"varlen:amp=int8", "off|bf16|fp16"},
+    {"train_loop:zero=3", "'zero=3': expected 0..2"},
+    {"train_loop:offload=disk", "none|activations|params"},
+    {"train_loop:zero=2,amp=bf16", "combine with none of"},
+    {"train_loop:zero=1,offload=params", "combine with none of"},
     {"train_resnet:depth=34", "'depth=34'"},
     {"train_resnet:depth=60", "expected 50, 101 or 152"},
     {"train_resnet:batch=0", "'batch=0'"},

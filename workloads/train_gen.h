@@ -21,6 +21,17 @@
 #define TRAIN_ACCUM_PARAM                                                                          \
   {"accum", P_INT, "1", "gradient accumulation: the batch split into this many micro-batches per optimizer step"}
 #define TRAIN_JOB_PARAMS TRAIN_CKPT_PARAM, TRAIN_AMP_PARAM, TRAIN_ACCUM_PARAM
+/* train_loop only: the sharding and offload of zero_shard and offload, as parameters */
+#define TRAIN_SHARD_PARAMS                                                                         \
+  {"zero", P_INT, "0", "ZeRO stage over the world's ranks: 1 optimizer states, 2 gradients too (25 MiB buckets); 0 = off"}, \
+  {"offload", P_STR, "none", "none | activations (save_on_cpu) | params (host parameters staged per unit, CPU optimizer)"}
+
+/* zero_shard.c and offload.c's generators opened with their mechanism given (owner names
+ * the workload in messages) */
+int zero_shard_open_with(void **st, const struct params *p, const struct workload_ctx *ctx, int64_t stage, int64_t bucket_mb,
+                         const char *owner, char *err);
+int offload_open_with(void **st, const struct params *p, const struct workload_ctx *ctx, int target, int prefetch,
+                      const char *owner, char *err);
 
 struct train_gen {
   struct synth s;
