@@ -1,39 +1,53 @@
 /* cli_fit.c - `fragbench fit`: for one generator and every strategy, the largest value
  * of a parameter (batch, seq, ...) that completes under a limit (harness/engine/fit.c),
- * one CSV row each: fit's columns (vary, max_value, headroom_bytes, next_value,
+ * one CSV row each (its option table: fit_opts): fit's columns (vary, max_value, headroom_bytes, next_value,
  * next_needs_bytes, limit_bytes, margin_bytes) then the usual results row of the run at
  * max_value; a sentence per strategy on stderr; --plot draws peak reserved against the
  * parameter per strategy with the limit (plots/fit.gp). Runs on sim unless --device
  * cuda is given: the point is to answer without a GPU. */
 #include "cli.h"
+#include "options.h"
+#include "limit.h"
+#include "outfile.h"
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "fit.h"
 
-static const char fit_help[] =
-"usage: fragbench fit --workload GEN[:k=v,...] --vary PARAM --limit BYTES|N%|FRACTION\n"
-"                     [--allocator A]... [--alloc-conf S]... [--from N] [--to M]\n"
-"                     [--margin BYTES] [--out F.csv] [--plot F.png|F.svg] [--device sim|cuda]\n"
-"\n"
-"The largest value of the generator's integer parameter PARAM (batch, seq, accum ...)\n"
-"whose run completes under the limit, for each strategy (default: caching and\n"
-"expandable, PyTorch's default and expandable_segments:True).\n"
-"  --limit      what the job may reserve: bytes (10627186688, 9.9Gi), N% or a fraction\n"
-"               (0.125) of the device's total, as torch.cuda.set_per_process_memory_fraction\n"
-"  --margin     memory the job takes inside the limit that the generator does not\n"
-"               describe (cuBLAS workspace, the model's error); the runs are made under\n"
-"               limit - margin. Default " FIT_MARGIN_TEXT ", calibrated against PyTorch on an H100\n"
-"               (README, \"What fits\"); --margin 0 for the generator alone\n"
-"  --from/--to  the values searched (default 1 .. 65536); the need is assumed to grow\n"
-"               with the value and checked around the answer\n"
-"  --plot       peak reserved (uncapped) against the value per strategy, the limit drawn\n"
-"CSV: vary, max_value (empty: nothing fits), headroom_bytes (limit - peak reserved at\n"
-"max_value; the margin is part of it), next_value, next_needs_bytes (the smallest limit under which\n"
-"next_value completes, margin included), limit_bytes, margin_bytes, then the usual row.\n";
+static const struct opt_def fit_opts[] = {
+  {"--workload", OPT_TEXT, "GEN[:k=v,...]", "the generator (one), with the job's other parameters"},
+  {"--vary", OPT_TEXT, "PARAM", "the generator's integer parameter to search: batch, seq, batch_max, accum ..."},
+  OPTS_STRATEGY,
+  {"--limit", OPT_LIMIT, "BYTES|N%|FRACTION", "what the job may reserve: bytes (10627186688, 9.9Gi), N% or a fraction\n"
+   "(0.125) of the device's total, as set_per_process_memory_fraction takes it"},
+  {"--oom-message", OPT_TEXT, "FILE|-", "PyTorch's out-of-memory error text: its limit is the limit"},
+  {"--from", OPT_COUNT, "N", "the smallest value searched (default 1)"},
+  {"--to", OPT_COUNT, "M", "the largest value searched (default 65536)"},
+  {"--margin", OPT_BYTES, "BYTES", "what the job takes inside the limit that the generator does not describe;\n"
+   "default " FIT_MARGIN_TEXT " (README, \"What fits\"); 0: the generator alone"},
+  OPTS_DEVICE,
+  OPTS_CHECKS,
+  {"--out", OPT_TEXT, "FILE.csv", "write the CSV there (default: stdout)"},
+  {"--plot", OPT_TEXT, "FILE.png|.svg", "peak reserved against the value per strategy, the limit drawn (gnuplot)"},
+  OPTS_QUIET,
+  OPTS_END,
+};
 
-void fit_usage(FILE *f) { fputs(fit_help, f); }
+const struct cmd_def cmd_fit_def = {
+  "fit", "--workload GEN --vary PARAM --limit BYTES|N%|FRACTION [--allocator A]... [--plot F.png]   the largest\n"
+  "                   value of PARAM that completes under the limit, per strategy, without a GPU",
+  "The largest value of the generator's integer parameter PARAM whose run completes under\n"
+  "the limit, for each strategy (default caching and expandable: PyTorch's default and\n"
+  "expandable_segments:True), on the simulated device unless --device cuda. The runs are\n"
+  "made under limit - margin. The need is assumed to grow with the value and checked around\n"
+  "the answer; a point that breaks it is reported and the answer stays below it.\n"
+  "CSV: vary, max_value (empty: nothing fits), headroom_bytes (limit - peak reserved at\n"
+  "max_value; the margin is part of it), next_value, next_needs_bytes (the smallest limit\n"
+  "under which next_value completes, margin included), limit_bytes, margin_bytes, then the\n"
+  "usual row of the run at max_value.\n",
+  fit_opts, cmd_fit, NULL,
+};
 
 static uint64_t total_of(const struct device_config *cfg) {
   if (!strcmp(cfg->kind, "sim")) return cfg->sim_total ? cfg->sim_total : SIM_TOTAL_DEFAULT;
@@ -43,16 +57,6 @@ static uint64_t total_of(const struct device_config *cfg) {
   uint64_t t = d.total;
   device_close(&d);
   return t;
-}
-
-/* BYTES | N% | FRACTION (a number in (0, 1]) of the device's total */
-static int resolve_limit(const char *s, uint64_t total, uint64_t *out) {
-  double f;
-  if (!parse_double(s, &f) && f > 0 && f <= 1 && strchr(s, '.')) {
-    *out = (uint64_t)(f * (double)total);
-    return 0;
-  }
-  return parse_bytes(s, total, out) || !*out ? -1 : 0;
 }
 
 static void header(FILE *f) {
@@ -166,12 +170,12 @@ int cmd_fit(struct cli_opts *o) {
     fprintf(stderr, "fragbench fit: give one --workload GEN[:k=v,...] (a generator; a trace has no parameter to vary)\n");
     return 2;
   }
-  if (!o->vary || !o->limit) {
-    fprintf(stderr, "fragbench fit: %s is required (see fragbench fit --help)\n", !o->vary ? "--vary PARAM" : "--limit BYTES|N%|FRACTION");
+  if (!o->vary) {
+    fprintf(stderr, "fragbench fit: --vary PARAM is required (see fragbench fit --help)\n");
     return 2;
   }
-  if (o->ncaps || o->devices || o->timeline || o->on_oom == ON_OOM_SKIP) {
-    fprintf(stderr, "fragbench fit: --cap/--cap-bytes/--cap-x, --devices, --timeline and --on-oom skip do not apply: fit sets the cap (--limit)\n");
+  if (o->ncaps > 1 || (o->ncaps && o->caps[0].kind == CAP_X)) {
+    fprintf(stderr, "fragbench fit: one limit: --limit BYTES|N%%|FRACTION (or --oom-message)\n");
     return 2;
   }
   if (o->from && o->to && o->from > o->to) {
@@ -185,10 +189,19 @@ int cmd_fit(struct cli_opts *o) {
   if (!strcmp(o->device, "auto")) o->device = "sim";   /* fit answers without a GPU unless asked */
   struct device_config cfg;
   if (cli_pick_device(o, &cfg)) return 1;
-  uint64_t limit;
-  if (resolve_limit(o->limit, total_of(&cfg), &limit)) {
-    fprintf(stderr, "fragbench fit: --limit '%s': expected bytes (10627186688, 9.9Gi), N%% or a fraction such as 0.125\n", o->limit);
-    return 2;
+  /* the limit: given (a fraction of this device's total) or from PyTorch's OOM message */
+  uint64_t limit = o->ncaps ? cli_cap_bytes(&o->caps[0], total_of(&cfg)) : 0;
+  if (!o->ncaps) {
+    struct limit lim;
+    char err[FB_ERRLEN];
+    struct limit_ask ask = {.oom_message = o->oom_message, .no_infer = 1};
+    if (limit_resolve(&ask, &lim, err)) { fprintf(stderr, "fragbench fit: %s\n", err); return 2; }
+    if (lim.from == LIMIT_NONE) {
+      fprintf(stderr, "fragbench fit: --limit BYTES|N%%|FRACTION (or --oom-message FILE) is required\n");
+      return 2;
+    }
+    cli_say_limit(o, &lim);
+    limit = lim.bytes;
   }
   uint64_t margin = o->margin_given ? o->margin : fit_default_margin(limit);
   if (margin >= limit) {
@@ -199,10 +212,9 @@ int cmd_fit(struct cli_opts *o) {
   struct run_spec base;
   cli_spec(o, &cfg, &src, &base);
   FILE *f = stdout;
-  if (o->out && strcmp(o->out, "-") && !(f = fopen(o->out, "w"))) {
-    fprintf(stderr, "fragbench fit: %s: cannot write\n", o->out);
-    return 2;
-  }
+  struct outfile of = {0};
+  if (outfile_check("fit", (const char *[]){"--out", "--plot"}, (const char *[]){o->out, o->plot}, 2, NULL, 0)) return 2;
+  if (o->out && strcmp(o->out, "-") && !(f = outfile_open(&of, o->out, "--out"))) return 2;   /* kept only on success */
   header(f);
   struct fit_report *reps = calloc((size_t)nalloc, sizeof *reps);
   uint64_t *ansr = calloc((size_t)nalloc, sizeof *ansr);
@@ -222,7 +234,7 @@ int cmd_fit(struct cli_opts *o) {
     ansr[ai] = reps[ai].found ? r.peak_reserved : 0;
     if (!o->quiet || reps[ai].nonmono_value) say(o->workloads[0], o->vary, &reps[ai], &r);
   }
-  if (f != stdout) fclose(f);
+  if (f != stdout && outfile_finish(&of, worst < 2) && !worst) worst = 1;
   if (!worst && o->plot) {
     int rc = plot(o, &base, allocs, nalloc, reps, ansr);
     worst = rc > worst ? rc : worst;
