@@ -233,6 +233,27 @@ TEST(fit_cli_default_margin_is_workspaces_plus_one_percent) {
   CHECK_EQ(fit_default_margin(10627186688ull), 68157440ull + 106271866ull);
 }
 
+/* PyTorch's OOM text gives the limit (its "allowed" figure), as on run and mincap */
+TEST(fit_cli_takes_the_limit_from_an_oom_message) {
+  char msg[512], out[512], cell[128];
+  snprintf(msg, sizeof msg, "%s/fitoom.txt", test_tmpdir());
+  snprintf(out, sizeof out, "%s/fitoom.csv", test_tmpdir());
+  FILE *f = fopen(msg, "w");
+  CHECK(f != NULL);
+  fputs("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.91 GiB. GPU 0 has a total capacity of 79.18 GiB "
+        "of which 62.10 GiB is free. Including non-PyTorch memory, this process has 17.07 GiB memory in use. 19.79 GiB "
+        "allowed; Of the allocated memory 12.81 GiB is allocated by PyTorch, and 3.52 GiB is reserved by PyTorch but "
+        "unallocated.\n", f);
+  fclose(f);
+  CHECK_EQ(test_cli(NULL, NULL, "fit", "--workload", TL, "--vary", "batch", "--oom-message", msg, "--allocator", "caching", "--out", out,
+                    "--quiet", NULL), 0);
+  char *csv = test_read_file(out);
+  CHECK(csv != NULL);
+  CHECK(!csv_col(csv, "limit_bytes", cell, sizeof cell));
+  CHECK_STR(cell, "21249350697");
+  free(csv);
+}
+
 TEST(fit_cli_bad_input_exits_2) {
   CHECK_EQ(test_cli(NULL, NULL, "fit", "--workload", TL, "--vary", "batch", NULL), 2);                       /* no limit */
   CHECK_EQ(test_cli(NULL, NULL, "fit", "--workload", TL, "--limit", "0.5", NULL), 2);                        /* no vary */
@@ -241,6 +262,8 @@ TEST(fit_cli_bad_input_exits_2) {
   CHECK_EQ(test_cli(NULL, NULL, "fit", "--workload", TL, "--vary", "batch", "--limit", "0.5", "--from", "9", "--to", "3", NULL), 2);
   CHECK_EQ(test_cli(NULL, NULL, "fit", "--workload", TL, "--vary", "batch", "--limit", "1Mi", "--margin", "2Mi", NULL), 2);
   CHECK_EQ(test_cli(NULL, NULL, "fit", "--trace", "x.pickle", "--vary", "batch", "--limit", "0.5", NULL), 2);
+  CHECK_EQ(test_cli(NULL, NULL, "fit", "--workload", TL, "--vary", "batch", "--limit", "0.5", "--cap-x", "2", NULL), 2);
+  CHECK_EQ(test_cli(NULL, NULL, "fit", "--workload", TL, "--vary", "batch", "--limit", "0.5", "--from", "0", NULL), 2);
 }
 
 TEST(fit_bench_table_has_a_row_per_strategy_and_a_plot_when_gnuplot_is_there) {
