@@ -9,11 +9,11 @@
 #include <unistd.h>
 
 extern const struct cmd_def cmd_run_def, cmd_mincap_def, cmd_device_def, cmd_stress_def, cmd_export_def,
-    cmd_advise_def, cmd_explain_def, cmd_list_def, cmd_perf_def;
+    cmd_advise_def, cmd_explain_def, cmd_fit_def, cmd_list_def, cmd_perf_def;
 /* every subcommand parsed from its table, in --help order */
 const struct cmd_def *const cli_commands[] = {
   &cmd_run_def, &cmd_mincap_def, &cmd_device_def, &cmd_stress_def, &cmd_export_def, &cmd_advise_def,
-  &cmd_explain_def, &cmd_list_def, &cmd_perf_def, NULL,
+  &cmd_explain_def, &cmd_fit_def, &cmd_list_def, &cmd_perf_def, NULL,
 };
 /* those that read their own arguments (files and folders, not a selection) */
 static const char *const own_args[][2] = {

@@ -48,6 +48,8 @@ struct cli_opts {
   const char *at, *plot;                            /* explain --at, --plot */
   uint64_t max_reserved; int fail_on_oom;           /* run's gate: exit 1 when a row exceeds / OOMs */
   const char *breakdown;                            /* run --breakdown FILE.csv: reserved at the peak per stream */
+  const char *vary;                                 /* fit --vary PARAM */
+  uint64_t from, to, margin; int margin_given;      /* fit --from N --to M --margin BYTES */
 };
 
 /* The bytes a cap stands for on a device of `total` bytes (CAP_X: 0, it needs the input). */
@@ -106,6 +108,7 @@ int cmd_device(struct cli_opts *o);
 int cmd_perf(struct cli_opts *o);
 int cmd_advise(struct cli_opts *o);
 int cmd_explain(struct cli_opts *o);
+int cmd_fit(struct cli_opts *o);
 /* every subcommand's table (cli_<name>.c), in `fragbench --help` order */
 struct cmd_def;
 extern const struct cmd_def *const cli_commands[];

@@ -131,6 +131,17 @@ static int store(const char *cmd, struct cli_opts *o, const char *flag, const ch
     if (o->seconds > CLI_SECONDS_MAX) return bad(cmd, "--seconds '%s': at most %s (a day)", val, "86400");
     return 0;
   }
+  if (!strcmp(flag, "--vary")) { o->vary = val; return 0; }
+  if (!strcmp(flag, "--from") || !strcmp(flag, "--to")) {
+    if (parse_u64(val, &v) || !v || v > (1ull << 40)) return bad(cmd, "%s '%s': expected a positive integer", flag, val);
+    if (flag[3] == 'r') o->from = v; else o->to = v;
+    return 0;
+  }
+  if (!strcmp(flag, "--margin")) {
+    if (parse_bytes(val, 0, &o->margin) || o->margin > CLI_BYTES_MAX) return bad(cmd, "--margin '%s': expected a byte size such as 64Mi or 0%s", val, "");
+    o->margin_given = 1;
+    return 0;
+  }
   if (!strcmp(flag, "--fail-rate")) {
     if (parse_double(val, &o->fail_rate) || o->fail_rate < 0 || o->fail_rate > 1) return bad(cmd, "--fail-rate '%s': expected a probability in [0, 1]%s", val, "");
     return 0;
@@ -149,6 +160,7 @@ static const struct { const char *flag; enum opt_type type; } types[] = {
   {"--seed", OPT_COUNT}, {"--out", OPT_TEXT}, {"--timeline", OPT_TEXT}, {"--breakdown", OPT_TEXT}, {"--at", OPT_TEXT},
   {"--plot", OPT_TEXT}, {"--confirm-on", OPT_TEXT}, {"--precision", OPT_NUMBER}, {"--threads", OPT_COUNT},
   {"--seconds", OPT_NUMBER}, {"--fail-rate", OPT_NUMBER},
+  {"--vary", OPT_TEXT}, {"--from", OPT_COUNT}, {"--to", OPT_COUNT}, {"--margin", OPT_BYTES},
 };
 
 int opts_flag_type(const char *flag) {
