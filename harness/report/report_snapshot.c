@@ -96,6 +96,20 @@ static void advice(const struct run_folder *f, const char *name, FILE *o) {
   results_free(&t);
 }
 
+int report_advise_load(const struct run_folder *f, int w, struct results *t) {
+  const char *names[2];
+  char path[1400], err[600];
+  int row, n = names_of(f, w, names, &row);
+  for (int i = 0; i < n; i++) {
+    snprintf(path, sizeof path, "%s/advise-%s.csv", f->dir, names[i]);
+    FILE *p = fopen(path, "r");
+    if (!p) continue;
+    fclose(p);
+    return results_load(path, t, err, sizeof err) == 0;   /* unreadable: the notes under its heading say why */
+  }
+  return 0;
+}
+
 static void explain_picture(const char *name, FILE *o, const struct report_images *im) {
   char img[600];
   snprintf(img, sizeof img, "explain-%s.png", name);
