@@ -116,6 +116,7 @@ int cmd_compare_main(int argc, char **argv) {
   if (!rc) {
     struct cmp_report rep;
     cmp_run(&old, &new, &o, &rep);
+    cmp_explain_growth(&rep, &old, &new);
     cmp_print_text(stdout, &rep, &o, max_lines);
     FILE *f;
     if (junit) { if ((f = open_out(junit))) { cmp_write_junit(f, &rep, files[0], files[1]); if (fclose(f)) rc = 2; } else rc = 2; }

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "report.h"
 #include "report_text.h"
+#include "report_cells.h"
 
 #define B 256
 
@@ -50,11 +51,12 @@ void report_tradeoff(struct run_folder *f, FILE *o, const char *fmt, const struc
         "cuMemCreate/cuMemMap/cuMemUnmap; modeled on sim, measured on a GPU), per strategy over the workloads "
         "that completed: overhead = peak reserved / peak requested, driver time per 1000 alloc/free calls. "
         "Lower-left is better.", o);
-  /* the two ends, among the strategies one could run */
+  /* the two ends, among the allocators one can use (PyTorch's, other frameworks') */
   int lo_mem = -1, lo_drv = -1;
   double lo_mem_y = 0, lo_mem_x = 0, lo_drv_y = 0, lo_drv_x = 0;
   for (int s = 0; s < f->ns_cells; s++) {
-    if (rf_is_reference(f->strategy[s])) continue;
+    enum rc_group g = rc_group_of(f->strategy[s]);
+    if (g != RC_PYTORCH && g != RC_OTHER) continue;
     int n = 0;
     for (int w = 0; w < f->nw; w++) if (tradeoff_point(f, w, s, &xs[n], &ys[n])) n++;
     if (!n) continue;
