@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tradeoff.h"
+#include "report_cells.h"
+#include "report_text.h"
 
 FILE *pd_open(const char *dir, const char *name, const char *ext, char *err, size_t errlen) {
   char path[1400];
@@ -53,14 +55,28 @@ static const char *mincap_value(const struct run_folder *f, int w, int s, const 
   return c && c->mincap >= 0 ? results_get(&f->mincap, c->mincap, "mincap_x") : "";
 }
 
-/* a row per workload (those with a value), a column per strategy (those with any value) */
+/* the row ran and did not complete (out of memory, or an error): drawn as failed */
+static int failed_run(const struct run_folder *f, int w, int s) {
+  return rc_has_run(f, w, s) && !rc_ok(f, w, s) && strncmp(rc_value(f, w, s, "status"), "skipped", 7);
+}
+
+/* the limit the workload's rows ran under (0: none) */
+static double workload_cap(const struct run_folder *f, int w) {
+  for (int s = 0; s < f->ns_cells; s++)
+    if (rc_has_run(f, w, s) && rt_num(rc_value(f, w, s, "cap_bytes")) > 0) return rt_num(rc_value(f, w, s, "cap_bytes"));
+  return 0;
+}
+
+/* a row per workload (those with a value or a failed run when fails), a column per
+ * strategy (those with any); the labels carry the limit a capped workload ran under;
+ * index 1: the failed cells (row, strategy's column, 1-based) */
 static int write_dots(struct run_folder *f, const char *dir, FILE *list, const char *name,
                       const char *(*val)(const struct run_folder *, int, int, const char *), const char *col,
-                      const char *xlab, const char *title, char *err, size_t errlen) {
+                      const char *xlab, const char *title, int fails, char *err, size_t errlen) {
   int *sl = malloc(((size_t)f->ns_cells + 1) * sizeof *sl), n = 0;
   if (!sl) abort();
   for (int s = 0; s < f->ns_cells; s++)
-    for (int w = 0; w < f->nw; w++) if (val(f, w, s, col)[0]) { sl[n++] = s; break; }
+    for (int w = 0; w < f->nw; w++) if (val(f, w, s, col)[0] || (fails && failed_run(f, w, s))) { sl[n++] = s; break; }
   if (!n) { free(sl); return 0; }
   FILE *d = pd_open(dir, name, ".dat", err, errlen), *m = d ? pd_open(dir, name, ".meta.gp", err, errlen) : NULL;
   if (!m) { if (d) fclose(d); free(sl); return 2; }
@@ -68,12 +84,16 @@ static int write_dots(struct run_folder *f, const char *dir, FILE *list, const c
   for (int j = 0; j < n; j++) fprintf(d, "\t%s", f->strategy[sl[j]]);
   fputc('\n', d);
   double lo = INFINITY, hi = -INFINITY;
-  int rows = 0, labw = 0;
+  int rows = 0, labw = 0, capped = 0, nfail = 0;
+  char lab[800], cb[64];
   for (int w = 0; w < f->nw; w++) {
     int any = 0;
-    for (int j = 0; j < n; j++) any |= val(f, w, sl[j], col)[0] != 0;
+    for (int j = 0; j < n; j++) any |= val(f, w, sl[j], col)[0] != 0 || (fails && failed_run(f, w, sl[j]));
     if (!any) continue;
-    fputs(f->workload[w], d);
+    double cap = fails ? workload_cap(f, w) : 0;
+    if (cap > 0) { snprintf(lab, sizeof lab, "%s (limit %s)", f->workload[w], rt_bytes_d(cap, cb, sizeof cb)); capped++; }
+    else snprintf(lab, sizeof lab, "%s", f->workload[w]);
+    fputs(lab, d);
     for (int j = 0; j < n; j++) {
       const char *v = val(f, w, sl[j], col);
       fprintf(d, "\t%s", v[0] ? v : "-");
@@ -81,13 +101,26 @@ static int write_dots(struct run_folder *f, const char *dir, FILE *list, const c
     }
     fputc('\n', d);
     rows++;
-    if ((int)strlen(f->workload[w]) > labw) labw = (int)strlen(f->workload[w]);
+    if ((int)strlen(lab) > labw) labw = (int)strlen(lab);
   }
+  fputs("\n\n# failed: row, strategy column\n", d);
+  for (int w = 0, row = 0; fails && w < f->nw; w++) {
+    int any = 0;
+    for (int j = 0; j < n; j++) any |= val(f, w, sl[j], col)[0] != 0 || failed_run(f, w, sl[j]);
+    if (!any) continue;
+    row++;
+    for (int j = 0; j < n; j++) if (failed_run(f, w, sl[j])) { fprintf(d, "%d\t%d\n", row, j + 1); nfail++; }
+  }
+  if (!nfail) fputs("-100\t1\n", d);   /* an index gnuplot can read, off the plot */
+  if (isinf(lo)) lo = hi = 1;
   pd_meta_strategies(m, f, sl, n);
-  fprintf(m, "nrows = %d\nxmin = %g\nxmax = %g\nlabel_chars = %d\nxlab = ", rows, lo, hi, labw);
+  fprintf(m, "nrows = %d\nxmin = %g\nxmax = %g\nlabel_chars = %d\nnfail = %d\nxlab = ", rows, lo, hi, labw, nfail);
   pd_gq(m, xlab);
   fputs("\nptitle = ", m);
-  pd_gq(m, title);
+  char t[600];
+  snprintf(t, sizeof t, "%s%s", title, !fails ? "" : capped == 0 ? " (uncapped runs)" : capped == rows ? " (each workload under its job's limit)" :
+           " (uncapped, or under the job's limit the label gives)");
+  pd_gq(m, t);
   fputc('\n', m);
   fclose(d);
   fclose(m);
@@ -195,9 +228,9 @@ int plot_data_write(struct run_folder *f, const char *dir, char *err, size_t err
   fputc('\n', dev);
   fclose(dev);
   int rc = write_dots(f, dir, list, "overhead", ok_value, "overhead", "peak reserved / peak requested (1 = no overhead; lower is better)",
-                      "How much memory does each strategy hold beyond what the program asked for? (uncapped runs)", err, errlen);
+                      "How much memory does each strategy hold beyond what the program asked for?", 1, err, errlen);
   if (!rc) rc = write_dots(f, dir, list, "mincap", mincap_value, "mincap_x", "smallest cap that completes / peak requested (lower is better)",
-                           "How much memory does each strategy need to finish? (smallest cap that completes)", err, errlen);
+                           "How much memory does each strategy need to finish? (smallest cap that completes)", 0, err, errlen);
   if (!rc) rc = write_latency(f, dir, list, err, errlen);
   if (!rc) rc = write_tradeoff(f, dir, list, err, errlen);
   if (!rc) rc = pd_timelines(f, dir, list, err, errlen);
