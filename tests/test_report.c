@@ -160,7 +160,7 @@ TEST(report_and_plot_data_put_memory_against_driver_time) {
   CHECK_CONTAINS(md, "caching holds the least memory (median 1.50x) and spends the least driver time (1.0 ms per 1000 calls).");
   free(md);
   char *dat = get(d, "plots/data/tradeoff.dat");
-  CHECK_CONTAINS(dat, "# caching\n1e+06\t1.5\ttrain_loop\n1e+06\t1.5\tamp\n");
+  CHECK_CONTAINS(dat, "# caching\n1e+06\t1.5\ttrain_loop\t1\n1e+06\t1.5\tamp\t2\n");   /* the workload index: its marker shape */
   free(dat);
   char *dots = get(d, "plots/data/overhead.dat");   /* a row per workload, a column per strategy */
   CHECK_CONTAINS(dots, "# workload\traw\tcaching\tstitch\ntrain_loop\t1.000000\t1.500000\t1.100000\namp\t");

@@ -90,3 +90,47 @@ TEST(report_model_error_makes_a_range_and_no_ranking_inside_it) {
   CHECK_CONTAINS(md, "`backend:cudaMallocAsync` reserves the least: 1.050x (1.05 GiB)");
   free(md);
 }
+
+static char *data_of(const char *name, const char *file) {
+  char path[700];
+  snprintf(path, sizeof path, "%s/%s/plots/data/%s", test_tmpdir(), name, file);
+  return test_read_file(path);
+}
+
+TEST(plot_data_latency_counts_each_strategys_workloads_and_leaves_out_a_mean_that_includes_other_work) {
+  const char *h = HDR ",ns_per_op_includes\n";
+  char runs[4096];
+  /* caching on two workloads (its loop also wrote the timeline), cupy on one (its own time only) */
+  snprintf(runs, sizeof runs, "%s%s%s%s", h,
+           "1,0.1.0,a,,caching,,sim,simdev,,,1,ok,1,1000,500,500,0,0,,100,100,150,1.5,0.1,0.1,0,,10,0,0,0,0,2000000,1,900,50,90,99,,,,,timeline\n",
+           "2,0.1.0,b,,caching,,sim,simdev,,,1,ok,1,1000,500,500,0,0,,100,100,150,1.5,0.1,0.1,0,,10,0,0,0,0,2000000,1,800,50,90,99,,,,,timeline\n",
+           "3,0.1.0,a,,cupy,,sim,simdev,,,1,ok,1,1000,500,500,0,0,,100,100,150,1.5,0.1,0.1,0,,10,0,0,0,0,2000000,1,70,60,95,99,,,,,\n");
+  char *md = report_of("latency", runs);
+  CHECK(md);
+  free(md);
+  char *dat = data_of("latency", "latency.dat"), *meta = data_of("latency", "latency.meta.gp");
+  CHECK(dat && meta);
+  CHECK_CONTAINS(dat, "caching\t-\t-\t-\t50\t50\t50\t90\t90\t90\t2\n");   /* its mean (900, 800) is not drawn */
+  CHECK_CONTAINS(dat, "cupy\t70\t70\t70\t60\t60\t60\t95\t95\t95\t1\n");
+  CHECK_CONTAINS(meta, "nwlo = 1\nnwhi = 2\n");
+  CHECK_CONTAINS(meta, "hasmean = 1\nsomemean = 1\n");
+  free(dat);
+  free(meta);
+}
+
+TEST(plot_data_overhead_draws_a_failed_run_and_says_the_limit) {
+  char *md = report_of("ovfail", HDR ",cap_source\n"
+                       "1,0.1.0,w,,caching,,sim,simdev,4294967296,,1,oom,0,5,3,2,0,1,5,1073741824,1073741824,1610612736,1.5,0.3,0.1,0,,1,0,0,0,1,1000,1,60,50,90,99,,,,,inferred\n"
+                       "2,0.1.0,w,,expandable,,sim,simdev,4294967296,,1,ok,1,10,5,5,0,0,,1073741824,1073741824,1181116006,1.1,0.1,0.1,0,,1,0,0,0,1,1000,1,60,50,90,99,,,,,inferred\n");
+  CHECK(md);
+  free(md);
+  char *dat = data_of("ovfail", "overhead.dat"), *meta = data_of("ovfail", "overhead.meta.gp");
+  CHECK(dat && meta);
+  CHECK_CONTAINS(dat, "# workload\tcaching\texpandable\nw (limit 4.00 GiB)\t-\t1.1\n");   /* caching is a column, not dropped */
+  CHECK_CONTAINS(dat, "# failed: row, strategy column\n1\t1\n");
+  CHECK_CONTAINS(meta, "nfail = 1\n");
+  CHECK_CONTAINS(meta, "(each workload under its job's limit)");
+  CHECK(!strstr(meta, "uncapped"));
+  free(dat);
+  free(meta);
+}

@@ -134,11 +134,16 @@ static int cmp_d(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* per strategy: median, lowest and highest over the workloads of mean ns/op, p50, p99 */
+/* per strategy: median, lowest and highest over its workloads of mean ns/op, p50, p99,
+ * and how many workloads. The mean comes from the replay loop's clock and includes what
+ * ns_per_op_includes names (a bench run writes its timeline in the same loop) and any
+ * time the host took the core away; p50/p99 come from calls timed alone. So the mean is
+ * drawn only from rows whose ns_per_op_includes is empty ("-" when a strategy has none),
+ * or it could stand above the p99 of the same calls. */
 static int write_latency(struct run_folder *f, const char *dir, FILE *list, char *err, size_t errlen) {
   static const char *cols[3] = {"ns_per_op", "p50_ns", "p99_ns"};
   double *v = malloc(((size_t)f->nw + 1) * sizeof *v);
-  int *sl = malloc(((size_t)f->ns_cells + 1) * sizeof *sl), n = 0, nwl = 0;
+  int *sl = malloc(((size_t)f->ns_cells + 1) * sizeof *sl), n = 0, nlo = 1 << 30, nhi = 0, nomean = 0, anymean = 0;
   if (!v || !sl) abort();
   FILE *d = NULL, *m = NULL;
   double lo = INFINITY, hi = 0;
@@ -149,22 +154,26 @@ static int write_latency(struct run_folder *f, const char *dir, FILE *list, char
     if (!d) {
       d = pd_open(dir, "latency", ".dat", err, errlen);
       if (!d) { free(v); free(sl); return 2; }
-      fputs("# strategy\tmean ns/op\tlo\thi\tp50\tlo\thi\tp99\tlo\thi\n", d);
+      fputs("# strategy\tmean ns/op\tlo\thi\tp50\tlo\thi\tp99\tlo\thi\tworkloads\n", d);
     }
     fputs(f->strategy[s], d);
     for (int c = 0; c < 3; c++) {
       int k = 0;
       for (int w = 0; w < f->nw; w++)
-        if (ok_value(f, w, s, "ns_per_op")[0] && ok_value(f, w, s, "p50_ns")[0] && ok_value(f, w, s, "p99_ns")[0])
+        if (ok_value(f, w, s, "ns_per_op")[0] && ok_value(f, w, s, "p50_ns")[0] && ok_value(f, w, s, "p99_ns")[0] &&
+            (c > 0 || !ok_value(f, w, s, "ns_per_op_includes")[0]))
           v[k++] = strtod(ok_value(f, w, s, cols[c]), NULL);
+      if (!k) { fputs("\t-\t-\t-", d); nomean = 1; continue; }
+      if (c == 0) anymean = 1;
       qsort(v, (size_t)k, sizeof *v, cmp_d);
       fprintf(d, "\t%g\t%g\t%g", k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2, v[0], v[k - 1]);
       if (v[k - 1] > hi) hi = v[k - 1];
       if (v[0] > 0 && v[0] < lo) lo = v[0];
     }
-    fputc('\n', d);
+    fprintf(d, "\t%d\n", cnt);
     sl[n++] = s;
-    if (cnt > nwl) nwl = cnt;
+    if (cnt > nhi) nhi = cnt;
+    if (cnt < nlo) nlo = cnt;
   }
   free(v);
   if (!n) { free(sl); return 0; }
@@ -172,14 +181,16 @@ static int write_latency(struct run_folder *f, const char *dir, FILE *list, char
   m = pd_open(dir, "latency", ".meta.gp", err, errlen);
   if (!m) { free(sl); return 2; }
   pd_meta_strategies(m, f, sl, n);
-  fprintf(m, "ymin = %g\nymax = %g\nnworkloads = %d\n", isinf(lo) ? 1 : lo, hi, nwl);
+  fprintf(m, "ymin = %g\nymax = %g\nnwlo = %d\nnwhi = %d\nhasmean = %d\nsomemean = %d\n", isinf(lo) ? 1 : lo, hi, nlo, nhi, anymean,
+          anymean && nomean);
   fclose(m);
   fputs("latency latency\n", list);
   free(sl);
   return 0;
 }
 
-/* a block per strategy: driver ns per 1000 calls, overhead, workload */
+/* a block per strategy: driver ns per 1000 calls, overhead, workload, its index (the
+ * marker: one shape per workload, one colour per strategy) */
 static int write_tradeoff(struct run_folder *f, const char *dir, FILE *list, char *err, size_t errlen) {
   int *sl = malloc(((size_t)f->ns_cells + 1) * sizeof *sl), n = 0;
   if (!sl) abort();
@@ -195,7 +206,7 @@ static int write_tradeoff(struct run_folder *f, const char *dir, FILE *list, cha
     fprintf(d, "# %s\n", f->strategy[s]);
     for (int w = 0; w < f->nw; w++) {
       if (!tradeoff_point(f, w, s, &x, &y) || x <= 0) continue;
-      fprintf(d, "%g\t%g\t%s\n", x, y, f->workload[w]);
+      fprintf(d, "%g\t%g\t%s\t%d\n", x, y, f->workload[w], w + 1);
       if (x < xlo) xlo = x;
       if (x > xhi) xhi = x;
       if (y < ylo) ylo = y;
@@ -209,6 +220,8 @@ static int write_tradeoff(struct run_folder *f, const char *dir, FILE *list, cha
   FILE *m = pd_open(dir, "tradeoff", ".meta.gp", err, errlen);
   if (!m) { free(sl); return 2; }
   pd_meta_strategies(m, f, sl, n);
+  fprintf(m, "nw = %d\narray wnames[%d]\n", f->nw, f->nw > 0 ? f->nw : 1);
+  for (int w = 0; w < f->nw; w++) { fprintf(m, "wnames[%d] = ", w + 1); pd_gq(m, f->workload[w]); fputc('\n', m); }
   fprintf(m, "xmin = %g\nxmax = %g\nymin = %g\nymax = %g\nnodriver = ", xlo, xhi, ylo, yhi);
   pd_gq(m, zero);
   fputc('\n', m);

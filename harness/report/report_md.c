@@ -238,7 +238,9 @@ void report_write_md(struct run_folder *f, FILE *o, const char *title, const cha
         "frameworks') that completed; never a research design (stitch) or a reference (raw, one cudaMalloc per request; oracle, "
         "an offline plan that sees the whole trace ahead), and no memory figure is bold when another lies within a strategy's "
         "model error (model_err). A run that ran out of memory shows where it died instead of figures of the part that ran. "
-        "ns/op and p99 are host time per alloc or free call without the driver; driver time is the time in device calls over "
+        "ns/op and p99 are host time per alloc or free call without the driver: p99 from calls timed alone, ns/op the replay "
+        "loop's mean, which includes what the row's ns_per_op_includes names (a bench run writes its timeline in the same loop) "
+        "and any time the host took the core away, so it can stand above p99. Driver time is the time in device calls over "
         "the run (modeled on sim, measured on a GPU).\n\n", o);
   for (int w = 0; w < f->nw; w++) {
     fprintf(o, "## %s\n\n", rt_md(f->workload[w], a, B));
