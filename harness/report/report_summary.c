@@ -130,7 +130,9 @@ static void pytorch_line(const struct run_folder *f, FILE *o, int w, int *L, int
       fprintf(o, "%s reserves the least: %s", setting_name(f, w, L[0], a, B), c);
       if (n > 1) {
         double p0 = rt_num(rc_value(f, w, L[0], "peak_reserved")), p1 = rt_num(rc_value(f, w, L[1], "peak_reserved"));
-        fprintf(o, ", %.1f%% less than %s", p1 > 0 ? (p1 - p0) * 100 / p1 : 0.0, setting_name(f, w, L[1], b, B));
+        double pct = p1 > 0 ? (p1 - p0) * 100 / p1 : 0.0;
+        if (pct < 0.05) fprintf(o, ", within 0.1%% of %s", setting_name(f, w, L[1], b, B));
+        else fprintf(o, ", %.1f%% less than %s", pct, setting_name(f, w, L[1], b, B));
       }
       wins[L[0]]++;
     } else {
