@@ -134,3 +134,32 @@ TEST(plot_data_overhead_draws_a_failed_run_and_says_the_limit) {
   free(dat);
   free(meta);
 }
+
+TEST(plot_data_timeline_and_capsweep_carry_the_limit_and_where_a_run_died) {
+  char *md = report_of("limits", HDR ",cap_source,cap_lo,cap_hi\n"
+                       "1,0.1.0,s.pickle,x/s.pickle,caching,,sim,simdev,3000,,1,oom,0,2,1,0,0,1,1,1000,1000,2900,2.9,0.6,0.1,0,,1,0,0,0,0,1000,1,60,50,90,99,,,,,inferred,2500,4000\n"
+                       "2,0.1.0,s.pickle,x/s.pickle,expandable,,sim,simdev,3000,,1,ok,1,4,2,2,0,0,,1000,1000,2000,2.0,0.5,0.1,0,,1,0,0,0,0,1000,1,60,50,90,99,,,,,inferred,2500,4000\n");
+  CHECK(md);
+  free(md);
+  char path[700];
+  snprintf(path, sizeof path, "%s/limits/timeline-s.pickle.csv", test_tmpdir());
+  FILE *f = fopen(path, "w");
+  fputs("allocator,event,iter,requested,allocated,reserved\ncaching,0,0,500,500,2000\ncaching,1,0,1000,1000,2900\n"
+        "expandable,0,0,500,500,1000\nexpandable,3,0,1000,1000,2000\n", f);
+  fclose(f);
+  snprintf(path, sizeof path, "%s/limits/capsweep.csv", test_tmpdir());
+  f = fopen(path, "w");
+  fputs(HDR "\n1,0.1.0,s.pickle,x/s.pickle,caching,,sim,simdev,4000,4.0,1,ok,1,4,2,2,0,0,,1000,1000,3500,3.5,,,0,,0,0,0,0,1,0,1,60,50,90,99,,,,\n", f);
+  fclose(f);
+  snprintf(path, sizeof path, "%s/limits", test_tmpdir());
+  CHECK_EQ(test_cli(NULL, NULL, "report", path, NULL), 0);
+  char *tl = data_of("limits", "timeline-s.pickle.meta.gp"), *cs = data_of("limits", "capsweep-s.pickle.meta.gp");
+  CHECK(tl && cs);
+  CHECK_CONTAINS(tl, "cap = 3000\ncaplo = 2500\ncaphi = 4000\n");
+  CHECK_CONTAINS(tl, "captext = \"job's limit: inferred 2.44 KiB-3.91 KiB (band), replayed at 2.93 KiB\"");
+  CHECK_CONTAINS(tl, "oomev[1] = 1\noomres[1] = 2900\n");   /* caching died at event 1 */
+  CHECK_CONTAINS(tl, "oomev[2] = -1\n");                    /* expandable completed */
+  CHECK_CONTAINS(cs, "cap = 3000\ncaplo = 2500\ncaphi = 4000\n");
+  free(tl);
+  free(cs);
+}
