@@ -92,10 +92,10 @@ static int advice_sentence(const struct run_folder *f, int w, double cap, FILE *
   int dflt = !strcmp(lab, "caching");   /* PyTorch's default, no knob */
   if (!fits) fputs("no PyTorch setting fits (`fragbench advise`); the nearest is ", o);
   else fputs(dflt ? "keep " : "set ", o);
-  if (dflt) fputs("**PyTorch's default** (`PYTORCH_CUDA_ALLOC_CONF` unset)", o);
-  else if (conf[0]) fprintf(o, "**`PYTORCH_CUDA_ALLOC_CONF=%s`**", conf);
-  else fprintf(o, "**%s**", rt_md(lab, a, B));
-  if (fits) fputs(" (`fragbench advise`'s recommendation)", o);
+  if (dflt) fputs("**PyTorch's default** (`PYTORCH_CUDA_ALLOC_CONF` unset", o);
+  else if (conf[0]) fprintf(o, "**`PYTORCH_CUDA_ALLOC_CONF=%s`** (", conf);
+  else fprintf(o, "**%s** (", rt_md(lab, a, B));
+  fputs(dflt ? (fits ? "; `fragbench advise`'s recommendation)" : ")") : (fits ? "`fragbench advise`'s recommendation)" : "`fragbench advise`)"), o);
   if (r > 0) {
     fprintf(o, ": peak reserved %s (%s)", rt_bytes_d(r, a, B), rt_x(results_get(&t, 0, "overhead"), b, B));
     if (budget > 0 && fits) fprintf(o, ", %s of headroom under the %s limit", rt_bytes_d(budget - r, c, B), rt_bytes_d(budget, a, B));
@@ -198,9 +198,12 @@ void report_summary(struct run_folder *f, FILE *o) {
   rc_oom_lookup(f);
   fputs("## Summary\n\n### What you can set in PyTorch today\n\n", o);
   for (int w = 0; w < f->nw; w++) pytorch_line(f, o, w, L, wins);
-  int bw = -1;
-  for (int s = 0; s < f->ns_cells; s++) if (wins[s] > (bw < 0 ? 0 : wins[bw])) bw = s;
-  if (bw >= 0 && f->nw > 1)
+  int bw = -1, tie = 0;
+  for (int s = 0; s < f->ns_cells; s++) {
+    if (bw >= 0 && wins[s] == wins[bw]) tie = 1;
+    if (wins[s] > (bw < 0 ? 0 : wins[bw])) { bw = s; tie = 0; }
+  }
+  if (bw >= 0 && f->nw > 1 && !tie && wins[bw] > 1)
     fprintf(o, "\nOf PyTorch's settings, **%s** reserves the least on the most workloads (%d of %d).\n", rt_md(f->strategy[bw], a, B),
             wins[bw], f->nw);
   fputs("\nPeak reserved / peak requested (lower is better; the least of each row in bold, unless another is within the "
