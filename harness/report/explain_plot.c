@@ -113,14 +113,25 @@ int explain_plot(const struct explain_state *st, const char *trace, const char *
             wider ? ", wider than any segment (cut at the edge)" : "", st->fits ? ": fits" : ": does not fit", wider ? max_mib * 1.02 : rq,
             wide ? "right offset -1,0" : "left offset 1,0", wide ? "white" : st->fits ? "#5b3b8c" : "#b00000");
   fprintf(f, "set border 3\nset tics nomirror\nset grid xtics lc rgb \"#e0e0e0\"\n");
-  fprintf(f, "set key outside bottom center horizontal maxrows 2 width 2\nset style fill solid 0.9 border rgb \"#404040\"\n");
+  fprintf(f, "set key outside bottom center horizontal Left reverse maxrows 2 width 2\nset style fill solid 0.9 border rgb \"#404040\"\n");
+  /* the key names only what is drawn: the states present, the request when there is one */
+  int present[SEG_UNMAPPED + 1] = {0};
+  uint64_t seg = 0, last = UINT64_MAX;
+  for (size_t i = 0; i < st->nblocks; i++) {
+    if (st->blocks[i].seg_addr != last) { seg++; last = st->blocks[i].seg_addr; }
+    if (seg > nsegs) break;
+    if ((int)st->blocks[i].state <= SEG_UNMAPPED) present[st->blocks[i].state] = 1;
+  }
   fprintf(f, "plot ");
   pd_gq(f, dat);
-  fprintf(f, " index 0 using 2:1:3:(0.35) with boxxyerror lc rgb \"%s\" title \"%s\"", state_colour[0], state_label[0]);
-  for (int s = 1; s <= SEG_UNMAPPED; s++)
-    fprintf(f, ", \\\n  '' index %d using 2:1:3:(0.35) with boxxyerror lc rgb \"%s\" title \"%s\"", s, state_colour[s], state_label[s]);
-  fprintf(f, ", \\\n  '' index 4 using 2:1:3:(0.35) with boxxyerror lc rgb \"%s\" title \"the request (rounded)\"\n",
-          st->fits ? "#9467bd" : "#d62728");
+  for (int s = 0; s <= SEG_UNMAPPED; s++) {
+    if (s) fprintf(f, ", \\\n  ''");
+    fprintf(f, " index %d using 2:1:3:(0.35) with boxxyerror lc rgb \"%s\" ", s, state_colour[s]);
+    if (present[s]) fprintf(f, "title \"%s\"", state_label[s]);
+    else fprintf(f, "notitle");
+  }
+  fprintf(f, ", \\\n  '' index 4 using 2:1:3:(0.35) with boxxyerror lc rgb \"%s\" %s\n", st->fits ? "#9467bd" : "#d62728",
+          req ? "title \"the request (rounded)\"" : "notitle");
   if (fclose(f)) { snprintf(err, FB_ERRLEN, "%.150s: cannot write the gnuplot script", gp); return 2; }
   if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
     snprintf(err, FB_ERRLEN, "gnuplot is not installed: no picture (its data and script are in %.100s and %.100s; "
