@@ -8,7 +8,9 @@
 # NAME.meta.gp (written by `fragbench report`) sets n, names[], colors[], isref[],
 # nrows, xmin, xmax, label_chars, nfail, xlab, ptitle. The data's index 1 lists the cells
 # whose run failed (row, strategy): drawn as a cross in a column of their own at the
-# right, "out of memory", so that a strategy that died is seen, not dropped.
+# right, "out of memory", so that a strategy that died is seen, not dropped; index 2 the
+# job's limit of a capped workload (row, cap / peak requested; nlimit of them): a purple
+# dash-dot tick across its row, the most any strategy could have held there.
 load meta
 load dev
 rowpx = (n > 6) ? 34 : 28
@@ -55,7 +57,9 @@ set key at screen 1.0 - 220.0 / w, screen 1.0 - 80.0 / h left top vertical Left 
 off(i) = (i - (n + 1) / 2.0) * (0.62 / (n > 1 ? n - 1 : 1))
 ptype(i) = isref[i] ? word("6 4 8 12 10 14", (i - 1) % 6 + 1) + 0 : word("7 5 9 13 11 15", (i - 1) % 6 + 1) + 0
 plot dat index 0 using (NaN):($0 + 1):ytic(1) notitle, \
+     dat index 2 using 2:($1 - 0.45):(0):(0.9) with vectors nohead lw 2.5 dt 4 lc rgb "#7b3294" notitle, \
      for [i=1:n] dat index 0 using (column(i+1)):($0 + 1 + off(i)) with points pt ptype(i) ps 1.5 lw 1.5 lc colors[i] title names[i].(isref[i] ? " (reference)" : ""), \
      for [i=1:n] dat index 1 using (failx):($2 == i ? $1 + off(i) : NaN) with points pt 2 ps 1.6 lw 2.5 lc colors[i] notitle, \
      NaN with lines lc rgb "black" lw 1.2 dt 2 title "1.0 = peak requested", \
+     (nlimit > 0 ? NaN : 1/0) with lines lw 2.5 dt 4 lc rgb "#7b3294" title (nlimit > 0 ? "the job's limit" : ""), \
      (nfail > 0 ? NaN : 1/0) with points pt 2 ps 1.6 lw 2.5 lc rgb "#404040" title (nfail > 0 ? "ran out of memory" : "")

@@ -112,9 +112,26 @@ static int write_dots(struct run_folder *f, const char *dir, FILE *list, const c
     for (int j = 0; j < n; j++) if (failed_run(f, w, sl[j])) { fprintf(d, "%d\t%d\n", row, j + 1); nfail++; }
   }
   if (!nfail) fputs("-100\t1\n", d);   /* an index gnuplot can read, off the plot */
+  /* index 2: the job's limit of a capped workload, as a multiple of its peak requested */
+  fputs("\n\n# limit: row, cap / peak requested\n", d);
+  int nlim = 0;
+  for (int w = 0, row = 0; w < f->nw; w++) {
+    int any = 0;
+    for (int j = 0; j < n; j++) any |= val(f, w, sl[j], col)[0] != 0 || (fails && failed_run(f, w, sl[j]));
+    if (!any) continue;
+    row++;
+    double cap = workload_cap(f, w), preq = 0;
+    for (int s = 0; s < f->ns_cells; s++)
+      if (rc_ok(f, w, s) && rt_num(rc_value(f, w, s, "peak_requested")) > preq) preq = rt_num(rc_value(f, w, s, "peak_requested"));
+    if (cap <= 0 || preq <= 0) continue;
+    fprintf(d, "%d\t%g\n", row, cap / preq);
+    if (cap / preq > hi) hi = cap / preq;
+    nlim++;
+  }
+  if (!nlim) fputs("-100\t1\n", d);
   if (isinf(lo)) lo = hi = 1;
   pd_meta_strategies(m, f, sl, n);
-  fprintf(m, "nrows = %d\nxmin = %g\nxmax = %g\nlabel_chars = %d\nnfail = %d\nxlab = ", rows, lo, hi, labw, nfail);
+  fprintf(m, "nrows = %d\nxmin = %g\nxmax = %g\nlabel_chars = %d\nnfail = %d\nnlimit = %d\nxlab = ", rows, lo, hi, labw, nfail, nlim);
   pd_gq(m, xlab);
   fputs("\nptitle = ", m);
   char t[600];
