@@ -81,10 +81,13 @@ void report_tradeoff(struct run_folder *f, FILE *o, const char *fmt, const struc
     for (int w = 0; w < f->nw; w++) if (tradeoff_point(f, w, s, &xs[n], &ys[n])) n++;
     if (!n) continue;
     double ymed = median(ys, n), ylo = ys[0], yhi = ys[n - 1];
-    double xmed = median(xs, n), xlo = xs[0], xhi = xs[n - 1];
-    fprintf(o, "| %s%s | %d | %s | %s - %s | %s | %s - %s |\n", rt_md(f->strategy[s], a, B),
+    double xmed = median(xs, n), xlo = xs[0], xhi = xs[n - 1], err = 0;
+    for (int w = 0; w < f->nw; w++) if (rc_model_err(f, w, s) > err) err = rc_model_err(f, w, s);
+    char em[48] = "";
+    if (err > 0) snprintf(em, sizeof em, " (model ±%.0f%%)", err * 100);
+    fprintf(o, "| %s%s | %d | %s%s | %s - %s | %s | %s - %s |\n", rt_md(f->strategy[s], a, B),
             rf_is_reference(f->strategy[s]) ? (!strncmp(f->strategy[s], "raw", 3) ? " (baseline)" : " (offline reference)") : "",
-            n, rt_x_d(ymed, b, B), rt_x_d(ylo, c, B), rt_x_d(yhi, d, B), ns_text(xmed, e, B), ns_text(xlo, g, B), ns_text(xhi, h, B));
+            n, rt_x_d(ymed, b, B), em, rt_x_d(ylo, c, B), rt_x_d(yhi, d, B), ns_text(xmed, e, B), ns_text(xlo, g, B), ns_text(xhi, h, B));
   }
   fputc('\n', o);
   free(xs);
