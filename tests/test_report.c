@@ -117,6 +117,9 @@ TEST(report_says_no_setting_fits_when_advise_found_none) {
   char *md = get(d, "report.md");
   CHECK_CONTAINS(md, "No PyTorch allocator setting fits (`fragbench advise`, 1 setting tried, `advise-snap.pickle.csv`); the nearest: **caching**");
   CHECK(!strstr(md, "run with `PYTORCH_CUDA_ALLOC_CONF"));
+  CHECK_CONTAINS(md, "status oom at event 900");           /* where the nearest died ... */
+  CHECK_CONTAINS(md, "which still runs out of memory at event 900");
+  CHECK(!strstr(md, "1.050x its peak requested"));       /* ... not figures of the part that ran */
   free(md);
 }
 

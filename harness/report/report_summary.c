@@ -96,10 +96,14 @@ static int advice_sentence(const struct run_folder *f, int w, double cap, FILE *
   else if (conf[0]) fprintf(o, "**`PYTORCH_CUDA_ALLOC_CONF=%s`** (", conf);
   else fprintf(o, "**%s** (", rt_md(lab, a, B));
   fputs(dflt ? (fits ? "; `fragbench advise`'s recommendation)" : ")") : (fits ? "`fragbench advise`'s recommendation)" : "`fragbench advise`)"), o);
-  if (r > 0) {
+  if (!fits) {   /* no figure of a run that died: where it died */
+    const char *ev = results_get(&t, 0, "first_oom_event");
+    fprintf(o, ", which still %s", !strcmp(st, "oom") ? "runs out of memory" : "fails");
+    if (ev[0]) fprintf(o, " at event %s", ev);
+    if (budget > 0) fprintf(o, " under the %s limit", rt_bytes_d(budget, a, B));
+  } else if (r > 0) {
     fprintf(o, ": peak reserved %s (%s)", rt_bytes_d(r, a, B), rt_x(results_get(&t, 0, "overhead"), b, B));
-    if (budget > 0 && fits) fprintf(o, ", %s of headroom under the %s limit", rt_bytes_d(budget - r, c, B), rt_bytes_d(budget, a, B));
-    else if (budget > 0) fprintf(o, ", status %s under the %s limit", rt_md(st, c, B), rt_bytes_d(budget, a, B));
+    if (budget > 0) fprintf(o, ", %s of headroom under the %s limit", rt_bytes_d(budget - r, c, B), rt_bytes_d(budget, a, B));
     else fputs("; no limit known to measure headroom against (the snapshot did not run out of memory)", o);
   }
   results_free(&t);
