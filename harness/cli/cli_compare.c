@@ -149,6 +149,7 @@ int cmd_compare_main(int argc, char **argv) {
   if (!rc) {
     struct cmp_report rep;
     cmp_run(&old, &new, &o, &rep);
+    cmp_explain_growth(&rep, &old, &new);
     cmp_print_text(stdout, &rep, &o, max_lines);
     /* the reports are written beside their names and renamed into place (outfile.h): an
      * existing report is replaced whole or not at all */

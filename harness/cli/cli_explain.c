@@ -85,6 +85,22 @@ static void print_segments(const struct explain_state *st) {
   if (seg > MAX_SEGS_SHOWN) printf("  ... %llu more segments (all in --plot)\n", (unsigned long long)(seg - MAX_SEGS_SHOWN));
 }
 
+/* the largest blocks live at the OOM and where they were allocated (explain_frames.c) */
+static void print_live_frames(const struct explain_state *st) {
+  char a[32];
+  if (!st->frames_known) return;
+  if (!st->live_with_frames && !st->info.oom_frames[0]) {
+    printf("to see where memory was allocated, record stack frames before the run:\n"
+           "  torch.cuda.memory._record_memory_history(enabled='all', context='all', stacks='python', max_entries=1000000)\n"
+           "(context='alloc' or 'all' keeps each allocation's stack; stacks='all' adds C++ frames)\n");
+    return;
+  }
+  if (st->live_at_oom == 1) printf("the one block live at the OOM, where it was allocated:\n");
+  else printf("the largest of the %llu blocks live at the OOM, where they were allocated:\n", (unsigned long long)st->live_at_oom);
+  for (int i = 0; i < st->ntop; i++)
+    printf("  %10s  %s\n", fmt_bytes(st->top[i].size, a, sizeof a), st->top[i].frames[0] ? st->top[i].frames : "(no stack recorded)");
+}
+
 static void print_why(const struct explain_state *st) {
   char a[32], b[32], c[32], d[32];
   printf("\nthe request: %s (rounded %s) on stream %llu", fmt_bytes(st->request, a, sizeof a), fmt_bytes(st->rounded, b, sizeof b),
@@ -103,8 +119,9 @@ static void print_why(const struct explain_state *st) {
         f = e ? e + 2 : f + len;
       }
     } else {
-      printf("(the snapshot holds no stack frames for it: _record_memory_history(stacks=...) records them)\n");
+      printf("(the snapshot holds no stack frames for it)\n");
     }
+    print_live_frames(st);
   }
   if (st->fits) {
     printf("it fits: %s places it%s\n", st->allocator,
