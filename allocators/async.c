@@ -73,6 +73,8 @@ static int async_alloc_block(void *a, uint64_t size, uint64_t stream, struct blo
   return 0;
 }
 
+/* b->stream may carry DEV_STREAM_RECORDED (a block other streams used too): the device
+ * frees it as PyTorch's backend does, the model makes it reusable by every stream */
 static void async_free(void *a, struct block *b) {
   struct async_alloc *s = a;
   if (s->model) amodel_free(s->model, b->addr, b->size, b->stream);
@@ -123,6 +125,7 @@ const struct allocator_ops async_allocator = {
   .params = async_params,
   .flags = ALLOC_STREAM_ORDERED,
   .alignment = 256,
+  .model_err = AMODEL_ERR,
   .create = async_create,
   .alloc = async_alloc_block,
   .free = async_free,

@@ -247,7 +247,11 @@ static struct frange *range_floor(const struct amodel *m, uint64_t addr) {
 void amodel_free(struct amodel *m, uint64_t addr, uint64_t size, uint64_t stream) {
   uint64_t sz = round_req(size);
   m->live -= sz;
-  struct owner *o = owner_for(m, stream);
+  /* a block other streams used too (record_stream) goes back on PyTorch's unifying stream,
+   * on which nothing allocates: it is reusable by the driver's opportunistic reuse alone,
+   * i.e. by every stream once the GPU has passed the streams' work, which it has when the
+   * trace's free comes (the native allocator's free_completed) */
+  struct owner *o = stream & DEV_STREAM_RECORDED ? m->owners[0] : owner_for(m, stream);
   if (!o) o = m->owners[0];      /* no host memory for a new owner: reusable by all */
   struct frange *prev = range_floor(m, addr);
   struct frange *next = prev ? next_range(prev) : NULL;

@@ -10,7 +10,10 @@
  *    fit": classes are powers of two split in `subclasses` steps), or the unused end of
  *    the last chunk when that class is lower, else it grows at the top;
  *  - a range freed on one stream is reused by that stream at once and by other streams
- *    only after a synchronization (the GPU is assumed busy, as in a real program);
+ *    only after a synchronization (the GPU is assumed busy, as in a real program); a
+ *    block other streams used too (record_stream, DEV_STREAM_RECORDED in the free's
+ *    stream) is freed as PyTorch's backend frees it, on a stream nothing allocates on,
+ *    and is reusable by every stream from the free (the trace's free_completed);
  *  - reserved shrinks only at a synchronization (trim, empty_cache, or with a finite
  *    release threshold at every free): wholly free chunks are unmapped, highest first.
  * Memory comes from the device layer (one VA reservation, a physical page of `granule`
@@ -23,6 +26,9 @@
 #define AMODEL_ALIGN 512ull                 /* request rounding and address alignment */
 #define AMODEL_GRANULE_DEFAULT (32ull << 20) /* chunk of physical memory */
 #define AMODEL_SUBCLASSES_DEFAULT 4u
+/* the relative +/- error of the model's peak reserved against the real driver on jobs it
+ * was not built from (docs/async-pool.md, "Held out"): the async rows' model_err on sim */
+#define AMODEL_ERR 0.28
 
 struct amodel;
 

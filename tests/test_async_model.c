@@ -161,6 +161,26 @@ TEST(async_model_other_streams_wait_for_a_sync) {
   rig_close(&r);
 }
 
+/* PyTorch's backend frees a block other streams used (record_stream) on a unifying stream
+ * nothing allocates on (CUDAMallocAsyncAllocator.cpp, free_impl): the free comes when the
+ * recording streams' work is done (free_completed), and the range is then every stream's,
+ * its own creation stream's included, never one stream's */
+TEST(async_model_a_record_stream_free_is_every_streams) {
+  struct rig r;
+  CHECK(rig_open(&r, UINT64_MAX, 0) == 0);
+  uint64_t x = A(&r, 8 * MiB, 1), y = A(&r, 8 * MiB, 1);
+  F(&r, x, 8 * MiB, 1 | DEV_STREAM_RECORDED);
+  uint64_t other = A(&r, 8 * MiB, 2);
+  CHECK_EQ(other, x);                                /* another stream takes it without a sync */
+  F(&r, other, 8 * MiB, 2);
+  F(&r, y, 8 * MiB, 1);                              /* a plain free stays stream 1's */
+  uint64_t z = A(&r, 8 * MiB, 2);
+  CHECK(z != y);
+  F(&r, z, 8 * MiB, 2);
+  CHECK_EQ(r.d.reserved, 32 * MiB);
+  rig_close(&r);
+}
+
 /* probe async_release (trim): wholly free chunks are unmapped, highest first, down to keep */
 TEST(async_model_trim_releases_wholly_free_chunks) {
   struct rig r;
