@@ -8,7 +8,9 @@
  *  - adjacent free ranges coalesce; a request takes the lowest-addressed range of the
  *    first non-empty size class at or above the request rounded up to its class ("good
  *    fit": classes are powers of two split in `subclasses` steps), or the unused end of
- *    the last chunk when that class is lower, else it grows at the top;
+ *    the last chunk when that class is lower; when no such range is free, the
+ *    lowest-addressed range of the request's own class that holds it (`own_class`: the
+ *    driver fits 13 MiB into a 13 MiB hole), else the chunk tail, else it grows at the top;
  *  - a range freed on one stream is reused by that stream at once and by other streams
  *    only after a synchronization (the GPU is assumed busy, as in a real program); a
  *    block other streams used too (record_stream, DEV_STREAM_RECORDED in the free's
@@ -36,6 +38,10 @@ struct amodel_config {
   uint64_t granule;          /* a multiple of DEV_PAGE */
   unsigned subclasses;       /* 1, 2, 4, 8 or 16 */
   uint64_t release_threshold; /* UINT64_MAX: keep all (PyTorch's setting) */
+  int own_class;             /* no range of a class >= the needed one: a range of the request's
+                                own class that holds it, before the chunk tail or growing */
+  int recycle;               /* a chunk to map takes the physical page of a wholly free mapped
+                                chunk first (an unprobed hypothesis; off by default) */
 };
 
 /* 0, or -1 with err set */
