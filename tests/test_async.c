@@ -92,6 +92,19 @@ TEST(async_record_stream_frees_replay_validated) {
   }
 }
 
+/* the same on the GPU: each marked free goes through PyTorch's unifying stream (events on
+ * every stream of the replay, cudaFreeAsync on it); any CUDA error fails the row */
+GPU_TEST(gpu_async_record_stream_frees_on_a_unifying_stream) {
+  struct run_spec s = {.trace = "tests/variants/record_stream.pickle", .allocator = "async", .trace_device = -1,
+                       .world = 1, .seed = 1, .device = {.kind = "cuda"}, .validate = 1, .quiet = 1};
+  struct run_result r;
+  run_result_init(&r);
+  CHECK_MSG(replay_run(&s, &r) == 0, "%s", r.status);
+  CHECK_STR(r.status, "ok");
+  CHECK_EQ(r.completed, 1);
+  CHECK(r.model_err == 0);                       /* measured, not modelled */
+}
+
 /* ---- a recording pool on a sim device: the strategy's side of the contract ---- */
 
 struct rec_pool {
