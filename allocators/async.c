@@ -28,7 +28,7 @@ static const struct param_spec async_params[] = {
    "bytes the pool may keep reserved when it is synchronized (cudaMemPoolAttrReleaseThreshold); unset = keep all"},
   {"granule", P_BYTES, "32MiB", "sim model: the pool maps physical memory in chunks of this size (measured: 32 MiB)"},
   {"subclasses", P_INT, "4", "sim model: size classes per power of two for the good-fit search (1, 2, 4, 8, 16)"},
-  {"own_class", P_BOOL, "1", "sim model: with no range of a class that surely fits, take one of the request's own class that holds it before the chunk tail or growing (the driver fits 13 MiB into a 13 MiB hole)"},
+  {"own_class", P_BOOL, "0", "sim model: with no range of a class that surely fits, take one of the request's own class that holds it before the chunk tail or growing (the driver fits 13 MiB into a 13 MiB hole; off: on the jobs the model is built from it is further from PyTorch, docs/async-pool.md)"},
   {"recycle", P_BOOL, "0", "sim model (a hypothesis, not probed): a chunk to map takes the physical page of a wholly free mapped chunk first, so reserved is the peak of chunks holding blocks"},
   {NULL, 0, NULL, NULL},
 };

@@ -8,9 +8,11 @@
  *  - adjacent free ranges coalesce; a request takes the lowest-addressed range of the
  *    first non-empty size class at or above the request rounded up to its class ("good
  *    fit": classes are powers of two split in `subclasses` steps), or the unused end of
- *    the last chunk when that class is lower; when no such range is free, the
- *    lowest-addressed range of the request's own class that holds it (`own_class`: the
- *    driver fits 13 MiB into a 13 MiB hole), else the chunk tail, else it grows at the top;
+ *    the last chunk when that class is lower, else it grows at the top; with `own_class`
+ *    (off by default), when no such range is free, the lowest-addressed range of the
+ *    request's own class that holds it comes before the chunk tail and growing (the driver
+ *    fits 13 MiB into a 13 MiB hole, but the option puts the model further from PyTorch on
+ *    the jobs it is built from);
  *  - a range freed on one stream is reused by that stream at once and by other streams
  *    only after a synchronization (the GPU is assumed busy, as in a real program); a
  *    block other streams used too (record_stream, DEV_STREAM_RECORDED in the free's

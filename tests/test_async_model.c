@@ -24,8 +24,8 @@ static int rig_open_with(struct rig *r, uint64_t threshold, uint64_t cap, int ow
   return amodel_create(&r->m, &r->d, &cfg, err);
 }
 
-/* the strategy's defaults: own_class on, recycle off */
-static int rig_open(struct rig *r, uint64_t threshold, uint64_t cap) { return rig_open_with(r, threshold, cap, 1, 0); }
+/* the strategy's defaults: own_class and recycle off */
+static int rig_open(struct rig *r, uint64_t threshold, uint64_t cap) { return rig_open_with(r, threshold, cap, 0, 0); }
 
 static void rig_close(struct rig *r) {
   amodel_destroy(r->m);
@@ -153,7 +153,7 @@ TEST(async_model_takes_a_hole_of_its_own_class_before_the_tail) {
 TEST(async_model_recycle_moves_a_free_chunks_page) {
   for (int rec = 0; rec < 2; rec++) {
     struct rig r;
-    CHECK(rig_open_with(&r, UINT64_MAX, 0, 1, rec) == 0);
+    CHECK(rig_open_with(&r, UINT64_MAX, 0, 0, rec) == 0);
     uint64_t a = A(&r, 64 * MiB, 0), b = A(&r, MiB, 0);
     CHECK_EQ(r.d.reserved, 96 * MiB);
     F(&r, a, 64 * MiB, 0);

@@ -8,7 +8,9 @@ and the jobs it is only tested on (issue 31).
 
 DATADIR holds, per job, JOB.pickle (a snapshot under PyTorch's native allocator),
 async_ref.csv (job,run,peak_reserved,peak_allocated: the same job under
-backend:cudaMallocAsync, several runs) and SPLIT.txt (which jobs are "build" and which
+backend:cudaMallocAsync, several runs; with a `backend` column, its `native` rows are the
+native allocator's figure and only `async` rows count), optionally fragbench_cuda.csv
+(job,...,allocator,run,peak_reserved,status: earlier `run --device cuda` figures) and SPLIT.txt (which jobs are "build" and which
 "heldout": a line per label, `build: a b c` / `heldout: d e`, or `JOB LABEL` lines).
 For each job of the split: the sim rows of async (with --model's parameters), caching and
 expandable; PyTorch's async range (lowest, median, highest); with --cuda N (a GPU host)
@@ -85,12 +87,22 @@ def main():
             usage()
     os.makedirs(out, exist_ok=True)
     labels = parse_split(os.path.join(data, "SPLIT.txt"))
-    ref = {}
+    ref, native_ref, cuda_ref = {}, {}, {}
     refpath = os.path.join(data, "async_ref.csv")
     if os.path.exists(refpath):
         for r in csv.DictReader(open(refpath)):
-            if r.get("peak_reserved", "").strip().isdigit():
+            if not r.get("peak_reserved", "").strip().isdigit():
+                continue
+            if r.get("backend", "async") == "native":   # the same job under the native allocator
+                native_ref[r["job"]] = int(r["peak_reserved"])
+            elif r.get("backend", "async") == "async":
                 ref.setdefault(r["job"], []).append(int(r["peak_reserved"]))
+    # the driver through fragbench, recorded earlier (job,...,allocator,run,peak_reserved,status)
+    cpath = os.path.join(data, "fragbench_cuda.csv")
+    if os.path.exists(cpath):
+        for r in csv.DictReader(open(cpath)):
+            if r.get("allocator", "async") == "async" and r.get("status", "ok").startswith("ok") and r["peak_reserved"].isdigit():
+                cuda_ref.setdefault(r["job"], []).append(int(r["peak_reserved"]))
     jobs = sorted(f[:-len(".pickle")] for f in os.listdir(data) if f.endswith(".pickle"))
     if split != "all":
         jobs = [j for j in jobs if labels.get(j) == split]
@@ -109,8 +121,8 @@ def main():
         s = int(sim["async"]["peak_reserved"])
         sc = int(sim["caching"]["peak_reserved"]) if "caching" in sim else 0
         se = int(sim["expandable"]["peak_reserved"]) if "expandable" in sim else 0
-        native = int(sim["async"].get("trace_peak_reserved") or 0)
-        cuda = []
+        native = native_ref.get(j) or int(sim["async"].get("trace_peak_reserved") or 0)
+        cuda = list(cuda_ref.get(j, []))
         for i in range(cuda_n):
             cr = fb_run(bin_, trace, "cuda", ["async"], os.path.join(out, "cuda_%s_%d.csv" % (j, i)))
             if cr and cr[0]["peak_reserved"].isdigit():
