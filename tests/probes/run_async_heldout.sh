@@ -2,8 +2,9 @@
 # run_async_heldout.sh - on a GPU host, one command for issue 31's GPU call: the driver
 # through fragbench (`run --device cuda --allocator async`, N runs per job) on every job of
 # DATADIR (JOB.pickle, async_ref.csv, SPLIT.txt: see async_heldout.py), next to the sim
-# model and PyTorch's backend:cudaMallocAsync runs; then the sim-only figures of the model's
-# variants (own_class off: the model before issue 31; recycle on: an unprobed hypothesis);
+# model and PyTorch's backend:cudaMallocAsync runs (the cuda range also counts DATADIR's
+# fragbench_cuda.csv, if any); then the sim-only figures of the model's variants
+# (own_class on: the probe's exact fit; recycle on: an unprobed hypothesis);
 # and the async_recycle probe (recycling of free chunks, exact fits of big holes, the
 # unifying-stream free). Everything goes under OUTDIR: heldout.txt/.csv per variant,
 # probe.txt.  Usage: sh tests/probes/run_async_heldout.sh BIN DATADIR OUTDIR [N]
@@ -23,7 +24,7 @@ else
 fi
 echo "== default model, sim and cuda ($N runs per job)"
 python3 "$DIR/async_heldout.py" "$BIN" "$DATA" "$OUT/default" --cuda "$N" | tee "$OUT/default.txt" || status=1
-for v in own_class=0 recycle=1; do
+for v in own_class=1 recycle=1; do
   echo "== sim model async:$v"
   python3 "$DIR/async_heldout.py" "$BIN" "$DATA" "$OUT/$v" --model "$v" | tee "$OUT/$v.txt" || status=1
 done
