@@ -4,13 +4,14 @@ backend:cudaMallocAsync on recorded jobs, split into the jobs the model may be b
 and the jobs it is only tested on (issue 31).
 
   python3 tests/probes/async_heldout.py BIN DATADIR OUTDIR [--split build|heldout|all]
-                                        [--model K=V,...] [--cuda N]
+                                        [--model K=V,...] [--cuda N] [--fresh]
 
 DATADIR holds, per job, JOB.pickle (a snapshot under PyTorch's native allocator),
 async_ref.csv (job,run,peak_reserved,peak_allocated: the same job under
 backend:cudaMallocAsync, several runs; with a `backend` column, its `native` rows are the
 native allocator's figure and only `async` rows count), optionally fragbench_cuda.csv
-(job,...,allocator,run,peak_reserved,status: earlier `run --device cuda` figures) and SPLIT.txt (which jobs are "build" and which
+(job,...,allocator,run,peak_reserved,status: earlier `run --device cuda` figures; --fresh:
+only this call's --cuda runs count) and SPLIT.txt (which jobs are "build" and which
 "heldout": a line per label, `build: a b c` / `heldout: d e`, or `JOB LABEL` lines).
 For each job of the split: the sim rows of async (with --model's parameters), caching and
 expandable; PyTorch's async range (lowest, median, highest); with --cuda N (a GPU host)
@@ -73,7 +74,7 @@ def main():
     if len(args) < 3:
         usage()
     bin_, data, out = args[:3]
-    split, model, cuda_n = "all", "", 0
+    split, model, cuda_n, fresh = "all", "", 0, False
     rest = args[3:]
     while rest:
         k = rest.pop(0)
@@ -83,6 +84,8 @@ def main():
             model = rest.pop(0)
         elif k == "--cuda" and rest:
             cuda_n = int(rest.pop(0))
+        elif k == "--fresh":
+            fresh = True
         else:
             usage()
     os.makedirs(out, exist_ok=True)
@@ -99,7 +102,7 @@ def main():
                 ref.setdefault(r["job"], []).append(int(r["peak_reserved"]))
     # the driver through fragbench, recorded earlier (job,...,allocator,run,peak_reserved,status)
     cpath = os.path.join(data, "fragbench_cuda.csv")
-    if os.path.exists(cpath):
+    if os.path.exists(cpath) and not fresh:
         for r in csv.DictReader(open(cpath)):
             if r.get("allocator", "async") == "async" and r.get("status", "ok").startswith("ok") and r["peak_reserved"].isdigit():
                 cuda_ref.setdefault(r["job"], []).append(int(r["peak_reserved"]))

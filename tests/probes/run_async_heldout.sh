@@ -6,8 +6,9 @@
 # fragbench_cuda.csv, if any); then the sim-only figures of the model's variants
 # (own_class on: the probe's exact fit; recycle on: an unprobed hypothesis);
 # and the async_recycle probe (recycling of free chunks, exact fits of big holes, the
-# unifying-stream free). Everything goes under OUTDIR: heldout.txt/.csv per variant,
-# probe.txt.  Usage: sh tests/probes/run_async_heldout.sh BIN DATADIR OUTDIR [N]
+# unifying-stream free); and N cuda runs per job through the device's default pool
+# (FB_DEFAULT_MEMPOOL=1, as PyTorch's backend). Everything goes under OUTDIR: VARIANT.txt
+# and VARIANT/heldout.csv (default, default_pool, own_class=1, recycle=1), probe.txt.  Usage: sh tests/probes/run_async_heldout.sh BIN DATADIR OUTDIR [N]
 set -u
 [ $# -ge 3 ] || { echo "usage: sh tests/probes/run_async_heldout.sh BIN DATADIR OUTDIR [N]" >&2; exit 2; }
 BIN=$1 DATA=$2 OUT=$3 N=${4:-3}
@@ -24,6 +25,10 @@ else
 fi
 echo "== default model, sim and cuda ($N runs per job)"
 python3 "$DIR/async_heldout.py" "$BIN" "$DATA" "$OUT/default" --cuda "$N" | tee "$OUT/default.txt" || status=1
+# the pool kind: PyTorch's backend uses the device's default pool, fragbench a new one
+# (gpt_side and ddp: PyTorch 11.744 GB, fragbench's cuda 10.737 GB on both)
+echo "== cuda with the device's default pool (FB_DEFAULT_MEMPOOL=1), $N runs per job"
+FB_DEFAULT_MEMPOOL=1 python3 "$DIR/async_heldout.py" "$BIN" "$DATA" "$OUT/default_pool" --cuda "$N" --fresh | tee "$OUT/default_pool.txt" || status=1
 for v in own_class=1 recycle=1; do
   echo "== sim model async:$v"
   python3 "$DIR/async_heldout.py" "$BIN" "$DATA" "$OUT/$v" --model "$v" | tee "$OUT/$v.txt" || status=1
