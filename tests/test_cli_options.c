@@ -16,6 +16,13 @@ static void paths(void) {
 TEST(options_every_table_agrees_with_the_shared_meaning) {
   for (int i = 0; cli_commands[i]; i++)
     for (const struct opt_def *d = cli_commands[i]->opts; d->flag; d++) {
+      if (OPT_IS_ARG(d)) {   /* a positional argument: a name, no leading "-", and a help line */
+        CHECK_MSG(d->flag[0] != '-' && d->help && d->help[0], "%s %s: a positional argument needs a name and help",
+                  cli_commands[i]->name, d->flag);
+        for (const struct opt_def *l = d + 1; d->type == OPT_ARGS && l->flag; l++)
+          CHECK_MSG(!OPT_IS_ARG(l), "%s %s: only the last positional argument may repeat", cli_commands[i]->name, d->flag);
+        continue;
+      }
       int t = opts_flag_type(d->flag);
       CHECK_MSG(t >= 0, "%s %s: no shared meaning", cli_commands[i]->name, d->flag);
       CHECK_MSG(t == (int)d->type, "%s %s: type %d, the shared meaning's is %d", cli_commands[i]->name, d->flag, (int)d->type, t);
@@ -32,6 +39,8 @@ TEST(options_help_of_each_subcommand_lists_its_table) {
     snprintf(want, sizeof want, "usage: fragbench %s", cli_commands[i]->name);
     CHECK_CONTAINS(o, want);
     for (const struct opt_def *d = cli_commands[i]->opts; d->flag; d++) CHECK_CONTAINS(o, d->flag);
+    for (const struct opt_def *d = cli_commands[i]->opts; d->flag; d++)
+      if (OPT_IS_ARG(d)) CHECK_CONTAINS(o, "\narguments:\n");
     free(o);
   }
 }
@@ -175,15 +184,101 @@ TEST(options_oom_message_gives_the_exact_limit) {
   free(o);
 }
 
-/* the subcommands that read their own arguments refuse foreign and empty flags too */
-TEST(options_readspeed_report_compare_refuse_foreign_and_empty_flags) {
-  paths();
-  CHECK_EQ(test_cli(outp, errp, "readspeed", "--bogus", NULL), 2);
+/* compare, report and readspeed (files and folders, not a selection) are read from their
+ * tables too: a foreign flag, an empty value, a missing, surplus or empty positional
+ * argument are exit 2 naming the subcommand; --help lists their arguments and flags */
+static void expect2(const char *want, const char *a0, const char *a1, const char *a2, const char *a3, const char *a4) {
+  CHECK_EQ(test_cli(outp, errp, a0, a1, a2, a3, a4, NULL), 2);
   char *e = test_read_file(errp);
-  CHECK_CONTAINS(e, "unknown option '--bogus'");
+  CHECK_CONTAINS(e, want);
   free(e);
-  CHECK_EQ(test_cli(outp, errp, "readspeed", "--events", "", NULL), 2);
-  CHECK_EQ(test_cli(outp, errp, "report", "--bogus", NULL), 2);
-  CHECK_EQ(test_cli(outp, errp, "report", "--format", "", NULL), 2);
-  CHECK_EQ(test_cli(outp, errp, "compare", "a.csv", "b.csv", "--max-lines", NULL), 2);
+}
+
+TEST(options_compare_report_readspeed_refuse_foreign_flags_naming_the_subcommand) {
+  paths();
+  expect2("fragbench compare: --budget is not a compare option (it is for: advise)", "compare", "a.csv", "b.csv", "--budget", "5G");
+  expect2("fragbench compare: --format is not a compare option (it is for: report)", "compare", "--format", "svg", "a.csv", "b.csv");
+  expect2("fragbench report: --json is not a report option (it is for: compare)", "report", "dir", "--json", "x.json", NULL);
+  expect2("fragbench report: --threads is not a report option", "report", "dir", "--threads", "2", NULL);
+  expect2("fragbench readspeed: --format is not a readspeed option (it is for: report)", "readspeed", "--format", "png", NULL, NULL);
+  expect2("fragbench readspeed: --trace is not a readspeed option", "readspeed", "--trace", "x.pickle", NULL, NULL);
+  expect2("fragbench readspeed: unknown option '--bogus'", "readspeed", "--bogus", NULL, NULL, NULL);
+  expect2("fragbench compare: unknown option '--bogus'", "compare", "a.csv", "b.csv", "--bogus", NULL);
+}
+
+TEST(options_compare_report_readspeed_refuse_empty_values) {
+  paths();
+  expect2("fragbench compare: --json: empty value", "compare", "a.csv", "b.csv", "--json", "");
+  expect2("fragbench compare: --max-increase: empty value", "compare", "a.csv", "b.csv", "--max-increase", "");
+  expect2("fragbench compare: --metric 'peak_reserved,,ns_per_op': an empty item", "compare", "a.csv", "b.csv", "--metric",
+          "peak_reserved,,ns_per_op");
+  expect2("fragbench compare: --allocator: empty value", "compare", "a.csv", "b.csv", "--allocator=", NULL);
+  expect2("fragbench compare: --max-lines needs a value", "compare", "a.csv", "b.csv", "--max-lines", NULL);
+  expect2("fragbench report: --format: empty value", "report", "dir", "--format", "", NULL);
+  expect2("fragbench report: --format 'gif': expected png or svg", "report", "dir", "--format", "gif", NULL);
+  expect2("fragbench readspeed: --frames: empty value", "readspeed", "--frames", "", NULL, NULL);
+  expect2("fragbench readspeed: --events '0': expected a count", "readspeed", "--events", "0", NULL, NULL);
+}
+
+TEST(options_positional_arguments_are_counted_and_never_empty) {
+  paths();
+  expect2("fragbench compare: missing NEW.csv: give OLD.csv NEW.csv", "compare", "a.csv", NULL, NULL, NULL);
+  expect2("fragbench compare: missing OLD.csv", "compare", "--max-increase", "1%", NULL, NULL);
+  expect2("fragbench compare: unexpected argument 'c.csv': give OLD.csv NEW.csv", "compare", "a.csv", "b.csv", "c.csv", NULL);
+  expect2("fragbench compare: an empty argument where OLD.csv goes", "compare", "", "b.csv", NULL, NULL);
+  expect2("fragbench report: missing DIR", "report", NULL, NULL, NULL, NULL);
+  expect2("fragbench report: an empty argument where DIR goes", "report", "", NULL, NULL, NULL);
+  expect2("fragbench report: unexpected argument 'b': give DIR", "report", "a", "b", NULL, NULL);
+  expect2("fragbench readspeed: an empty argument where FILE goes", "readspeed", "", NULL, NULL, NULL);
+  expect2("fragbench run: unexpected argument 'x.pickle'", "run", "x.pickle", NULL, NULL, NULL);   /* a table without any */
+  /* --help prints the arguments' names from the table */
+  CHECK_EQ(test_cli(outp, errp, "compare", "--help", NULL), 0);
+  char *o = test_read_file(outp);
+  CHECK_CONTAINS(o, "arguments:\n  OLD.csv");
+  CHECK_CONTAINS(o, "  NEW.csv");
+  CHECK_CONTAINS(o, "--allow-missing");
+  free(o);
+  CHECK_EQ(test_cli(outp, errp, "readspeed", "--help", NULL), 0);
+  o = test_read_file(outp);
+  CHECK_CONTAINS(o, "  FILE...");
+  free(o);
+}
+
+/* every flag compare had before its table keeps its meaning, in any order and as --flag=value */
+TEST(options_compare_flags_keep_their_meaning_through_the_table) {
+  paths();
+  char old[512], new[512];
+  snprintf(old, sizeof old, "%s/opt_old.csv", test_tmpdir());
+  snprintf(new, sizeof new, "%s/opt_new.csv", test_tmpdir());
+  const char *w = "script:events=a1=1K/f1";
+  CHECK_EQ(test_cli(outp, errp, "run", "--workload", w, "--allocator", "raw", "--allocator", "caching", "--device", "sim", "--quiet",
+                    "--out", old, NULL), 0);
+  CHECK_EQ(test_cli(outp, errp, "run", "--workload", w, "--allocator", "raw", "--device", "sim", "--quiet", "--out", new, NULL), 0);
+  CHECK_EQ(test_cli(outp, errp, "compare", old, new, NULL), 1);                        /* caching's row is missing */
+  CHECK_EQ(test_cli(outp, errp, "compare", "--allow-missing", old, new, NULL), 0);     /* ... allowed */
+  CHECK_EQ(test_cli(outp, errp, "compare", old, "--allocator=raw", new, NULL), 0);     /* only raw's rows */
+  CHECK_EQ(test_cli(outp, errp, "compare", old, new, "--allocator", "nosuch", NULL), 2);
+  CHECK_EQ(test_cli(outp, errp, "compare", old, new, "--allow-missing", "--max-lines", "0", NULL), 0);
+  char *o = test_read_file(outp);
+  CHECK_CONTAINS(o, "... and 1 more lines");
+  free(o);
+  CHECK_EQ(test_cli(outp, errp, "compare", old, new, "--allow-missing", "--metric", "peak_reserved", "--metric=peak_requested",
+                    "--max-increase", "5%", NULL), 0);
+  o = test_read_file(outp);
+  CHECK_CONTAINS(o, "(peak_reserved,peak_requested, max increase 5%)");
+  free(o);
+  CHECK_EQ(test_cli(outp, errp, "compare", old, new, "--tolerance", "results/tolerance.csv", "--metric", "peak_reserved", NULL), 2);
+  char *e = test_read_file(errp);
+  CHECK_CONTAINS(e, "--tolerance judges every column");
+  free(e);
+  CHECK_EQ(test_cli(outp, errp, "compare", "--", old, new, NULL), 1);   /* after "--" every word is an argument */
+}
+
+TEST(options_readspeed_events_and_frames_keep_their_meaning) {
+  paths();
+  CHECK_EQ(test_cli(outp, errp, "readspeed", "--events", "1000", "--frames=2", NULL), 0);
+  char *o = test_read_file(outp);
+  CHECK_CONTAINS(o, "synthetic 1000 ev x 2 frames");
+  CHECK_CONTAINS(o, "pickle reading:");
+  free(o);
 }

@@ -50,6 +50,13 @@ struct cli_opts {
   const char *breakdown;                            /* run --breakdown FILE.csv: reserved at the peak per stream */
   const char *vary;                                 /* fit --vary PARAM */
   uint64_t from, to, margin; int margin_given;      /* fit --from N --to M --margin BYTES */
+  const char *args[CLI_MAX]; int nargs;             /* positional arguments, as the table's arg_defs name them */
+  double max_increase; int max_increase_given;      /* compare --max-increase, a fraction (1% = 0.01) */
+  const char *metrics[CLI_MAX]; int nmetrics;       /* compare --metric COLS, each list as given */
+  const char *tolerance, *junit, *json;             /* compare --tolerance FILE, --junit FILE.xml, --json FILE */
+  int allow_missing, max_lines;                     /* compare --allow-missing, --max-lines N (default 200) */
+  const char *format;                               /* report --format png|svg (default png) */
+  uint64_t events; int frames;                      /* readspeed --events N --frames K (default 400000, 25) */
 };
 
 /* The bytes a cap stands for on a device of `total` bytes (CAP_X: 0, it needs the input). */
@@ -109,6 +116,9 @@ int cmd_perf(struct cli_opts *o);
 int cmd_advise(struct cli_opts *o);
 int cmd_explain(struct cli_opts *o);
 int cmd_fit(struct cli_opts *o);
+int cmd_compare(struct cli_opts *o);
+int cmd_report(struct cli_opts *o);
+int cmd_readspeed(struct cli_opts *o);
 /* every subcommand's table (cli_<name>.c), in `fragbench --help` order */
 struct cmd_def;
 extern const struct cmd_def *const cli_commands[];

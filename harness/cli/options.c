@@ -142,6 +142,35 @@ static int store(const char *cmd, struct cli_opts *o, const char *flag, const ch
     o->margin_given = 1;
     return 0;
   }
+  if (!strcmp(flag, "--max-increase")) {   /* 1% or 1: percent of OLD */
+    char *e;
+    double p = strtod(val, &e);
+    if (e == val || p < 0 || p != p || p > 1e9 || (*e == '%' && e[1]) || (*e && *e != '%'))
+      return bad(cmd, "--max-increase '%s': expected a percentage such as 1%% or 0.5%s", val, "");
+    o->max_increase = p / 100.0;
+    o->max_increase_given = 1;
+    return 0;
+  }
+  if (!strcmp(flag, "--metric")) return push(cmd, o->metrics, &o->nmetrics, flag, val);
+  if (!strcmp(flag, "--tolerance")) { o->tolerance = val; return 0; }
+  if (!strcmp(flag, "--junit")) { o->junit = val; return 0; }
+  if (!strcmp(flag, "--json")) { o->json = val; return 0; }
+  if (!strcmp(flag, "--allow-missing")) { o->allow_missing = 1; return 0; }
+  if (!strcmp(flag, "--max-lines")) {
+    if (parse_u64(val, &v) || v > 1000000000) return bad(cmd, "--max-lines '%s': expected a count 0..1000000000%s", val, "");
+    o->max_lines = (int)v;
+    return 0;
+  }
+  if (!strcmp(flag, "--format")) {
+    if (strcmp(val, "png") && strcmp(val, "svg")) return bad(cmd, "--format '%s': expected png or svg%s", val, "");
+    o->format = val;
+    return 0;
+  }
+  if (!strcmp(flag, "--events") || !strcmp(flag, "--frames")) {
+    if (parse_u64(val, &v) || !v || v > 100000000) return bad(cmd, "%s '%s': expected a count 1..100000000", flag, val);
+    if (flag[2] == 'e') o->events = v; else o->frames = (int)v;
+    return 0;
+  }
   if (!strcmp(flag, "--fail-rate")) {
     if (parse_double(val, &o->fail_rate) || o->fail_rate < 0 || o->fail_rate > 1) return bad(cmd, "--fail-rate '%s': expected a probability in [0, 1]%s", val, "");
     return 0;
@@ -161,6 +190,9 @@ static const struct { const char *flag; enum opt_type type; } types[] = {
   {"--plot", OPT_TEXT}, {"--confirm-on", OPT_TEXT}, {"--precision", OPT_NUMBER}, {"--threads", OPT_COUNT},
   {"--seconds", OPT_NUMBER}, {"--fail-rate", OPT_NUMBER},
   {"--vary", OPT_TEXT}, {"--from", OPT_COUNT}, {"--to", OPT_COUNT}, {"--margin", OPT_BYTES},
+  {"--max-increase", OPT_NUMBER}, {"--metric", OPT_LIST}, {"--tolerance", OPT_TEXT}, {"--junit", OPT_TEXT},
+  {"--json", OPT_TEXT}, {"--allow-missing", OPT_SWITCH}, {"--max-lines", OPT_COUNT}, {"--format", OPT_TEXT},
+  {"--events", OPT_COUNT}, {"--frames", OPT_COUNT},
 };
 
 int opts_flag_type(const char *flag) {
@@ -171,7 +203,7 @@ int opts_flag_type(const char *flag) {
 
 static const struct opt_def *find(const struct cmd_def *c, const char *flag) {
   for (const struct opt_def *d = c->opts; d && d->flag; d++)
-    if (!strcmp(d->flag, flag)) return d;
+    if (!OPT_IS_ARG(d) && !strcmp(d->flag, flag)) return d;
   return NULL;
 }
 
@@ -186,12 +218,41 @@ static int foreign(const struct cmd_def *c, const char *flag) {
     char msg[512];
     struct lookup l;
     lookup_begin(&l, msg, sizeof msg, "option", flag);
-    for (const struct opt_def *d = c->opts; d && d->flag; d++) lookup_known(&l, d->flag);
+    for (const struct opt_def *d = c->opts; d && d->flag; d++)
+      if (!OPT_IS_ARG(d)) lookup_known(&l, d->flag);
     return bad(c->name, "%s%s", lookup_text(&l), "");
   }
   fprintf(stderr, "fragbench %s: %s is not a %s option%s%s%s\n(see fragbench %s --help)\n", c->name, flag, c->name,
           n ? " (it is for: " : "", n ? who : "", n ? ")" : "", c->name);
   return 2;
+}
+
+/* "OLD.csv NEW.csv", "[FILE...]": the positional arguments as the usage line names them */
+static void arg_names(const struct cmd_def *c, char *out, size_t n) {
+  size_t k = 0;
+  out[0] = 0;
+  for (const struct opt_def *d = c->opts; d && d->flag && k < n; d++)
+    if (OPT_IS_ARG(d)) k += (size_t)snprintf(out + k, n - k, d->type == OPT_ARGS ? "%s[%s...]" : "%s%s", k ? " " : "", d->flag);
+}
+
+/* the next positional argument: where the table has room for it, and not empty */
+static int add_arg(const struct cmd_def *c, struct cli_opts *o, const char *arg) {
+  int slots = 0;
+  const struct opt_def *which = NULL;
+  for (const struct opt_def *d = c->opts; d && d->flag && !which; d++) {
+    if (d->type == OPT_ARGS) which = d;
+    else if (d->type == OPT_ARG && slots++ == o->nargs) which = d;
+  }
+  char names[256];
+  arg_names(c, names, sizeof names);
+  if (!which) {
+    if (!names[0]) return bad(c->name, "unexpected argument '%s'%s", arg, "");
+    return bad(c->name, "unexpected argument '%s': give %s", arg, names);
+  }
+  if (!arg[0]) return bad(c->name, "an empty argument where %s goes%s", which->flag, "");
+  if (o->nargs >= CLI_MAX) return bad(c->name, "%s: at most %s of them", which->flag, "64");
+  o->args[o->nargs++] = arg;
+  return 0;
 }
 
 /* a limit: a fraction of the device (0.25, N%) or bytes */
@@ -266,10 +327,20 @@ int opts_parse(const struct cmd_def *c, int argc, char **argv, struct cli_opts *
   o->precision = 0.005;
   o->threads = 2;
   o->seconds = 2;
+  o->max_lines = 200;
+  o->format = "png";
+  o->events = 400000;
+  o->frames = 25;
+  int only_args = 0;   /* after "--": every word is a positional argument */
   for (int i = 2; i < argc; i++) {
     const char *arg = argv[i], *val = NULL;
-    if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) { opts_help(c, stdout); return -1; }
-    if (strncmp(arg, "--", 2) || !arg[2]) return bad(c->name, "unexpected argument '%s'%s", arg, "");
+    if (!only_args && (!strcmp(arg, "--help") || !strcmp(arg, "-h"))) { opts_help(c, stdout); return -1; }
+    if (!only_args && !strcmp(arg, "--")) { only_args = 1; continue; }
+    if (only_args || strncmp(arg, "-", 1) || !arg[1]) {   /* a word, or "-" (stdin) */
+      if (add_arg(c, o, arg)) return 2;
+      continue;
+    }
+    if (strncmp(arg, "--", 2) || !arg[2]) return bad(c->name, "unknown option '%s'%s", arg, "");
     char flag[64];
     const char *eq = strchr(arg, '=');
     size_t fl = eq ? (size_t)(eq - arg) : strlen(arg);
@@ -290,6 +361,15 @@ int opts_parse(const struct cmd_def *c, int argc, char **argv, struct cli_opts *
     }
     if (store(c->name, o, d->flag, val)) return 2;   /* d->flag: static, kept in caps[].flag */
   }
+  int need = 0;
+  const struct opt_def *missing = NULL;
+  for (const struct opt_def *d = c->opts; d && d->flag; d++)
+    if (d->type == OPT_ARG && need++ == o->nargs) missing = d;
+  if (missing) {
+    char names[256];
+    arg_names(c, names, sizeof names);
+    return bad(c->name, "missing %s: give %s", missing->flag, names);
+  }
   return finish(c, o);
 }
 
@@ -308,8 +388,17 @@ static void print_opt(FILE *f, const struct opt_def *d) {
 void opts_help(const struct cmd_def *c, FILE *f) {
   fprintf(f, "usage: fragbench %s %s\n", c->name, c->synopsis);
   if (c->about && c->about[0]) fprintf(f, "\n%s", c->about);
+  int nargs = 0;
+  for (const struct opt_def *d = c->opts; d && d->flag; d++) {
+    if (!OPT_IS_ARG(d)) continue;
+    if (!nargs++) fprintf(f, "\narguments:\n");
+    char name[64];
+    snprintf(name, sizeof name, d->type == OPT_ARGS ? "%s..." : "%s", d->flag);
+    print_opt(f, &(struct opt_def){name, OPT_SWITCH, NULL, d->help});
+  }
   fprintf(f, "\noptions:\n");
-  for (const struct opt_def *d = c->opts; d && d->flag; d++) print_opt(f, d);
+  for (const struct opt_def *d = c->opts; d && d->flag; d++)
+    if (!OPT_IS_ARG(d)) print_opt(f, d);
   print_opt(f, &(struct opt_def){"--help", OPT_SWITCH, NULL, "this text"});
   if (c->epilog) fprintf(f, "\n%s", c->epilog);
 }

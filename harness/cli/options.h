@@ -8,11 +8,15 @@
 struct cli_opts;
 
 /* the value a flag takes: none (a switch), one text, or a comma list whose items are
- * all non-empty */
-enum opt_type { OPT_SWITCH, OPT_TEXT, OPT_BYTES, OPT_LIMIT, OPT_NUMBER, OPT_COUNT, OPT_LIST };
+ * all non-empty. OPT_ARG and OPT_ARGS are not flags but the subcommand's positional
+ * arguments (compare's OLD.csv NEW.csv, report's DIR, readspeed's FILE...), in order:
+ * OPT_ARG exactly one, OPT_ARGS zero or more (last only); their `flag` is the name the
+ * usage line and --help give them ("OLD.csv"), each given one must be non-empty, and
+ * they land in cli_opts.args[] in order. */
+enum opt_type { OPT_SWITCH, OPT_TEXT, OPT_BYTES, OPT_LIMIT, OPT_NUMBER, OPT_COUNT, OPT_LIST, OPT_ARG, OPT_ARGS };
 
 struct opt_def {
-  const char *flag;        /* "--cap-bytes" */
+  const char *flag;        /* "--cap-bytes"; for OPT_ARG/OPT_ARGS the argument's name ("OLD.csv") */
   enum opt_type type;
   const char *value;       /* the value's name in --help ("BYTES"); NULL for a switch */
   const char *help;        /* one line (more lines: "\n" inside, indented by the printer) */
@@ -27,14 +31,17 @@ struct cmd_def {
   const char *epilog;      /* after the flags (exit status...); NULL = none */
 };
 
-/* Parse argv[2..] for command c into o (defaults first, then every flag, then the values
- * that depend on other flags: N% and fractions). 0, 2 with a message on stderr, or -1:
- * --help was asked for and printed (exit 0). */
+/* Parse argv[2..] for command c into o (defaults first, then every flag and positional
+ * argument, then the values that depend on other flags: N% and fractions). A word that
+ * does not start with "--" is the next positional argument (after "--", every word is);
+ * too many or too few of them is exit 2 naming them. 0, 2 with a message on stderr, or
+ * -1: --help was asked for and printed (exit 0). */
 int opts_parse(const struct cmd_def *c, int argc, char **argv, struct cli_opts *o);
 /* `fragbench NAME --help`, printed from the table */
 void opts_help(const struct cmd_def *c, FILE *f);
 /* the type the shared meaning of a flag takes (-1: no flag of that name): every table
  * must agree with it (tests/test_cli_options.c checks all of them) */
+#define OPT_IS_ARG(d) ((d)->type == OPT_ARG || (d)->type == OPT_ARGS)
 int opts_flag_type(const char *flag);
 
 /* The groups of flags that several subcommands take, spelled once (same help everywhere). */
