@@ -171,7 +171,11 @@ int cmd_explain(struct cli_opts *o) {
       return 2;
     }
   }
-  if (outfile_check("explain", (const char *[]){"--plot"}, &o->plot, 1, (const char *[]){o->traces[0], o->oom_message}, 2)) return 2;
+  char pdat[1024], pgp[1024];   /* --plot's data and script beside it: outputs too */
+  if (o->plot) explain_plot_paths(o->plot, pdat, pgp, sizeof pdat);
+  if (outfile_check("explain", (const char *[]){"--plot", "--plot's data", "--plot's script"},
+                    (const char *[]){o->plot, o->plot ? pdat : NULL, o->plot ? pgp : NULL}, 3,
+                    (const char *[]){o->traces[0], o->oom_message}, 2)) return 2;
   char err[FB_ERRLEN];
   uint64_t cap = o->budget;   /* the limit given, resolved against the sim total */
   if (!cap && o->oom_message) {
@@ -225,8 +229,9 @@ int cmd_explain(struct cli_opts *o) {
   if (st.has_request) print_why(&st);
   if (o->plot) {
     char perr[FB_ERRLEN];
-    /* drawn only once the moment is explained (a failed explain leaves an old picture as
-     * it was); the picture, its .dat and .gp are gnuplot's to write */
+    /* drawn only once the moment is explained, into temporaries renamed into place when
+     * gnuplot succeeded (explain_plot.h): a failed explain or gnuplot leaves an old
+     * picture, its .dat and .gp as they were */
     int prc = explain_plot(&st, o->traces[0], o->plot, perr);
     if (prc == 0) fprintf(stderr, "fragbench explain: wrote %s\n", o->plot);
     else fprintf(stderr, "fragbench explain: %s\n", perr);

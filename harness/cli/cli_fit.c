@@ -11,9 +11,9 @@
 #include "outfile.h"
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include "fit.h"
+#include "gnuplot_run.h"
 
 static const struct opt_def fit_opts[] = {
   {"--workload", OPT_TEXT, "GEN[:k=v,...]", "the generator (one), with the job's other parameters"},
@@ -116,11 +116,12 @@ static int plot(const struct cli_opts *o, const struct run_spec *base, const cha
   char dat[1024], meta[1024];
   snprintf(dat, sizeof dat, "%s.dat", o->plot);
   snprintf(meta, sizeof meta, "%s.meta.gp", o->plot);
-  FILE *d = fopen(dat, "w"), *m = fopen(meta, "w");
+  /* the picture, its data and meta file: each written beside its target and renamed into
+   * place only when gnuplot drew it (gnuplot_run.h); a failure leaves them as they were */
+  struct outfile od, om, op;
+  FILE *d = outfile_open(&od, dat, "the plot data"), *m = d ? outfile_open(&om, meta, "the plot data") : NULL;
   if (!d || !m) {
-    fprintf(stderr, "fragbench fit: %s: cannot write the plot data\n", d ? meta : dat);
-    if (d) fclose(d);
-    if (m) fclose(m);
+    if (d) outfile_abort(&od);
     return 2;
   }
   fprintf(m, "n = %d\narray names[%d]\n", nalloc, nalloc);
@@ -144,25 +145,38 @@ static int plot(const struct cli_opts *o, const struct run_spec *base, const cha
   for (int i = 0; i < nalloc; i++) fprintf(m, "maxv[%d] = %lld\n", i + 1, reps[i].found ? (long long)reps[i].max_value : -1LL);
   fprintf(m, "array ansr[%d]\n", nalloc);   /* peak reserved of the answer's run, under limit - margin */
   for (int i = 0; i < nalloc; i++) fprintf(m, "ansr[%d] = %llu.0\n", i + 1, (unsigned long long)answer_reserved[i]);
-  fclose(d);
-  fclose(m);
-  if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+  if (fflush(d) || ferror(d) || fflush(m) || ferror(m)) {
+    fprintf(stderr, "fragbench fit: %s: cannot write the plot data\n", dat);
+    outfile_abort(&od);
+    outfile_abort(&om);
+    return 2;
+  }
+  const char *gpdir = getenv("FB_PLOTS_DIR") ? getenv("FB_PLOTS_DIR") : "plots";
+  char script[1100], err[400];
+  snprintf(script, sizeof script, "%s/fit.gp", gpdir);
+  size_t n = strlen(o->plot);
+  const char *fmt = n > 4 && !strcmp(o->plot + n - 4, ".svg") ? "svg" : "png";
+  if (!outfile_open(&op, o->plot, "the picture")) {
+    outfile_abort(&od);
+    outfile_abort(&om);
+    return 2;
+  }
+  const char *names[] = {"fmt", "out", "dat", "meta", "gpdir"};
+  const char *values[] = {fmt, gnuplot_name(&op), gnuplot_name(&od), gnuplot_name(&om), gpdir};
+  int rc = gnuplot_run(script, names, values, 5, err, sizeof err);
+  struct outfile *data[] = {&od, &om}, *all[] = {&od, &om, &op};
+  if (rc == 1) {   /* no gnuplot: the data is kept, to draw it later */
+    outfile_abort(&op);
+    if (gnuplot_finish(data, 2, 1)) return 2;
     fprintf(stderr, "fragbench fit: gnuplot is not installed: no picture (data in %s; apt-get install gnuplot-nox)\n", dat);
     return 0;
   }
-  const char *gp = getenv("FB_PLOTS_DIR") ? getenv("FB_PLOTS_DIR") : "plots";
-  size_t n = strlen(o->plot);
-  const char *fmt = n > 4 && !strcmp(o->plot + n - 4, ".svg") ? "svg" : "png";
-  if (strchr(o->plot, '\'') || strchr(gp, '\'')) { fprintf(stderr, "fragbench fit: a quote in the plot's path\n"); return 2; }
-  char cmd[4096];
-  snprintf(cmd, sizeof cmd, "gnuplot -e \"fmt='%s'; out='%s'; dat='%s'; meta='%s'; gpdir='%s'\" '%s/fit.gp'", fmt, o->plot, dat,
-           meta, gp, gp);
-  int rc = system(cmd);
-  if (rc != 0) {
-    fprintf(stderr, "fragbench fit: gnuplot %s/fit.gp failed (exit %d)\n", gp, WIFEXITED(rc) ? WEXITSTATUS(rc) : -1);
+  if (rc) {
+    gnuplot_finish(all, 3, 0);
+    fprintf(stderr, "fragbench fit: %s (%s) drawing %s: no picture; any existing one is as it was\n", err, script, o->plot);
     return 1;
   }
-  return 0;
+  return gnuplot_finish(all, 3, 1) ? 2 : 0;
 }
 
 int cmd_fit(struct cli_opts *o) {
@@ -213,7 +227,11 @@ int cmd_fit(struct cli_opts *o) {
   cli_spec(o, &cfg, &src, &base);
   FILE *f = stdout;
   struct outfile of = {0};
-  if (outfile_check("fit", (const char *[]){"--out", "--plot"}, (const char *[]){o->out, o->plot}, 2, NULL, 0)) return 2;
+  char pdat[1100], pmeta[1100];   /* --plot's data and meta file beside it: outputs too */
+  snprintf(pdat, sizeof pdat, "%s.dat", o->plot ? o->plot : "");
+  snprintf(pmeta, sizeof pmeta, "%s.meta.gp", o->plot ? o->plot : "");
+  if (outfile_check("fit", (const char *[]){"--out", "--plot", "--plot's data", "--plot's meta file"},
+                    (const char *[]){o->out, o->plot, o->plot ? pdat : NULL, o->plot ? pmeta : NULL}, 4, NULL, 0)) return 2;
   if (o->out && strcmp(o->out, "-") && !(f = outfile_open(&of, o->out, "--out"))) return 2;   /* kept only on success */
   header(f);
   struct fit_report *reps = calloc((size_t)nalloc, sizeof *reps);

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
+#include "gnuplot_run.h"
 #include "plot_data.h"
 
 #define MIB 1048576.0
@@ -26,9 +26,7 @@ static void stem(const char *path, const char *ext, char *out, size_t n) {
   snprintf(out + k, n > k ? n - k : 0, "%s", ext);
 }
 
-static int write_data(const struct explain_state *st, const char *dat, uint64_t *nsegs, double *max_mib) {
-  FILE *f = fopen(dat, "w");
-  if (!f) return -1;
+static void write_data(const struct explain_state *st, FILE *f, uint64_t *nsegs, double *max_mib) {
   fprintf(f, "# fragbench explain: row x_center_mib half_width_mib (one index per block state)\n");
   *max_mib = 0;   /* the widest segment: a larger request is drawn to the edge, its size written */
   for (int s = SEG_ALLOCATED; s <= SEG_UNMAPPED; s++) {
@@ -57,18 +55,17 @@ static int write_data(const struct explain_state *st, const char *dat, uint64_t 
   if (rq > *max_mib * 1.02) rq = *max_mib * 1.02;   /* wider than any segment: to the plot's edge */
   if (st->has_request) fprintf(f, "0 %.6f %.6f\n", rq / 2, rq / 2);
   else fprintf(f, "-100 0 0\n");
-  return fclose(f);
 }
 
-int explain_plot(const struct explain_state *st, const char *trace, const char *path, char *err) {
-  char dat[1024], gp[1024];
-  stem(path, ".dat", dat, sizeof dat);
-  stem(path, ".gp", gp, sizeof gp);
-  uint64_t nsegs = 0;
-  double max_mib = 0;
-  if (write_data(st, dat, &nsegs, &max_mib)) { snprintf(err, FB_ERRLEN, "%.150s: cannot write the plot data", dat); return 2; }
-  FILE *f = fopen(gp, "w");
-  if (!f) { snprintf(err, FB_ERRLEN, "%.150s: cannot write the gnuplot script", gp); return 2; }
+void explain_plot_paths(const char *path, char *dat, char *gp, size_t n) {
+  stem(path, ".dat", dat, n);
+  stem(path, ".gp", gp, n);
+}
+
+/* the script: the targets are its defaults (`gnuplot FILE.gp` redraws the picture);
+ * explain_plot points out and dat at the temporaries */
+static void write_script(const struct explain_state *st, FILE *f, const char *trace, const char *path, const char *dat,
+                         const char *gp, uint64_t nsegs, double max_mib) {
   size_t n = strlen(path);
   int svg = n > 4 && !strcmp(path + n - 4, ".svg");
   int req = st->has_request, first = req ? 0 : 1;   /* row 0: the request, when there is one */
@@ -80,9 +77,11 @@ int explain_plot(const struct explain_state *st, const char *trace, const char *
   fprintf(f, "# fragbench explain: %s (gnuplot %s)\n", base, gp);
   if (svg) fprintf(f, "set terminal svg size 1100,%d dynamic noenhanced font \"sans,12\" background rgb \"white\"\n", h);
   else fprintf(f, "set terminal pngcairo size 1100,%d noenhanced font \"sans,11\" background rgb \"white\"\n", h);
-  fprintf(f, "set output ");
+  fprintf(f, "if (!exists(\"out\")) out = ");
   pd_gq(f, path);
-  fprintf(f, "\nset encoding utf8\n");
+  fprintf(f, "\nif (!exists(\"dat\")) dat = ");
+  pd_gq(f, dat);
+  fprintf(f, "\nset output out\nset encoding utf8\n");
   char title[1600], capw[200] = "";
   if (st->cap && st->cap_source && !strcmp(st->cap_source, "inferred") && st->ci.has_oom)
     snprintf(capw, sizeof capw, ", cap %s, inferred from the OOM (limit %s-%s)", fmt_bytes(st->cap, e, sizeof e),
@@ -122,8 +121,7 @@ int explain_plot(const struct explain_state *st, const char *trace, const char *
     if (seg > nsegs) break;
     if ((int)st->blocks[i].state <= SEG_UNMAPPED) present[st->blocks[i].state] = 1;
   }
-  fprintf(f, "plot ");
-  pd_gq(f, dat);
+  fprintf(f, "plot dat");
   for (int s = 0; s <= SEG_UNMAPPED; s++) {
     if (s) fprintf(f, ", \\\n  ''");
     fprintf(f, " index %d using 2:1:3:(0.35) with boxxyerror lc rgb \"%s\" ", s, state_colour[s]);
@@ -132,16 +130,50 @@ int explain_plot(const struct explain_state *st, const char *trace, const char *
   }
   fprintf(f, ", \\\n  '' index 4 using 2:1:3:(0.35) with boxxyerror lc rgb \"%s\" %s\n", st->fits ? "#9467bd" : "#d62728",
           req ? "title \"the request (rounded)\"" : "notitle");
-  if (fclose(f)) { snprintf(err, FB_ERRLEN, "%.150s: cannot write the gnuplot script", gp); return 2; }
-  if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+}
+
+int explain_plot(const struct explain_state *st, const char *trace, const char *path, char *err) {
+  char dat[1024], gp[1024];
+  explain_plot_paths(path, dat, gp, sizeof dat);
+  uint64_t nsegs = 0;
+  double max_mib = 0;
+  /* each file is written beside its target and renamed into place only when gnuplot
+   * drew the picture (gnuplot_run.h): a failure leaves every existing file as it was */
+  struct outfile od, og, op;
+  FILE *fd = outfile_open(&od, dat, "the plot data");
+  if (!fd) { snprintf(err, FB_ERRLEN, "%.150s: cannot write the plot data", dat); return 2; }
+  write_data(st, fd, &nsegs, &max_mib);
+  FILE *fg = outfile_open(&og, gp, "the gnuplot script");
+  if (!fg) { outfile_abort(&od); snprintf(err, FB_ERRLEN, "%.150s: cannot write the gnuplot script", gp); return 2; }
+  write_script(st, fg, trace, path, dat, gp, nsegs, max_mib);
+  if (fflush(fd) || ferror(fd) || fflush(fg) || ferror(fg)) {
+    outfile_abort(&od);
+    outfile_abort(&og);
+    snprintf(err, FB_ERRLEN, "%.150s: cannot write the plot data or its script", dat);
+    return 2;
+  }
+  if (!outfile_open(&op, path, "the picture")) {
+    outfile_abort(&od);
+    outfile_abort(&og);
+    snprintf(err, FB_ERRLEN, "%.150s: cannot write the picture", path);
+    return 2;
+  }
+  const char *names[] = {"out", "dat"}, *values[] = {gnuplot_name(&op), gnuplot_name(&od)};
+  char gerr[400];
+  int rc = gnuplot_run(gnuplot_name(&og), names, values, 2, gerr, sizeof gerr);
+  struct outfile *data[] = {&od, &og}, *all[] = {&od, &og, &op};
+  if (rc == 1) {   /* no gnuplot: the data and the script are kept, to draw it later */
+    outfile_abort(&op);
+    if (gnuplot_finish(data, 2, 1)) { snprintf(err, FB_ERRLEN, "%.150s: cannot write the plot data", dat); return 2; }
     snprintf(err, FB_ERRLEN, "gnuplot is not installed: no picture (its data and script are in %.100s and %.100s; "
              "apt-get install gnuplot-nox, then gnuplot %.100s)", dat, gp, gp);
     return 1;
   }
-  char cmd[2200];
-  snprintf(cmd, sizeof cmd, "gnuplot '%s'", gp);
-  if (strchr(gp, '\'')) { snprintf(err, FB_ERRLEN, "%.150s: a quote in the file name", gp); return 2; }
-  int rc = system(cmd);
-  if (rc != 0) { snprintf(err, FB_ERRLEN, "gnuplot %.150s failed (exit %d)", gp, WIFEXITED(rc) ? WEXITSTATUS(rc) : -1); return 2; }
+  if (rc) {
+    gnuplot_finish(all, 3, 0);
+    snprintf(err, FB_ERRLEN, "%.300s drawing %.150s: no picture; any existing one is as it was", gerr, path);
+    return 2;
+  }
+  if (gnuplot_finish(all, 3, 1)) { snprintf(err, FB_ERRLEN, "%.150s: cannot write the picture", path); return 2; }
   return 0;
 }
