@@ -8,6 +8,12 @@
  * total, fractions, --max-reserved) are kept as text and resolved by finish() after the
  * last flag, so the order of flags never matters.
  *
+ * Positional arguments (compare's OLD.csv NEW.csv, report's DIR, readspeed's FILE...) are
+ * entries of the same table, of type OPT_ARG (exactly one) or OPT_ARGS (zero or more,
+ * last): a word that does not start with "-" (and every word after "--") fills the next
+ * one, into cli_opts.args[]; a surplus, missing or empty one is exit 2 naming it, and
+ * --help lists them under "arguments:".
+ *
  * Adding a flag to a subcommand that another subcommand already takes: one entry in that
  * subcommand's table (cli_<name>.c). A new flag: that entry, plus its meaning in store()
  * (and a field in struct cli_opts, cli.h). A new subcommand: a `const struct cmd_def
