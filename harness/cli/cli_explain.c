@@ -209,9 +209,8 @@ int cmd_explain(struct cli_opts *o) {
   }
   if (st.ci.has_oom) {
     char line[1024];
-    /* only when the inferred limit is the one replayed does the sentence say so */
-    if (st.cap_source && !strcmp(st.cap_source, "inferred")) cap_infer_sentence(&st.ci, line, sizeof line);
-    else cap_infer_evidence(&st.ci, line, sizeof line);
+    /* where it died and the interval; which limit was replayed is the limit sentence's */
+    cap_infer_evidence(&st.ci, line, sizeof line);
     printf("the snapshot %s\n", line);
     if (st.ci.has_oom && st.at_oom && st.info.oom_released)
       printf("PyTorch released %s of cached segments right before it failed (release-and-retry)\n",

@@ -210,7 +210,7 @@ int cmd_run(struct cli_opts *o) {
   if (plan_build(&po, &p, err)) { fprintf(stderr, "fragbench: %s\n", err); free(dl); return 2; }
   if (root && p.lim.from == LIMIT_INFERRED && !o->quiet) {
     char line[1024];
-    cap_infer_sentence(&p.lim.ci, line, sizeof line);
+    cap_infer_evidence(&p.lim.ci, line, sizeof line);   /* where it died; the limit sentence follows */
     fprintf(stderr, "fragbench: %s %s\n", p.rows[0].spec.trace, line);
   }
   if (root) cli_say_limit(o, &p.lim);

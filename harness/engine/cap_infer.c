@@ -170,7 +170,7 @@ static void sentence(const struct cap_inference *ci, char *buf, size_t n, int re
       k += (size_t)snprintf(buf + k, n - k, ", under which %s fails at event %lld, not %lld (no cap inside the interval matches)",
                             ci->recorded, (long long)ci->replay_event, (long long)ci->oom_event);
   }
-  if (k < n) snprintf(buf + k, n - k, "; --cap-bytes overrides, --no-infer-cap turns this off");
+  if (k < n) snprintf(buf + k, n - k, "; --limit or --oom-message overrides, --no-infer-cap turns this off");
 }
 
 void cap_infer_sentence(const struct cap_inference *ci, char *buf, size_t n) { sentence(ci, buf, n, 1); }
