@@ -90,7 +90,7 @@ validate: $(BIN)
 	sh tests/validate/run.sh $(BIN)
 
 bench: $(BIN)
-	TRACES='$(TRACES)' WORKLOADS='$(WORKLOADS)' ALLOCATORS='$(ALLOCATORS)' sh scripts/bench.sh $(BIN)
+	TRACES='$(TRACES)' WORKLOADS='$(WORKLOADS)' ALLOCATORS='$(ALLOCATORS)' FIT='$(FIT)' FIT_LIMIT='$(FIT_LIMIT)' sh scripts/bench.sh $(BIN)
 
 perf: $(BIN)
 	sh scripts/perf.sh $(BIN)

@@ -51,6 +51,10 @@ struct allocator_ops {
   const struct param_spec *params;   /* NULL-key terminated */
   unsigned flags;
   uint64_t alignment;       /* every block address is a multiple of this */
+  /* on a device without the real thing (sim): the relative +/- error of peak_reserved the
+   * strategy's model carries, measured on jobs it was not built from (0 = the strategy is
+   * the algorithm itself, exact); the results CSV's model_err column */
+  double model_err;
   int  (*create)(void **a, struct device *d, const struct params *p, char *err);
   /* 0, FB_OOM after the strategy's own recovery, or <0 on a device error */
   int  (*alloc)(void *a, uint64_t size, uint64_t stream, struct block *out);

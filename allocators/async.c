@@ -28,6 +28,8 @@ static const struct param_spec async_params[] = {
    "bytes the pool may keep reserved when it is synchronized (cudaMemPoolAttrReleaseThreshold); unset = keep all"},
   {"granule", P_BYTES, "32MiB", "sim model: the pool maps physical memory in chunks of this size (measured: 32 MiB)"},
   {"subclasses", P_INT, "4", "sim model: size classes per power of two for the good-fit search (1, 2, 4, 8, 16)"},
+  {"own_class", P_BOOL, "0", "sim model: with no range of a class that surely fits, take one of the request's own class that holds it before the chunk tail or growing (the driver fits 13 MiB into a 13 MiB hole; off: on the jobs the model is built from it is further from PyTorch, docs/async-pool.md)"},
+  {"recycle", P_BOOL, "0", "sim model (a hypothesis, not probed): a chunk to map takes the physical page of a wholly free mapped chunk first, so reserved is the peak of chunks holding blocks"},
   {NULL, 0, NULL, NULL},
 };
 
@@ -40,7 +42,8 @@ static int async_create(void **a, struct device *d, const struct params *p, char
       return -1;
     }
     struct amodel_config cfg = {.granule = param_bytes(p, "granule"), .subclasses = (unsigned)sub,
-                                .release_threshold = threshold};
+                                .release_threshold = threshold, .own_class = param_bool(p, "own_class"),
+                                .recycle = param_bool(p, "recycle")};
     struct async_alloc *s = calloc(1, sizeof *s);
     if (!s) { snprintf(err, FB_ERRLEN, "async: out of host memory"); return -1; }
     if (amodel_create(&s->model, d, &cfg, err)) { free(s); return -1; }
@@ -73,6 +76,8 @@ static int async_alloc_block(void *a, uint64_t size, uint64_t stream, struct blo
   return 0;
 }
 
+/* b->stream may carry DEV_STREAM_RECORDED (a block other streams used too): the device
+ * frees it as PyTorch's backend does, the model makes it reusable by every stream */
 static void async_free(void *a, struct block *b) {
   struct async_alloc *s = a;
   if (s->model) amodel_free(s->model, b->addr, b->size, b->stream);
@@ -123,6 +128,7 @@ const struct allocator_ops async_allocator = {
   .params = async_params,
   .flags = ALLOC_STREAM_ORDERED,
   .alignment = 256,
+  .model_err = AMODEL_ERR,
   .create = async_create,
   .alloc = async_alloc_block,
   .free = async_free,

@@ -139,6 +139,19 @@ static struct frange *owner_search(const struct owner *o, unsigned need) {
   return ORD_ENTRY(ordset_first_inline(&o->cls[c]), struct frange, by_class);
 }
 
+/* the lowest-addressed range of class c that holds sz bytes: the ranges of a request's own
+ * class may be smaller than it, so they are walked in address order */
+static struct frange *class_fit(const struct owner *o, unsigned c, uint64_t sz) {
+  if (!(o->bits[c >> 6] & (1ull << (c & 63)))) return NULL;
+  for (struct ordnode *n = ordset_first_inline(&o->cls[c]); n; n = ordset_next_inline(n)) {
+    struct frange *r = ORD_ENTRY(n, struct frange, by_class);
+    if (r->size >= sz) return r;
+  }
+  return NULL;
+}
+
+static int chunk_free(const struct amodel *m, uint64_t c);
+
 /* ---- chunks --------------------------------------------------------------------------- */
 
 static int map_chunk(struct amodel *m, uint64_t c) {
@@ -165,6 +178,9 @@ static int ensure_mapped(struct amodel *m, uint64_t lo, uint64_t hi) {
   uint64_t first = (lo - m->base) / m->cfg.granule, last = (hi - 1 - m->base) / m->cfg.granule;
   for (uint64_t c = first; c <= last; c++) {
     if (m->present[c]) continue;
+    if (m->cfg.recycle)   /* the highest wholly free chunk outside [first, last] gives its page */
+      for (uint64_t k = m->chunks_hw; k-- > 0;)
+        if (m->present[k] == 1 && (k < first || k > last) && chunk_free(m, k)) { unmap_chunk(m, k); break; }
     int rc = map_chunk(m, c);
     if (rc) {
       /* the chunks mapped by this call are marked 2 below; undo them */
@@ -199,6 +215,13 @@ int amodel_alloc(struct amodel *m, uint64_t size, uint64_t stream, uint64_t *add
   if (!o) { snprintf(m->dev->err, FB_ERRLEN, "async: out of host memory"); return -1; }
   struct frange *best = owner_search(o, need), *other = owner_search(sh, need);
   if (other && (!best || other->cls < best->cls || (other->cls == best->cls && other->addr < best->addr))) best = other;
+  /* none surely fits: a range of the request's own class may (probe async_place,
+   * place_coalesce: 13 MiB took a 13 MiB hole with a 256 MiB tail free beyond it) */
+  unsigned own = amodel_class_of(sz, sub);
+  if (!best && m->cfg.own_class && own < need) {
+    struct frange *f = class_fit(o, own, sz), *s = class_fit(sh, own, sz);
+    best = s && (!f || s->addr < f->addr) ? s : f;
+  }
   /* the unused end of the last mapped chunk competes as a range of its own class */
   uint64_t tail = (m->top - m->base + g - 1) / g * g + m->base - m->top;
   int at_top = !best;
@@ -247,7 +270,11 @@ static struct frange *range_floor(const struct amodel *m, uint64_t addr) {
 void amodel_free(struct amodel *m, uint64_t addr, uint64_t size, uint64_t stream) {
   uint64_t sz = round_req(size);
   m->live -= sz;
-  struct owner *o = owner_for(m, stream);
+  /* a block other streams used too (record_stream) goes back on PyTorch's unifying stream,
+   * on which nothing allocates: it is reusable by the driver's opportunistic reuse alone,
+   * i.e. by every stream once the GPU has passed the streams' work, which it has when the
+   * trace's free comes (the native allocator's free_completed) */
+  struct owner *o = stream & DEV_STREAM_RECORDED ? m->owners[0] : owner_for(m, stream);
   if (!o) o = m->owners[0];      /* no host memory for a new owner: reusable by all */
   struct frange *prev = range_floor(m, addr);
   struct frange *next = prev ? next_range(prev) : NULL;

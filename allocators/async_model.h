@@ -8,9 +8,16 @@
  *  - adjacent free ranges coalesce; a request takes the lowest-addressed range of the
  *    first non-empty size class at or above the request rounded up to its class ("good
  *    fit": classes are powers of two split in `subclasses` steps), or the unused end of
- *    the last chunk when that class is lower, else it grows at the top;
+ *    the last chunk when that class is lower, else it grows at the top; with `own_class`
+ *    (off by default), when no such range is free, the lowest-addressed range of the
+ *    request's own class that holds it comes before the chunk tail and growing (the driver
+ *    fits 13 MiB into a 13 MiB hole, but the option puts the model further from PyTorch on
+ *    the jobs it is built from);
  *  - a range freed on one stream is reused by that stream at once and by other streams
- *    only after a synchronization (the GPU is assumed busy, as in a real program);
+ *    only after a synchronization (the GPU is assumed busy, as in a real program); a
+ *    block other streams used too (record_stream, DEV_STREAM_RECORDED in the free's
+ *    stream) is freed as PyTorch's backend frees it, on a stream nothing allocates on,
+ *    and is reusable by every stream from the free (the trace's free_completed);
  *  - reserved shrinks only at a synchronization (trim, empty_cache, or with a finite
  *    release threshold at every free): wholly free chunks are unmapped, highest first.
  * Memory comes from the device layer (one VA reservation, a physical page of `granule`
@@ -23,6 +30,10 @@
 #define AMODEL_ALIGN 512ull                 /* request rounding and address alignment */
 #define AMODEL_GRANULE_DEFAULT (32ull << 20) /* chunk of physical memory */
 #define AMODEL_SUBCLASSES_DEFAULT 4u
+/* the relative +/- error of the model's peak reserved on jobs it was not built from: the
+ * largest |sim - PyTorch backend:cudaMallocAsync| / PyTorch over the 5 held-out jobs of
+ * issue 31 (ddp -8.3%; mean 4.4%; docs/async-pool.md, "Held out"): async's model_err on sim */
+#define AMODEL_ERR 0.083
 
 struct amodel;
 
@@ -30,10 +41,14 @@ struct amodel_config {
   uint64_t granule;          /* a multiple of DEV_PAGE */
   unsigned subclasses;       /* 1, 2, 4, 8 or 16 */
   uint64_t release_threshold; /* UINT64_MAX: keep all (PyTorch's setting) */
+  int own_class;             /* no range of a class >= the needed one: a range of the request's
+                                own class that holds it, before the chunk tail or growing */
+  int recycle;               /* a chunk to map takes the physical page of a wholly free mapped
+                                chunk first (an unprobed hypothesis; off by default) */
 };
 
 /* 0, or -1 with err set */
-int amodel_create(struct amodel **m, struct device *d, const struct amodel_config *cfg, char *err);
+int amodel_create(struct amodel **out, struct device *d, const struct amodel_config *cfg, char *err);
 /* 0, FB_OOM, or <0 on a device error */
 int amodel_alloc(struct amodel *m, uint64_t size, uint64_t stream, uint64_t *addr);
 void amodel_free(struct amodel *m, uint64_t addr, uint64_t size, uint64_t stream);

@@ -49,7 +49,7 @@ int caching_config_parse(const struct params *p, struct caching_config *cfg, cha
 int caching_parse_roundup(const char *text, uint64_t div[CACHING_ROUNDUP_INTERVALS], char *err);
 
 /* round_size: < 512 -> 512; else the power-of-2 division where one applies, else up to 512. */
-uint64_t caching_round_size(const struct caching_config *cfg, uint64_t size);
+uint64_t caching_round_size(const struct caching_config *c, uint64_t size);
 /* round_size when no roundup_power2_divisions apply (every entry 0 or 1) */
 static inline uint64_t caching_round_size_plain(uint64_t size) {
   return size < CACHING_MIN_BLOCK ? CACHING_MIN_BLOCK : (size + CACHING_MIN_BLOCK - 1) & ~(CACHING_MIN_BLOCK - 1);

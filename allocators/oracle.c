@@ -18,7 +18,7 @@ static const struct param_spec oracle_params[] = {
 
 struct oracle {
   struct device *dev;
-  struct plan plan;
+  struct oracle_plan plan;
   int planned;
   uint64_t base;
   int reserved;
@@ -44,9 +44,9 @@ static int oracle_create(void **a, struct device *d, const struct params *p, cha
 static int oracle_plan(void *a, struct workload *w, char *err) {
   struct oracle *o = a;
   int best = o->plan.best_gap;
-  plan_free(&o->plan);
+  oracle_plan_free(&o->plan);
   o->plan.best_gap = best;
-  if (plan_record(&o->plan, w, err) || plan_place(&o->plan, err)) return -1;
+  if (oracle_plan_record(&o->plan, w, err) || oracle_plan_place(&o->plan, err)) return -1;
   o->planned = 1;
   o->next = 0;
   return 0;
@@ -54,7 +54,7 @@ static int oracle_plan(void *a, struct workload *w, char *err) {
 
 static int oracle_alloc(void *a, uint64_t size, uint64_t stream, struct block *out) {
   struct oracle *o = a;
-  struct plan *p = &o->plan;
+  struct oracle_plan *p = &o->plan;
   uint64_t k = o->next++;
   uint64_t rounded = (size + ORACLE_ALIGN - 1) / ORACLE_ALIGN * ORACLE_ALIGN;
   if (!o->planned || k >= p->n || p->size[k] != rounded) {
@@ -95,13 +95,13 @@ static int by_off(const void *x, const void *y) {
  * allocation (what the replay holds then, when it was just handed out). */
 static void oracle_query(void *a, uint64_t *largest_free, uint64_t *free_inside) {
   struct oracle *o = a;
-  struct plan *p = &o->plan;
+  struct oracle_plan *p = &o->plan;
   uint64_t arena = o->reserved ? p->arena : 0;
   *free_inside = arena - o->live_bytes;
   *largest_free = *free_inside;
   if (!o->reserved || !o->next) return;
   uint64_t *hits = NULL, cap = 0;
-  int64_t n = plan_overlapping(p, o->last_start, o->last_start + 1, o->next, &hits, &cap);
+  int64_t n = oracle_plan_overlapping(p, o->last_start, o->last_start + 1, o->next, &hits, &cap);
   struct gap_span *s = n > 0 ? malloc((size_t)n * sizeof *s) : NULL;
   if (n > 0 && s) {
     for (int64_t i = 0; i < n; i++) s[i] = (struct gap_span){p->offset[hits[i]], p->offset[hits[i]] + p->size[hits[i]]};
@@ -141,7 +141,7 @@ static int oracle_check(void *a, char *err) {
 static void oracle_destroy(void *a) {
   struct oracle *o = a;
   if (o->reserved) dev_free(o->dev, o->base, o->plan.arena);
-  plan_free(&o->plan);
+  oracle_plan_free(&o->plan);
   free(o);
 }
 

@@ -11,7 +11,7 @@
 
 /* The k-th allocation the replay will make: its lifetime [start, end) in event indices,
  * its size rounded to 512 B, and the offset the plan gives it. */
-struct plan {
+struct oracle_plan {
   uint64_t n;                     /* allocations */
   uint64_t *start, *end, *size, *offset;
   uint64_t events;                /* events in the workload */
@@ -25,13 +25,13 @@ struct plan {
 
 /* Read the workload to its end and record every allocation the replay will make (the
  * harness's skip rules: zero or huge sizes, an id already live, frees of unknown ids). */
-int plan_record(struct plan *p, struct workload *w, char *err);
+int oracle_plan_record(struct oracle_plan *p, struct workload *w, char *err);
 /* Greedy by size: largest first, each at the lowest (or best-fitting) offset where no
  * placed block of overlapping lifetime lies. Fills offset[] and arena. */
-int plan_place(struct plan *p, char *err);
+int oracle_plan_place(struct oracle_plan *p, char *err);
 /* Placed blocks whose lifetime overlaps [t0, t1) among allocations [0, limit): their
  * indices into out (grown as needed), count returned; -1 on no memory. */
-int64_t plan_overlapping(const struct plan *p, uint64_t t0, uint64_t t1, uint64_t limit, uint64_t **out, uint64_t *cap);
-void plan_free(struct plan *p);
+int64_t oracle_plan_overlapping(const struct oracle_plan *p, uint64_t t0, uint64_t t1, uint64_t limit, uint64_t **out, uint64_t *cap);
+void oracle_plan_free(struct oracle_plan *p);
 
 #endif

@@ -80,7 +80,7 @@ static void idmap_del(struct idmap *m, uint64_t i) {
 
 /* ---- recording ---- */
 
-static int grow_arrays(struct plan *p, uint64_t *cap) {
+static int grow_arrays(struct oracle_plan *p, uint64_t *cap) {
   uint64_t n = *cap ? 2 * *cap : 1024;
   uint64_t **arr[] = {&p->start, &p->end, &p->size, &p->offset};
   for (size_t i = 0; i < sizeof arr / sizeof arr[0]; i++) {
@@ -92,7 +92,7 @@ static int grow_arrays(struct plan *p, uint64_t *cap) {
   return 0;
 }
 
-int plan_record(struct plan *p, struct workload *w, char *err) {
+int oracle_plan_record(struct oracle_plan *p, struct workload *w, char *err) {
   struct idmap live;
   uint64_t cap = 0, t = 0, live_bytes = 0;
   if (idmap_init(&live, 1024)) { idmap_free(&live); snprintf(err, FB_ERRLEN, "oracle: out of host memory"); return -1; }
@@ -134,14 +134,14 @@ nomem:
 
 /* ---- the segment tree of placed ends ---- */
 
-static void tree_set(struct plan *p, uint64_t k, uint64_t end) {
+static void tree_set(struct oracle_plan *p, uint64_t k, uint64_t end) {
   uint64_t i = p->leaves + k;
   p->tree[i] = end;
   for (i /= 2; i; i /= 2) p->tree[i] = p->tree[2 * i] > p->tree[2 * i + 1] ? p->tree[2 * i] : p->tree[2 * i + 1];
 }
 
 /* first allocation index whose start is >= t (starts increase with the index) */
-static uint64_t first_start_at(const struct plan *p, uint64_t t) {
+static uint64_t first_start_at(const struct oracle_plan *p, uint64_t t) {
   uint64_t lo = 0, hi = p->n;
   while (lo < hi) {
     uint64_t mid = lo + (hi - lo) / 2;
@@ -163,7 +163,7 @@ static int push_hit(uint64_t **out, uint64_t *cap, uint64_t n, uint64_t k) {
   return 0;
 }
 
-int64_t plan_overlapping(const struct plan *p, uint64_t t0, uint64_t t1, uint64_t limit, uint64_t **out, uint64_t *cap) {
+int64_t oracle_plan_overlapping(const struct oracle_plan *p, uint64_t t0, uint64_t t1, uint64_t limit, uint64_t **out, uint64_t *cap) {
   if (!p->tree) return 0;
   uint64_t mid = first_start_at(p, t0), lim = first_start_at(p, t1), n = 0;
   if (limit < lim) lim = limit;
@@ -194,7 +194,7 @@ int64_t plan_overlapping(const struct plan *p, uint64_t t0, uint64_t t1, uint64_
 /* ---- greedy by size ---- */
 
 static int by_size_desc(const void *a, const void *b, void *ctx) {
-  const struct plan *p = ctx;
+  const struct oracle_plan *p = ctx;
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
   if (p->size[x] != p->size[y]) return p->size[x] > p->size[y] ? -1 : 1;
   return x < y ? -1 : x > y;   /* equal sizes: earlier first */
@@ -228,7 +228,7 @@ static void sort_spans(struct span *a, struct span *tmp, uint64_t n) {
   if (src != a) memcpy(a, src, n * sizeof *a);
 }
 
-int plan_place(struct plan *p, char *err) {
+int oracle_plan_place(struct oracle_plan *p, char *err) {
   p->arena = 0;
   if (!p->n) return 0;
   for (p->leaves = 1; p->leaves < p->n; p->leaves *= 2) {}
@@ -240,7 +240,7 @@ int plan_place(struct plan *p, char *err) {
   qsort_r(order, p->n, sizeof *order, by_size_desc, p);
   for (uint64_t j = 0; j < p->n; j++) {
     uint64_t b = order[j], size = p->size[b];
-    int64_t cnt = plan_overlapping(p, p->start[b], p->end[b], p->n, &hits, &hits_cap);
+    int64_t cnt = oracle_plan_overlapping(p, p->start[b], p->end[b], p->n, &hits, &hits_cap);
     if (cnt < 0) goto nomem;
     if ((uint64_t)cnt > spans_cap) {
       struct span *q = realloc(spans, 2 * (uint64_t)cnt * sizeof *q);   /* and room to sort */
@@ -274,7 +274,7 @@ nomem:
   return -1;
 }
 
-void plan_free(struct plan *p) {
+void oracle_plan_free(struct oracle_plan *p) {
   free(p->start);
   free(p->end);
   free(p->size);

@@ -61,15 +61,15 @@ static void place(struct stitch *st, struct sblock *b, uint64_t r, uint64_t stre
  * whose pages are all free, where r fills a stitched one to within its last page (it is
  * never carved into a smaller one). */
 static struct sblock *best_fit_large(struct stitch *st, struct spool *p, uint64_t r) {
-  struct sblock *a = fset_lower_bound(&p->prim_free, r);
+  struct sblock *a = stitch_fset_lower_bound(&p->prim_free, r);
   if (p->stitch_free.count) {
-    struct sblock *s = fset_lower_bound(&p->stitch_free, r);
-    if (s && s->size - r < ST_PAGE && (!a || sb_cmp_size(&s->node, &a->node) < 0)) a = s;
+    struct sblock *s = stitch_fset_lower_bound(&p->stitch_free, r);
+    if (s && s->size - r < ST_PAGE && (!a || stitch_blocks_cmp_size(&s->node, &a->node) < 0)) a = s;
   }
   if (!a && st->views.count) {
-    struct srange *v = view_find(p, r, 1);
+    struct srange *v = stitch_views_find(p, r, 1);
     if (v) {
-      view_take(st, v, r);
+      stitch_views_take(st, v, r);
       st->stitched_reused++;
       a = v->first;
     }
@@ -82,9 +82,9 @@ static struct sblock *best_fit_large(struct stitch *st, struct spool *p, uint64_
  * *touched (if given) is set when anything was given back (the free blocks changed). */
 static struct sblock *reclaim_for(struct stitch *st, struct spool *p, uint64_t npages, uint64_t r, int *touched) {
   struct sblock *b;
-  while (pages_free_total(st) < npages) {
+  while (stitch_ranges_pages_free_total(st) < npages) {
     if (touched) *touched = 1;
-    if (!reclaim_one(st, p, npages - pages_free_total(st))) break;
+    if (!stitch_ranges_reclaim_one(st, p, npages - stitch_ranges_pages_free_total(st))) break;
     if (r && (b = best_fit_large(st, p, r))) return b;
   }
   return NULL;
@@ -95,34 +95,34 @@ static struct sblock *reclaim_for(struct stitch *st, struct spool *p, uint64_t n
 static int stitch_step(struct stitch *st, struct spool *p, uint64_t r, uint64_t npages, struct sblock **out, uint64_t *need) {
   uint64_t head = r - (npages - 1) * ST_PAGE;   /* bytes r takes of its last page */
   if (head == ST_PAGE) head = 0;
-  struct sblock *frag = head ? head_fragment(p, head) : NULL;   /* serves r's last page */
+  struct sblock *frag = head ? stitch_ranges_head_fragment(p, head) : NULL;   /* serves r's last page */
   *need = frag ? npages - 1 : npages;
-  if (pages_avail_total(st) < *need) return 1;
+  if (stitch_ranges_pages_avail_total(st) < *need) return 1;
   int touched = 0;
   if ((*out = reclaim_for(st, p, *need, r, &touched))) return 0;
-  if (pages_free_total(st) < *need) return 1;   /* pages given back that are not whole handles at home */
-  if (head && touched) frag = head_fragment(p, head);   /* reclaiming merged blocks: may have taken it, or made one */
+  if (stitch_ranges_pages_free_total(st) < *need) return 1;   /* pages given back that are not whole handles at home */
+  if (head && touched) frag = stitch_ranges_head_fragment(p, head);   /* reclaiming merged blocks: may have taken it, or made one */
   if (!frag) head = 0;
-  if (!head && pages_free_total(st) < npages) {
+  if (!head && stitch_ranges_pages_free_total(st) < npages) {
     *need = npages;
     if ((*out = reclaim_for(st, p, npages, r, NULL))) return 0;
-    if (pages_free_total(st) < npages) return 1;
+    if (stitch_ranges_pages_free_total(st) < npages) return 1;
   }
-  view_mark_wanted(p, r);
-  struct srange *s = view_find(p, r, 0);
+  stitch_views_mark_wanted(p, r);
+  struct srange *s = stitch_views_find(p, r, 0);
   if (s) {   /* a larger view's front: no mapping */
-    view_take(st, s, r);
+    stitch_views_take(st, s, r);
     st->stitched_reused++;
     *out = s->first;
     return 0;
   }
-  s = head || st->handle_pages != 1 ? NULL : view_repairable(p, r, pages_free_total(st));   /* repair replaces single pages */
+  s = head || st->handle_pages != 1 ? NULL : stitch_views_repairable(p, r, stitch_ranges_pages_free_total(st));   /* repair replaces single pages */
   int rc;
   if (s) {
-    rc = view_repair(st, s, r);
+    rc = stitch_views_repair(st, s, r);
     st->stitched_repaired += !rc;
   } else {
-    rc = stitch_build(st, p, npages, head, frag, &s);
+    rc = stitch_ranges_build_stitched(st, p, npages, head, frag, &s);
     st->stitched_built += !rc;
   }
   if (rc) return rc < 0 ? rc : -1;
@@ -144,10 +144,10 @@ static int alloc_large(struct stitch *st, struct spool *p, uint64_t r, struct bl
       return 0;
     }
     int extended;
-    uint64_t avail = pages_avail_total(st);
-    int rc = grow(st, p, r, need > avail ? need - avail : 1, &extended);
+    uint64_t avail = stitch_ranges_pages_avail_total(st);
+    int rc = stitch_ranges_grow(st, p, r, need > avail ? need - avail : 1, &extended);
     if (rc == FB_OOM && !flushed) {
-      release_free_pages(st);
+      stitch_ranges_release_free_pages(st);
       st->cache_flushes++;
       flushed = 1;
       continue;
@@ -159,20 +159,20 @@ static int alloc_large(struct stitch *st, struct spool *p, uint64_t r, struct bl
 static int alloc_small(struct stitch *st, struct spool *p, uint64_t r, struct block *out) {
   int flushed = 0;
   for (;;) {
-    struct sblock *b = fset_lower_bound(&p->small_free, r);
+    struct sblock *b = stitch_fset_lower_bound(&p->small_free, r);
     if (b) { place(st, b, r, p->stream, out); return 0; }
-    if (pages_avail_total(st) >= 1) {
+    if (stitch_ranges_pages_avail_total(st) >= 1) {
       reclaim_for(st, p, 1, 0, NULL);
       struct srange *s;
-      int rc = small_build(st, p, &s);
+      int rc = stitch_ranges_build_small(st, p, &s);
       if (rc) return rc;
       place(st, s->first, r, p->stream, out);
       return 0;
     }
     int extended;
-    int rc = grow(st, p, ST_PAGE, 1, &extended);
+    int rc = stitch_ranges_grow(st, p, ST_PAGE, 1, &extended);
     if (rc == FB_OOM && !flushed) {
-      release_free_pages(st);
+      stitch_ranges_release_free_pages(st);
       st->cache_flushes++;
       flushed = 1;
       continue;
@@ -198,16 +198,16 @@ static void stitch_free(void *a, struct block *blk) {
   range_busy_dec(st, r);
 }
 
-static void stitch_empty_cache(void *a) { release_free_pages(a); }
+static void stitch_empty_cache(void *a) { stitch_ranges_release_free_pages(a); }
 
 static uint64_t largest_in(const struct fset *s) {
-  struct sblock *b = fset_last(s);
+  struct sblock *b = stitch_fset_last(s);
   return b ? b->size : 0;
 }
 
 static void stitch_query(void *a, uint64_t *largest_free, uint64_t *free_inside) {
   struct stitch *st = a;
-  uint64_t best = pages_avail_total(st) * ST_PAGE;   /* free pages can be stitched into one */
+  uint64_t best = stitch_ranges_pages_avail_total(st) * ST_PAGE;   /* free pages can be stitched into one */
   for (int i = 0; i < st->npools; i++) {
     struct spool *p = st->pools[i];
     uint64_t m = largest_in(&p->prim_free);
@@ -257,7 +257,7 @@ static int stitch_create(void **a, struct device *d, const struct params *p, cha
 
 static void stitch_destroy(void *a) {
   struct stitch *st = a;
-  ranges_destroy(st);
+  stitch_ranges_destroy(st);
   free(st);
 }
 

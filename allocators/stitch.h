@@ -168,7 +168,7 @@ struct stitch {
   struct sb_slab *slabs;      /* where the nodes live (stitch_blocks.c) */
   struct srun *run_buf;       /* where a stitched range's runs are gathered (run_cap of them) */
   uint64_t run_cap;
-  uint8_t *page_buf;          /* view_repair's marks, page_cap of them */
+  uint8_t *page_buf;          /* stitch_views_repair's marks, page_cap of them */
   uint64_t page_cap;
   uint64_t max_stitched, large_round, prim_va;
   uint64_t handle_pages;      /* most pages per physical handle (0: one handle per growth) */
@@ -179,72 +179,78 @@ struct stitch {
   uint64_t stitched_built, stitched_reused, stitched_repaired;  /* diagnostics */
 };
 
-/* stitch_blocks.c: block nodes, free sets, split and merge (the hot ones inline, below) */
-struct sblock *sb_alloc_node(struct stitch *st);             /* a new (zeroed) node when none is spare */
-void sb_free_all(struct stitch *st);                         /* every node (destroy) */
-void hole_coalesce_insert(struct stitch *st, struct sblock *b);  /* same for UNMAPPED */
-int sb_cmp_size(const struct ordnode *a, const struct ordnode *b);
-int sb_cmp_addr(const struct ordnode *a, const struct ordnode *b);
-static inline struct sblock *sb_of(struct ordnode *n) { return n ? ORD_ENTRY(n, struct sblock, node) : NULL; }
+/* ---- shared functions, grouped by the file that defines them; each is named after that
+ * file (stitch_<file>_...), as mimalloc's internal.h does. File-local helpers and this
+ * header's inline helpers have no prefix, except the free sets' (stitch_fset_*, inline in
+ * stitch_fset.h and finished in stitch_fset.c). ---- */
 
-/* stitch_fset.c (insert, erase, lower_bound, next, first: inline in stitch_fset.h) */
-void fset_init(struct fset *fs);
-struct sblock *fset_last(const struct fset *fs);
+/* stitch_blocks.c: block nodes and the block orders (split and merge: inline, below) */
+struct sblock *stitch_blocks_alloc_node(struct stitch *st);             /* a new (zeroed) node when none is spare */
+void stitch_blocks_free_all(struct stitch *st);                         /* every node (destroy) */
+void stitch_blocks_hole_coalesce_insert(struct stitch *st, struct sblock *b);  /* free_coalesce_insert for UNMAPPED */
+int stitch_blocks_cmp_size(const struct ordnode *a, const struct ordnode *b);
+int stitch_blocks_cmp_addr(const struct ordnode *a, const struct ordnode *b);
+
+/* stitch_fset.c: free sets' setup and largest block (the rest inline in stitch_fset.h) */
+void stitch_fset_init(struct fset *fs);
+struct sblock *stitch_fset_last(const struct fset *fs);
 
 /* stitch_maps.c: handles and mappings */
 /* create and map pages [first, first+k) of PRIM r (in handles of at most handle_pages);
  * all or nothing */
-int prim_map_new(struct stitch *st, struct srange *r, uint64_t first, uint64_t k);
+int stitch_maps_prim_map_new(struct stitch *st, struct srange *r, uint64_t first, uint64_t k);
 /* unmap and release the handles of pages [ha, hb) (whole handles) */
-void prim_unmap_release(struct stitch *st, struct srange *r, uint64_t ha, uint64_t hb);
+void stitch_maps_prim_unmap_release(struct stitch *st, struct srange *r, uint64_t ha, uint64_t hb);
 /* map slots [from, to) of stitched range s (its runs' pages, whole handles) a handle per
  * call; on an error what this call mapped is unmapped again */
-int view_map_span(struct stitch *st, struct srange *s, uint64_t from, uint64_t to);
+int stitch_maps_view_map_span(struct stitch *st, struct srange *s, uint64_t from, uint64_t to);
 /* unmap the pieces that start in slots [from, to) */
-void view_unmap_span(struct stitch *st, struct srange *s, uint64_t from, uint64_t to);
+void stitch_maps_view_unmap_span(struct stitch *st, struct srange *s, uint64_t from, uint64_t to);
 /* unmap every piece holding a slot marked in fresh, and mark all its slots */
-void view_unmap_pieces_of(struct stitch *st, struct srange *s, uint8_t *fresh);
+void stitch_maps_view_unmap_pieces_of(struct stitch *st, struct srange *s, uint8_t *fresh);
 
-/* stitch_ranges.c: pools, ranges, pages, lending, stitching, small ranges, reclaim and
- * release */
-struct spool *pool_find(struct stitch *st, uint64_t stream);   /* pool_get's search; creates the pool if new */
-uint64_t pages_free_total(const struct stitch *st);          /* prim_handle_pages over all pools: free pages that can be stitched */
-uint64_t pages_avail_total(const struct stitch *st);         /* plus wholly free small and stitched ranges' */
-int grow(struct stitch *st, struct spool *p, uint64_t want_bytes, uint64_t max_new_pages, int *extended);
-struct sblock *head_fragment(struct spool *p, uint64_t h);   /* a free block whose first page's free end holds h bytes */
-/* with head > 0, f = head_fragment(p, head) (not NULL) */
-int stitch_build(struct stitch *st, struct spool *p, uint64_t npages, uint64_t head, struct sblock *f, struct srange **out);
-int small_build(struct stitch *st, struct spool *p, struct srange **out);
-uint64_t reclaim_one(struct stitch *st, struct spool *own, uint64_t k);
-void release_free_pages(struct stitch *st);
-void ranges_destroy(struct stitch *st);
-/* ... and for stitch_views.c */
-void range_free(struct stitch *st, struct srange *r);        /* its record is recycled */
-void rlist_push(struct rlist *l, struct srange *r);
-void rlist_remove(struct rlist *l, struct srange *r);
-struct srun *run_scratch(struct stitch *st, uint64_t n);     /* a reused buffer of n runs */
-uint8_t *page_scratch(struct stitch *st, uint64_t n);        /* a reused buffer of n zero bytes */
-void runs_keep(struct srange *r);                            /* r's runs, gathered in run_scratch, kept in r */
-struct sblock *lend_at(struct stitch *st, struct sblock *f, uint64_t addr, uint64_t bytes, struct srange *borrower);
-void unlend(struct stitch *st, struct sblock *l);            /* a lent block's pages go back home */
-void add_run(struct srange *s, struct sblock *lent);
-uint64_t gather(struct stitch *st, struct spool *own, uint64_t npages, struct srange *s);  /* lend npages free pages to s */
+/* stitch_ranges.c: pools, ranges, pages, lending, stitching, small ranges, reclaim, release */
+struct spool *stitch_ranges_pool_find(struct stitch *st, uint64_t stream);   /* pool_get's search; creates the pool if new */
+uint64_t stitch_ranges_pages_free_total(const struct stitch *st);          /* prim_handle_pages over all pools: free pages that can be stitched */
+uint64_t stitch_ranges_pages_avail_total(const struct stitch *st);         /* plus wholly free small and stitched ranges' */
+int stitch_ranges_grow(struct stitch *st, struct spool *p, uint64_t want_bytes, uint64_t shortfall, int *extended);
+struct sblock *stitch_ranges_head_fragment(struct spool *p, uint64_t h);   /* a free block whose first page's free end holds h bytes */
+/* with head > 0, f = stitch_ranges_head_fragment(p, head) (not NULL) */
+int stitch_ranges_build_stitched(struct stitch *st, struct spool *p, uint64_t npages, uint64_t head, struct sblock *f, struct srange **out);
+int stitch_ranges_build_small(struct stitch *st, struct spool *p, struct srange **out);
+uint64_t stitch_ranges_reclaim_one(struct stitch *st, struct spool *own, uint64_t k);
+void stitch_ranges_release_free_pages(struct stitch *st);
+void stitch_ranges_destroy(struct stitch *st);
+/* stitch_ranges.c, for stitch_views.c: range records, scratch buffers, lending */
+void stitch_ranges_free(struct stitch *st, struct srange *r);        /* its record is recycled */
+void stitch_ranges_rlist_push(struct rlist *l, struct srange *r);
+void stitch_ranges_rlist_remove(struct rlist *l, struct srange *r);
+struct srun *stitch_ranges_run_scratch(struct stitch *st, uint64_t n);     /* a reused buffer of n runs */
+uint8_t *stitch_ranges_page_scratch(struct stitch *st, uint64_t n);        /* a reused buffer of n zero bytes */
+void stitch_ranges_runs_keep(struct srange *r);                            /* r's runs, gathered in stitch_ranges_run_scratch, kept in r */
+struct sblock *stitch_ranges_lend_at(struct stitch *st, struct sblock *f, uint64_t addr, uint64_t bytes, struct srange *borrower);
+void stitch_ranges_unlend(struct stitch *st, struct sblock *l);            /* a lent block's pages go back home */
+void stitch_ranges_add_run(struct srange *s, struct sblock *lent);
+uint64_t stitch_ranges_gather(struct stitch *st, struct spool *own, uint64_t npages, struct srange *s);  /* lend npages free pages to s */
 
 /* stitch_views.c: views (wholly free stitched ranges, still mapped) and the small cache */
-int view_cmp(const struct ordnode *a, const struct ordnode *b);   /* a pool's views: (size, va) */
-int front_cmp(const struct ordnode *a, const struct ordnode *b);  /* a pool's fronts: (full size, va) */
-void view_mark_wanted(struct spool *p, uint64_t r);         /* a view serving a front that r would fit whole is kept whole */
-struct srange *view_find(struct spool *p, uint64_t r, int exact);  /* the smallest view that serves r without mapping */
-void view_take(struct stitch *st, struct srange *s, uint64_t r);  /* the pages r needs lent to it, the rest given back; its block joins stitch_free */
-struct srange *view_repairable(struct spool *p, uint64_t r, uint64_t free_pages);
-int view_repair(struct stitch *st, struct srange *s, uint64_t r); /* remap its busy pages with free ones, then r takes its front */
-void view_evict(struct stitch *st, struct srange *s);       /* unmapped, its pages back home */
-uint64_t view_release(struct stitch *st, struct srange *r, uint64_t k);   /* a view gives back >= k pages */
-void range_uncache(struct stitch *st, struct srange *r);   /* a cached range becomes busy (range_busy_inc) */
-void range_cache(struct stitch *st, struct srange *r);     /* a small or stitched range becomes wholly free */
+int stitch_views_cmp(const struct ordnode *a, const struct ordnode *b);   /* a pool's views: (size, va) */
+int stitch_views_front_cmp(const struct ordnode *a, const struct ordnode *b);  /* a pool's fronts: (full size, va) */
+void stitch_views_mark_wanted(struct spool *p, uint64_t r);         /* a view serving a front that r would fit whole is kept whole */
+struct srange *stitch_views_find(struct spool *p, uint64_t r, int exact);  /* the smallest view that serves r without mapping */
+void stitch_views_take(struct stitch *st, struct srange *s, uint64_t r);  /* the pages r needs lent to it, the rest given back; its block joins stitch_free */
+struct srange *stitch_views_repairable(struct spool *p, uint64_t r, uint64_t free_pages);
+int stitch_views_repair(struct stitch *st, struct srange *s, uint64_t r); /* remap its busy pages with free ones, then r takes its front */
+void stitch_views_evict(struct stitch *st, struct srange *s);       /* unmapped, its pages back home */
+uint64_t stitch_views_release(struct stitch *st, struct srange *r, uint64_t k);   /* a view gives back >= k pages */
+void stitch_views_range_uncache(struct stitch *st, struct srange *r);   /* a cached range becomes busy (range_busy_inc) */
+void stitch_views_range_cache(struct stitch *st, struct srange *r);     /* a small or stitched range becomes wholly free */
 
-/* stitch_check.c */
+/* stitch_check.c: the consistency check (--validate) */
 int stitch_check(void *a, char *err);
+
+/* the block of a set's node (stitch_fset.h uses it) */
+static inline struct sblock *sb_of(struct ordnode *n) { return n ? ORD_ENTRY(n, struct sblock, node) : NULL; }
 
 #include "stitch_fset.h"
 
@@ -252,7 +258,7 @@ int stitch_check(void *a, char *err);
 
 static inline struct sblock *sb_new(struct stitch *st) {
   struct sblock *b = st->spare;
-  if (!b) return sb_alloc_node(st);
+  if (!b) return stitch_blocks_alloc_node(st);
   st->spare = b->next;
   *b = (struct sblock){0};
   return b;
@@ -298,7 +304,7 @@ static inline uint64_t handle_pages_in(const struct srange *r, uint64_t addr, ui
 static inline __attribute__((always_inline)) void free_insert(struct sblock *b) {
   struct srange *r = b->r;
   b->kind = BK_FREE;
-  fset_insert(r->free, b);
+  stitch_fset_insert(r->free, b);
   if (r->kind != RK_PRIM) return;
   uint64_t w = whole_pages(b->addr, b->size);
   if (!w) return;
@@ -310,7 +316,7 @@ static inline __attribute__((always_inline)) void free_insert(struct sblock *b) 
 /* b leaves its set (still FREE until changed) */
 static inline __attribute__((always_inline)) void free_erase(struct sblock *b) {
   struct srange *r = b->r;
-  fset_erase(r->free, b);
+  stitch_fset_erase(r->free, b);
   if (r->kind != RK_PRIM) return;
   uint64_t w = whole_pages(b->addr, b->size);
   if (!w) return;
@@ -334,23 +340,23 @@ static inline void prim_busy(struct srange *r, uint64_t addr, uint64_t size, int
 
 static inline struct spool *pool_get(struct stitch *st, uint64_t stream) {
   if (st->last_pool && st->last_pool->stream == stream) return st->last_pool;
-  return pool_find(st, stream);
+  return stitch_ranges_pool_find(st, stream);
 }
 
 /* an ALLOC block (or, in a PRIM range, a LENT one) more or fewer on r */
 static inline void range_busy_inc(struct stitch *st, struct srange *r) {
-  if (!r->nbusy++ && r->cached) range_uncache(st, r);
+  if (!r->nbusy++ && r->cached) stitch_views_range_uncache(st, r);
 }
 
 static inline void range_busy_dec(struct stitch *st, struct srange *r) {
-  if (!--r->nbusy && r->kind != RK_PRIM) range_cache(st, r);
+  if (!--r->nbusy && r->kind != RK_PRIM) stitch_views_range_cache(st, r);
 }
 
 /* b keeps [addr, addr+at); the rest becomes a new block after it, of the same kind */
 static inline struct sblock *sb_split(struct stitch *st, struct sblock *b, uint64_t at) {
   struct sblock *n = st->spare;   /* every field set below; node and bin when it joins a set */
   if (n) st->spare = n->next;
-  else n = sb_alloc_node(st);
+  else n = stitch_blocks_alloc_node(st);
   n->addr = b->addr + at;
   n->size = b->size - at;
   n->r = b->r;

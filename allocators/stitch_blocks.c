@@ -15,7 +15,7 @@ struct sb_slab {
   struct sblock nodes[SB_SLAB];
 };
 
-struct sblock *sb_alloc_node(struct stitch *st) {
+struct sblock *stitch_blocks_alloc_node(struct stitch *st) {
   struct sb_slab *s = calloc(1, sizeof *s);
   if (!s) { fprintf(stderr, "fragbench: stitch: out of host memory\n"); exit(1); }
   s->next = st->slabs;
@@ -24,7 +24,7 @@ struct sblock *sb_alloc_node(struct stitch *st) {
   return &s->nodes[0];
 }
 
-void sb_free_all(struct stitch *st) {
+void stitch_blocks_free_all(struct stitch *st) {
   for (struct sb_slab *s = st->slabs, *n; s; s = n) {
     n = s->next;
     free(s);
@@ -33,18 +33,18 @@ void sb_free_all(struct stitch *st) {
   st->spare = NULL;
 }
 
-int sb_cmp_size(const struct ordnode *a, const struct ordnode *b) {
+int stitch_blocks_cmp_size(const struct ordnode *a, const struct ordnode *b) {
   const struct sblock *x = ORD_ENTRY(a, struct sblock, node), *y = ORD_ENTRY(b, struct sblock, node);
   if (x->size != y->size) return x->size < y->size ? -1 : 1;
   return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-int sb_cmp_addr(const struct ordnode *a, const struct ordnode *b) {
+int stitch_blocks_cmp_addr(const struct ordnode *a, const struct ordnode *b) {
   const struct sblock *x = ORD_ENTRY(a, struct sblock, node), *y = ORD_ENTRY(b, struct sblock, node);
   return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-void hole_coalesce_insert(struct stitch *st, struct sblock *b) {
+void stitch_blocks_hole_coalesce_insert(struct stitch *st, struct sblock *b) {
   struct ordset *holes = &b->r->holes;
   b->kind = BK_UNMAPPED;
   if (b->next && b->next->kind == BK_UNMAPPED) {

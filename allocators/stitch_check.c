@@ -129,8 +129,8 @@ static int check_range(const struct srange *r, uint64_t *free_blocks, uint64_t *
 static int check_set(const struct fset *s, const struct spool *p, int kind, uint64_t *whole, uint64_t *handles, char *err) {
   uint64_t n = 0;
   const struct sblock *prev = NULL;
-  for (const struct sblock *b = fset_first(s); b; prev = b, b = fset_next(s, b), n++) {
-    if (prev && sb_cmp_size(&prev->node, &b->node) >= 0)
+  for (const struct sblock *b = stitch_fset_first(s); b; prev = b, b = stitch_fset_next(s, b), n++) {
+    if (prev && stitch_blocks_cmp_size(&prev->node, &b->node) >= 0)
       FAIL("free set of stream %llu out of order at block %#llx", (unsigned long long)p->stream, (unsigned long long)b->addr);
     if (b->kind != BK_FREE || b->r->pool != p || b->r->kind != kind)
       FAIL("free set of stream %llu holds block %#llx (kind %d, %s range)", (unsigned long long)p->stream, (unsigned long long)b->addr, b->kind, kind_name(b->r->kind));

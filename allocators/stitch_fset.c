@@ -13,15 +13,15 @@ static unsigned bin_prev(const struct fset *fs, unsigned i) {
   return w * 64 + 63u - (unsigned)__builtin_clzll(fs->nonempty[w]);
 }
 
-void fset_init(struct fset *fs) {
+void stitch_fset_init(struct fset *fs) {
   fs->count = 0;
   fs->words = 0;
   for (unsigned i = 0; i < FS_WORDS; i++) fs->nonempty[i] = 0;
-  ordset_init(&fs->bins[0], sb_cmp_size);
+  ordset_init(&fs->bins[0], stitch_blocks_cmp_size);
   for (unsigned i = 1; i < FS_NBINS; i++) fs->bins[i] = fs->bins[0];   /* all alike, empty */
 }
 
-struct sblock *fset_last(const struct fset *fs) {
+struct sblock *stitch_fset_last(const struct fset *fs) {
   if (!fs->count) return NULL;
   unsigned i = bin_prev(fs, FS_NBINS - 1);
   return i < FS_NBINS ? sb_of(ordset_last_inline(&fs->bins[i])) : NULL;

@@ -39,7 +39,7 @@ static inline unsigned fs_bin_next(const struct fset *fs, unsigned i) {
   return w * 64 + (unsigned)__builtin_ctzll(fs->nonempty[w]);
 }
 
-static inline void fset_insert(struct fset *fs, struct sblock *b) {
+static inline void stitch_fset_insert(struct fset *fs, struct sblock *b) {
   unsigned i = fs_bin_of(b->size);
   b->bin = (uint16_t)i;
   fsbin_insert(&fs->bins[i], &b->node);
@@ -49,7 +49,7 @@ static inline void fset_insert(struct fset *fs, struct sblock *b) {
 }
 
 /* b is in fs, with the size it was inserted with */
-static inline void fset_erase(struct fset *fs, struct sblock *b) {
+static inline void stitch_fset_erase(struct fset *fs, struct sblock *b) {
   unsigned i = b->bin;
   ordset_erase_inline(&fs->bins[i], &b->node);
   if (!fs->bins[i].count && !(fs->nonempty[i >> 6] &= ~(1ull << (i & 63)))) fs->words &= ~(1u << (i >> 6));
@@ -57,7 +57,7 @@ static inline void fset_erase(struct fset *fs, struct sblock *b) {
 }
 
 /* the smallest block >= size */
-static inline struct sblock *fset_lower_bound(const struct fset *fs, uint64_t size) {
+static inline struct sblock *stitch_fset_lower_bound(const struct fset *fs, uint64_t size) {
   if (!fs->count) return NULL;
   unsigned i = fs_bin_of(size);
   if (fs->nonempty[i >> 6] & (1ull << (i & 63))) {
@@ -71,13 +71,13 @@ static inline struct sblock *fset_lower_bound(const struct fset *fs, uint64_t si
   return i < FS_NBINS ? sb_of(ordset_first_inline(&fs->bins[i])) : NULL;
 }
 
-static inline struct sblock *fset_next(const struct fset *fs, const struct sblock *b) {
+static inline struct sblock *stitch_fset_next(const struct fset *fs, const struct sblock *b) {
   struct ordnode *n = ordset_next_inline(&b->node);
   if (n) return sb_of(n);
   unsigned i = fs_bin_next(fs, b->bin + 1u);
   return i < FS_NBINS ? sb_of(ordset_first_inline(&fs->bins[i])) : NULL;
 }
 
-static inline struct sblock *fset_first(const struct fset *fs) { return fset_lower_bound(fs, 0); }
+static inline struct sblock *stitch_fset_first(const struct fset *fs) { return stitch_fset_lower_bound(fs, 0); }
 
 #endif

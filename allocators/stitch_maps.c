@@ -15,7 +15,7 @@
 
 /* ---- primitive ranges ---- */
 
-int prim_map_new(struct stitch *st, struct srange *r, uint64_t first, uint64_t k) {
+int stitch_maps_prim_map_new(struct stitch *st, struct srange *r, uint64_t first, uint64_t k) {
   uint64_t done = 0;
   int rc = 0;
   while (done < k) {
@@ -36,11 +36,11 @@ int prim_map_new(struct stitch *st, struct srange *r, uint64_t first, uint64_t k
     st->held += n * ST_PAGE;
     done += n;
   }
-  if (rc) prim_unmap_release(st, r, first, first + done);   /* all or nothing */
+  if (rc) stitch_maps_prim_unmap_release(st, r, first, first + done);   /* all or nothing */
   return rc;
 }
 
-void prim_unmap_release(struct stitch *st, struct srange *r, uint64_t ha, uint64_t hb) {
+void stitch_maps_prim_unmap_release(struct stitch *st, struct srange *r, uint64_t ha, uint64_t hb) {
   for (uint64_t i = ha; i < hb;) {
     uint64_t n = r->hlen[i];
     dev_unmap(st->dev, r->va + i * ST_PAGE, n * ST_PAGE);
@@ -67,7 +67,7 @@ static uint64_t slot_page(const struct srange *s, uint64_t q, uint32_t *j, uint6
   return (u->addr - u->home->va) / ST_PAGE + (q - *at);
 }
 
-int view_map_span(struct stitch *st, struct srange *s, uint64_t from, uint64_t to) {
+int stitch_maps_view_map_span(struct stitch *st, struct srange *s, uint64_t from, uint64_t to) {
   uint32_t j = 0;
   uint64_t at = 0;
   int rc = 0;
@@ -87,11 +87,11 @@ int view_map_span(struct stitch *st, struct srange *s, uint64_t from, uint64_t t
     s->plen[q] = (uint32_t)n;
     q += n;
   }
-  if (rc) view_unmap_span(st, s, from, to);
+  if (rc) stitch_maps_view_unmap_span(st, s, from, to);
   return rc;
 }
 
-void view_unmap_span(struct stitch *st, struct srange *s, uint64_t from, uint64_t to) {
+void stitch_maps_view_unmap_span(struct stitch *st, struct srange *s, uint64_t from, uint64_t to) {
   for (uint64_t q = from; q < to; q++)
     if (s->plen[q]) {
       uint64_t n = s->plen[q];
@@ -101,7 +101,7 @@ void view_unmap_span(struct stitch *st, struct srange *s, uint64_t from, uint64_
     }
 }
 
-void view_unmap_pieces_of(struct stitch *st, struct srange *s, uint8_t *fresh) {
+void stitch_maps_view_unmap_pieces_of(struct stitch *st, struct srange *s, uint8_t *fresh) {
   for (uint64_t q = 0; q < s->npages;) {
     uint64_t n = s->plen[q] ? s->plen[q] : 1, any = 0;
     for (uint64_t k = q; k < q + n; k++) any |= fresh[k];

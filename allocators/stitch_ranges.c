@@ -19,7 +19,7 @@ static void *xcalloc(size_t n, size_t sz) {
 
 /* A pool (three free sets of FS_NBINS bins: tens of KiB) is an anonymous mapping, zero
  * until written. */
-struct spool *pool_find(struct stitch *st, uint64_t stream) {
+struct spool *stitch_ranges_pool_find(struct stitch *st, uint64_t stream) {
   for (int i = 0; i < st->npools; i++)
     if (st->pools[i]->stream == stream) return st->last_pool = st->pools[i];
   if (st->npools == st->cap_pools) {
@@ -32,22 +32,22 @@ struct spool *pool_find(struct stitch *st, uint64_t stream) {
   struct spool *p = mmap(NULL, sizeof *p, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);   /* zero */
   if (p == MAP_FAILED) { fprintf(stderr, "fragbench: stitch: out of host memory\n"); exit(1); }
   p->stream = stream;
-  fset_init(&p->prim_free);
-  fset_init(&p->stitch_free);
-  fset_init(&p->small_free);
-  ordset_init(&p->views, view_cmp);
-  ordset_init(&p->fronts, front_cmp);
+  stitch_fset_init(&p->prim_free);
+  stitch_fset_init(&p->stitch_free);
+  stitch_fset_init(&p->small_free);
+  ordset_init(&p->views, stitch_views_cmp);
+  ordset_init(&p->fronts, stitch_views_front_cmp);
   st->pools[st->npools++] = p;
   return st->last_pool = p;
 }
 
-uint64_t pages_free_total(const struct stitch *st) {
+uint64_t stitch_ranges_pages_free_total(const struct stitch *st) {
   uint64_t n = 0;
   for (int i = 0; i < st->npools; i++) n += st->pools[i]->prim_handle_pages;
   return n;
 }
 
-uint64_t pages_avail_total(const struct stitch *st) {
+uint64_t stitch_ranges_pages_avail_total(const struct stitch *st) {
   uint64_t n = st->holding_pages;
   for (int i = 0; i < st->npools; i++) n += st->pools[i]->prim_handle_pages + st->pools[i]->small_cached.pages;
   return n;
@@ -91,7 +91,7 @@ static struct srange *range_new(struct stitch *st, int kind, struct spool *p) {
 }
 
 /* r's record goes to the spare list (with its runs memory) */
-void range_free(struct stitch *st, struct srange *r) {
+void stitch_ranges_free(struct stitch *st, struct srange *r) {
   if (r->all_prev) r->all_prev->all_next = r->all_next;
   else st->all = r->all_next;
   if (r->all_next) r->all_next->all_prev = r->all_prev;
@@ -104,7 +104,7 @@ void range_free(struct stitch *st, struct srange *r) {
 }
 
 /* st's scratch buffers, grown to hold n runs (pages) */
-struct srun *run_scratch(struct stitch *st, uint64_t n) {
+struct srun *stitch_ranges_run_scratch(struct stitch *st, uint64_t n) {
   if (st->run_cap < n) {
     free(st->run_buf);
     st->run_cap = n > 2 * st->run_cap ? n : 2 * st->run_cap;
@@ -113,7 +113,7 @@ struct srun *run_scratch(struct stitch *st, uint64_t n) {
   return st->run_buf;
 }
 
-uint8_t *page_scratch(struct stitch *st, uint64_t n) {
+uint8_t *stitch_ranges_page_scratch(struct stitch *st, uint64_t n) {
   if (st->page_cap < n) {
     free(st->page_buf);
     st->page_cap = n > 2 * st->page_cap ? n : 2 * st->page_cap;
@@ -124,7 +124,7 @@ uint8_t *page_scratch(struct stitch *st, uint64_t n) {
 }
 
 /* r's runs, gathered in st's scratch buffer, moved into r (its own one_run if only one) */
-void runs_keep(struct srange *r) {
+void stitch_ranges_runs_keep(struct srange *r) {
   struct srun *runs = &r->one_run;
   if (r->nruns > 1) {
     if (r->runs_cap < r->nruns) {
@@ -138,7 +138,7 @@ void runs_keep(struct srange *r) {
   r->runs = runs;
 }
 
-void rlist_push(struct rlist *l, struct srange *r) {
+void stitch_ranges_rlist_push(struct rlist *l, struct srange *r) {
   r->lru_prev = l->tail;
   r->lru_next = NULL;
   if (l->tail) l->tail->lru_next = r;
@@ -149,7 +149,7 @@ void rlist_push(struct rlist *l, struct srange *r) {
   r->cached = 1;
 }
 
-void rlist_remove(struct rlist *l, struct srange *r) {
+void stitch_ranges_rlist_remove(struct rlist *l, struct srange *r) {
   if (r->lru_prev) r->lru_prev->lru_next = r->lru_next;
   else l->head = r->lru_next;
   if (r->lru_next) r->lru_next->lru_prev = r->lru_prev;
@@ -173,7 +173,7 @@ static int prim_create(struct stitch *st, struct spool *p, uint64_t min_pages, s
   r->size = npages * ST_PAGE;
   r->npages = npages;
   page_arrays_new(r);
-  ordset_init(&r->holes, sb_cmp_addr);
+  ordset_init(&r->holes, stitch_blocks_cmp_addr);
   struct sblock *b = sb_new(st);
   b->addr = va;
   b->size = r->size;
@@ -192,7 +192,7 @@ static int prim_create(struct stitch *st, struct spool *p, uint64_t min_pages, s
  * block before it). All or nothing. */
 static int map_pages(struct stitch *st, struct sblock *h, uint64_t k) {
   struct srange *r = h->r;
-  int rc = prim_map_new(st, r, (h->addr - r->va) / ST_PAGE, k);
+  int rc = stitch_maps_prim_map_new(st, r, (h->addr - r->va) / ST_PAGE, k);
   if (rc) return rc;
   ordset_erase(&r->holes, &h->node);
   if (h->size > k * ST_PAGE) {
@@ -230,7 +230,7 @@ static int pick_hole(struct spool *p, uint64_t want, uint64_t shortfall, struct 
 /* Map new pages for a request of want_bytes that free pages fall `shortfall` short of:
  * where pick_hole says (a new reservation when no hole has room), rounded up to whole
  * handles with grow_whole. */
-int grow(struct stitch *st, struct spool *p, uint64_t want_bytes, uint64_t shortfall, int *extended) {
+int stitch_ranges_grow(struct stitch *st, struct spool *p, uint64_t want_bytes, uint64_t shortfall, int *extended) {
   struct sblock *h;
   uint64_t k;
   if (shortfall == 0) shortfall = 1;
@@ -251,7 +251,7 @@ int grow(struct stitch *st, struct spool *p, uint64_t want_bytes, uint64_t short
 /* ---- lending whole free pages to stitched and small ranges ---- */
 
 /* Carve [addr, addr+bytes) out of FREE block f (which holds it) as a LENT block. */
-struct sblock *lend_at(struct stitch *st, struct sblock *f, uint64_t addr, uint64_t bytes, struct srange *borrower) {
+struct sblock *stitch_ranges_lend_at(struct stitch *st, struct sblock *f, uint64_t addr, uint64_t bytes, struct srange *borrower) {
   free_erase(f);
   if (addr > f->addr) {
     struct sblock *left = f;
@@ -266,14 +266,14 @@ struct sblock *lend_at(struct stitch *st, struct sblock *f, uint64_t addr, uint6
   return f;
 }
 
-void unlend(struct stitch *st, struct sblock *l) {
+void stitch_ranges_unlend(struct stitch *st, struct sblock *l) {
   l->borrower = NULL;
   l->r->nbusy--;
   prim_busy(l->r, l->addr, l->size, -1);
   free_coalesce_insert(st, l);
 }
 
-void add_run(struct srange *s, struct sblock *lent) {
+void stitch_ranges_add_run(struct srange *s, struct sblock *lent) {
   uint64_t first = (lent->addr - lent->r->va) / ST_PAGE * ST_PAGE + lent->r->va;
   s->runs[s->nruns++] = (struct srun){.home = lent->r, .addr = lent->addr,
                                       .npages = (lent->addr + lent->size - first) / ST_PAGE, .lent = lent};
@@ -286,11 +286,11 @@ static uint64_t block_handle_pages(const struct sblock *f) { return handle_pages
  * a few blocks past the size bound, as alignment may cost a page), else the largest one
  * with any (or, where the largest holds no whole handle, the first that holds one). */
 static struct sblock *pick_pages(struct spool *p, uint64_t need) {
-  struct sblock *f = fset_lower_bound(&p->prim_free, need * ST_PAGE);
-  for (int k = 0; f && k < 8; k++, f = fset_next(&p->prim_free, f))
+  struct sblock *f = stitch_fset_lower_bound(&p->prim_free, need * ST_PAGE);
+  for (int k = 0; f && k < 8; k++, f = stitch_fset_next(&p->prim_free, f))
     if (block_handle_pages(f) >= need) return f;
-  if ((f = fset_last(&p->prim_free)) && block_handle_pages(f)) return f;
-  for (f = fset_lower_bound(&p->prim_free, ST_PAGE); f; f = fset_next(&p->prim_free, f))
+  if ((f = stitch_fset_last(&p->prim_free)) && block_handle_pages(f)) return f;
+  for (f = stitch_fset_lower_bound(&p->prim_free, ST_PAGE); f; f = stitch_fset_next(&p->prim_free, f))
     if (block_handle_pages(f)) return f;
   return NULL;
 }
@@ -301,7 +301,7 @@ static uint64_t lend_handles(struct stitch *st, struct sblock *f, uint64_t ha, u
   const struct srange *r = f->r;
   uint64_t end = handles_end(r, ha, hb, want);
   if (end == ha) return 0;
-  add_run(s, lend_at(st, f, r->va + ha * ST_PAGE, (end - ha) * ST_PAGE, s));
+  stitch_ranges_add_run(s, stitch_ranges_lend_at(st, f, r->va + ha * ST_PAGE, (end - ha) * ST_PAGE, s));
   return end - ha;
 }
 
@@ -310,7 +310,7 @@ static uint64_t lend_handles(struct stitch *st, struct sblock *f, uint64_t ha, u
  * stream first, then the others (standing for a device synchronize, as PyTorch's release
  * of cached blocks does before memory changes streams). Returns the pages lent, which
  * may pass npages by part of a handle. */
-uint64_t gather(struct stitch *st, struct spool *own, uint64_t npages, struct srange *s) {
+uint64_t stitch_ranges_gather(struct stitch *st, struct spool *own, uint64_t npages, struct srange *s) {
   uint64_t got = 0;
   for (int pass = -1; pass < st->npools && got < npages; pass++) {
     struct spool *p = pass < 0 ? own : st->pools[pass];
@@ -337,9 +337,9 @@ static void range_set_single_free(struct stitch *st, struct srange *r) {
 /* A free primitive block of pool p that starts inside a page and reaches that page's
  * end with at least h bytes: the free end of a page a block at home has begun. The
  * smallest of the first few that fit, fragments before whole free pages. */
-struct sblock *head_fragment(struct spool *p, uint64_t h) {
-  struct sblock *f = fset_lower_bound(&p->prim_free, h);
-  for (int k = 0; f && k < 16; k++, f = fset_next(&p->prim_free, f)) {
+struct sblock *stitch_ranges_head_fragment(struct spool *p, uint64_t h) {
+  struct sblock *f = stitch_fset_lower_bound(&p->prim_free, h);
+  for (int k = 0; f && k < 16; k++, f = stitch_fset_next(&p->prim_free, f)) {
     uint64_t in = (f->addr - f->r->va) % ST_PAGE, room = ST_PAGE - in;
     if (in && room >= h && f->size >= room && f->r->hlen[(f->addr - f->r->va) / ST_PAGE] == 1) return f;   /* its page a handle alone */
   }
@@ -349,40 +349,40 @@ struct sblock *head_fragment(struct spool *p, uint64_t h) {
 /* A new stitched range of npages pages: with head > 0, its first page is the free end
  * (head bytes) of a page begun at home, followed there by as many free whole pages as
  * that block has; the rest gathered. Its block then starts `lead` = 2 MiB - head bytes
- * into the first page; f is that block (head_fragment(p, head)). Precondition: enough
+ * into the first page; f is that block (stitch_ranges_head_fragment(p, head)). Precondition: enough
  * whole free pages besides. */
-int stitch_build(struct stitch *st, struct spool *p, uint64_t npages, uint64_t head, struct sblock *f, struct srange **out) {
+int stitch_ranges_build_stitched(struct stitch *st, struct spool *p, uint64_t npages, uint64_t head, struct sblock *f, struct srange **out) {
   uint64_t va = 0, lead = 0;
   struct srange *s = range_new(st, RK_STITCH, p);
-  s->runs = run_scratch(st, npages);
+  s->runs = stitch_ranges_run_scratch(st, npages);
   uint64_t got = 0;
   if (f) {
     const struct srange *h = f->r;
     uint64_t pg = (f->addr - h->va) / ST_PAGE, ha, hb;
     handle_span(h, f->addr, f->size, &ha, &hb);
     uint64_t end = handles_end(h, pg + 1, hb, npages - 1);   /* the whole handles after the head page */
-    add_run(s, lend_at(st, f, h->va + pg * ST_PAGE + ST_PAGE - head, head + (end - pg - 1) * ST_PAGE, s));
+    stitch_ranges_add_run(s, stitch_ranges_lend_at(st, f, h->va + pg * ST_PAGE + ST_PAGE - head, head + (end - pg - 1) * ST_PAGE, s));
     lead = ST_PAGE - head;
     got = end - pg;
   }
-  if (got < npages) got += gather(st, p, npages - got, s);
+  if (got < npages) got += stitch_ranges_gather(st, p, npages - got, s);
   int rc = got < npages ? -1 : dev_va_reserve(st->dev, got * ST_PAGE, &va);
   if (!rc) {
     s->vbase = va;
     s->npages = got;
     s->plen = xcalloc(got, sizeof *s->plen);
-    rc = view_map_span(st, s, 0, got);
+    rc = stitch_maps_view_map_span(st, s, 0, got);
     if (rc) dev_va_release(st->dev, va, got * ST_PAGE);
   }
   if (rc) {   /* a device error, or a broken precondition */
     if (got < npages) snprintf(st->dev->err, FB_ERRLEN, "stitch: found %llu of %llu free pages to stitch",
                                (unsigned long long)got, (unsigned long long)npages);
-    for (uint32_t j = 0; j < s->nruns; j++) unlend(st, s->runs[j].lent);
+    for (uint32_t j = 0; j < s->nruns; j++) stitch_ranges_unlend(st, s->runs[j].lent);
     s->runs = NULL;
-    range_free(st, s);
+    stitch_ranges_free(st, s);
     return rc < 0 ? rc : -1;
   }
-  runs_keep(s);
+  stitch_ranges_runs_keep(s);
   s->nlent = s->nuse = s->nruns;
   s->va = va + lead;
   s->size = got * ST_PAGE - lead;
@@ -393,16 +393,16 @@ int stitch_build(struct stitch *st, struct spool *p, uint64_t npages, uint64_t h
 
 /* ---- small ranges: one whole free page, lent in place (no new mapping) ---- */
 
-int small_build(struct stitch *st, struct spool *p, struct srange **out) {
+int stitch_ranges_build_small(struct stitch *st, struct spool *p, struct srange **out) {
   for (int pass = -1; pass < st->npools; pass++) {
     struct spool *q = pass < 0 ? p : st->pools[pass];
     if (pass >= 0 && q == p) continue;
-    for (struct sblock *f = fset_lower_bound(&q->prim_free, ST_PAGE); f; f = fset_next(&q->prim_free, f)) {
+    for (struct sblock *f = stitch_fset_lower_bound(&q->prim_free, ST_PAGE); f; f = stitch_fset_next(&q->prim_free, f)) {
       if (!whole_pages(f->addr, f->size)) continue;
       struct srange *s = range_new(st, RK_SMALL, p);
       s->npages = 1;
       s->runs = &s->one_run;
-      add_run(s, lend_at(st, f, (f->addr + ST_PAGE - 1) / ST_PAGE * ST_PAGE, ST_PAGE, s));
+      stitch_ranges_add_run(s, stitch_ranges_lend_at(st, f, (f->addr + ST_PAGE - 1) / ST_PAGE * ST_PAGE, ST_PAGE, s));
       s->nlent = s->nuse = 1;
       s->va = s->runs[0].addr;
       s->size = ST_PAGE;
@@ -416,20 +416,20 @@ int small_build(struct stitch *st, struct spool *p, struct srange **out) {
 }
 
 static void small_dissolve(struct stitch *st, struct srange *s) {
-  rlist_remove(&s->pool->small_cached, s);
+  stitch_ranges_rlist_remove(&s->pool->small_cached, s);
   free_erase(s->first);
-  unlend(st, s->runs[0].lent);
-  range_free(st, s);
+  stitch_ranges_unlend(st, s->runs[0].lent);
+  stitch_ranges_free(st, s);
 }
 
 /* Give back pages of wholly free ranges, about k: a small one of the own stream, else
  * the last runs of the least recently used view still holding pages, else another
  * stream's small one. Returns the whole pages given back (0: nothing left to give). */
-uint64_t reclaim_one(struct stitch *st, struct spool *own, uint64_t k) {
+uint64_t stitch_ranges_reclaim_one(struct stitch *st, struct spool *own, uint64_t k) {
   if (own->small_cached.head) { small_dissolve(st, own->small_cached.head); return 1; }
   for (struct srange *v = st->hold_head, *next; v; v = next) {
     next = v->hold_next;
-    uint64_t got = view_release(st, v, k);   /* 0: it only held a head page (now unmapped) */
+    uint64_t got = stitch_views_release(st, v, k);   /* 0: it only held a head page (now unmapped) */
     if (got) return got;
   }
   for (int i = 0; i < st->npools; i++)
@@ -439,11 +439,11 @@ uint64_t reclaim_one(struct stitch *st, struct spool *own, uint64_t k) {
 
 /* EMPTY_CACHE: unmap every view, give back every wholly free small range, then unmap and
  * release every whole free page; the VA reservations stay (holes are refilled later). */
-void release_free_pages(struct stitch *st) {
-  while (st->views.head) view_evict(st, st->views.head);
+void stitch_ranges_release_free_pages(struct stitch *st) {
+  while (st->views.head) stitch_views_evict(st, st->views.head);
   for (struct srange *v = st->hold_head, *next; v; v = next) {   /* idle runs of ranges serving from their front */
     next = v->hold_next;
-    view_release(st, v, UINT64_MAX);
+    stitch_views_release(st, v, UINT64_MAX);
   }
   for (int i = 0; i < st->npools; i++)
     while (st->pools[i]->small_cached.head) small_dissolve(st, st->pools[i]->small_cached.head);
@@ -470,34 +470,34 @@ void release_free_pages(struct stitch *st) {
         uint64_t pa = r->va + ha * ST_PAGE, pb = r->va + hb * ST_PAGE;
         if (pa > b->addr) { mid = sb_split(st, b, pa - b->addr); free_insert(b); }
         if (mid->addr + mid->size > pb) free_insert(sb_split(st, mid, pb - mid->addr));
-        prim_unmap_release(st, r, ha, hb);
-        hole_coalesce_insert(st, mid);
+        stitch_maps_prim_unmap_release(st, r, ha, hb);
+        stitch_blocks_hole_coalesce_insert(st, mid);
       }
       free(todo);
     }
 }
 
 /* destroy: every mapping, page and reservation goes back to the device. */
-void ranges_destroy(struct stitch *st) {
+void stitch_ranges_destroy(struct stitch *st) {
   for (struct srange *r = st->all; r; r = r->all_next)
     if (r->kind == RK_STITCH) {
-      view_unmap_span(st, r, 0, r->npages);
+      stitch_maps_view_unmap_span(st, r, 0, r->npages);
       dev_va_release(st->dev, r->vbase, r->npages * ST_PAGE);
     }
   for (struct srange *r = st->all; r; r = r->all_next)
     if (r->kind == RK_PRIM) {
       for (uint64_t i = 0; i < r->npages; i++)
-        if (r->mapped[i] && !r->hoff[i]) prim_unmap_release(st, r, i, i + r->hlen[i]);   /* a handle, from its first page */
+        if (r->mapped[i] && !r->hoff[i]) stitch_maps_prim_unmap_release(st, r, i, i + r->hlen[i]);   /* a handle, from its first page */
       dev_va_release(st->dev, r->va, r->size);
     }
-  while (st->all) range_free(st, st->all);
+  while (st->all) stitch_ranges_free(st, st->all);
   for (struct srange *r = st->spare_ranges, *n; r; r = n) {
     n = r->all_next;
     free(r->runs_mem);
     free(r);
   }
   st->spare_ranges = NULL;
-  sb_free_all(st);
+  stitch_blocks_free_all(st);
   free(st->run_buf);
   free(st->page_buf);
   st->run_buf = NULL;

@@ -32,12 +32,12 @@ static inline int front_order(const struct ordnode *a, const struct ordnode *b) 
 
 ORDSET_TYPED(frontset, front_order)
 
-int front_cmp(const struct ordnode *a, const struct ordnode *b) { return front_order(a, b); }
+int stitch_views_front_cmp(const struct ordnode *a, const struct ordnode *b) { return front_order(a, b); }
 
 /* A request of r bytes is about to stitch or repair: a view that fits it whole but is
  * serving a smaller one from its front is wanted whole, and from now on is not lent by
  * its front (in a training loop the same request comes again next iteration). */
-void view_mark_wanted(struct spool *p, uint64_t r) {
+void stitch_views_mark_wanted(struct spool *p, uint64_t r) {
   uint64_t pages = (r + ST_PAGE - 1) / ST_PAGE;
   struct srange key = {.npages = pages, .vbase = 0, .va = pages * ST_PAGE - r};   /* full size exactly r, lowest va */
   for (struct ordnode *o = frontset_lower_bound(&p->fronts, &key.vnode); o; o = ordset_next_inline(o)) {
@@ -47,7 +47,7 @@ void view_mark_wanted(struct spool *p, uint64_t r) {
   }
 }
 
-int view_cmp(const struct ordnode *a, const struct ordnode *b) { return view_order(a, b); }
+int stitch_views_cmp(const struct ordnode *a, const struct ordnode *b) { return view_order(a, b); }
 
 /* the holding list: views in the LRU list with pages lent to them, in LRU order */
 static void hold_push(struct stitch *st, struct srange *r) {
@@ -82,10 +82,10 @@ static void unpin(struct stitch *st, struct srange *r) {
   st->pinned--;
 }
 
-void range_uncache(struct stitch *st, struct srange *r) {
-  if (r->kind == RK_SMALL) { rlist_remove(&r->pool->small_cached, r); return; }
+void stitch_views_range_uncache(struct stitch *st, struct srange *r) {
+  if (r->kind == RK_SMALL) { stitch_ranges_rlist_remove(&r->pool->small_cached, r); return; }
   unpin(st, r);
-  rlist_remove(&st->views, r);            /* a holding view, taken by best fit */
+  stitch_ranges_rlist_remove(&st->views, r);            /* a holding view, taken by best fit */
   hold_remove(st, r);
   st->holding_pages -= whole_pages_of(r);
   r->nuse = r->nruns;
@@ -96,8 +96,8 @@ void range_uncache(struct stitch *st, struct srange *r) {
  * LRU list of views, the least recently used beyond max_stitched unmapped. One that served
  * a request from its front (its last runs not lent) becomes whole again, a view that gave
  * those pages back. */
-void range_cache(struct stitch *st, struct srange *r) {
-  if (r->kind == RK_SMALL) { rlist_push(&r->pool->small_cached, r); return; }
+void stitch_views_range_cache(struct stitch *st, struct srange *r) {
+  if (r->kind == RK_SMALL) { stitch_ranges_rlist_push(&r->pool->small_cached, r); return; }
   if (r->nuse < r->nruns) {   /* it served from its front: whole again */
     ordset_erase_inline(&r->pool->fronts, &r->vnode);
     hold_remove(st, r);
@@ -108,10 +108,10 @@ void range_cache(struct stitch *st, struct srange *r) {
     if (r->nlent < r->nruns) viewset_insert(&r->pool->views, &r->vnode);
     else free_insert(r->first);
   }
-  rlist_push(&st->views, r);
+  stitch_ranges_rlist_push(&st->views, r);
   hold_push(st, r);
   for (uint32_t j = 0; j < r->nlent; j++) st->holding_pages += run_whole(r, j);
-  while (st->views.count > st->max_stitched) view_evict(st, st->views.head);
+  while (st->views.count > st->max_stitched) stitch_views_evict(st, st->views.head);
 }
 
 /* A holding view gives back the pages of its last runs (at least k whole pages; all when
@@ -123,7 +123,7 @@ void range_cache(struct stitch *st, struct srange *r) {
  * give) stays lent, so the view stays whole enough to be taken again rather than being
  * unmapped and built anew. A range in use (serving from its front) gives back only its
  * idle runs. Returns the whole pages given back. */
-uint64_t view_release(struct stitch *st, struct srange *r, uint64_t k) {
+uint64_t stitch_views_release(struct stitch *st, struct srange *r, uint64_t k) {
   uint64_t got = 0;
   uint32_t keep = r->cached ? 0 : r->nuse;   /* a range in use keeps the runs it uses */
   if (k > ST_PARTIAL_RELEASE) k = r->npages;   /* asked for much: all, to merge into large free blocks */
@@ -137,14 +137,14 @@ uint64_t view_release(struct stitch *st, struct srange *r, uint64_t k) {
       if (r->pinned) break;
       /* kept when the page is at most 1/32 of the view and views pin at most 1% of held memory */
       if (r->npages < ST_PIN_MIN_PAGES || (st->pinned + 1) * ST_PAGE > st->held / 100) {
-        view_evict(st, r);
+        stitch_views_evict(st, r);
         return got;
       }
       r->pinned = 1;   /* stays lent: the view stays mapped, to be taken again */
       st->pinned++;
       break;
     }
-    unlend(st, r->runs[j].lent);
+    stitch_ranges_unlend(st, r->runs[j].lent);
     r->runs[j].lent = NULL;
     if (--r->nlent == keep) hold_remove(st, r);
     got += run_whole(r, j);
@@ -198,11 +198,11 @@ static int prefix_ok(const struct srange *s, uint64_t r) {
  * given back) - a view built for a longer batch serves the shorter ones after it. Wholly
  * lent views wait among the stitched free blocks (stitch_free), views that gave pages
  * back in the pool's views; a few of each are looked at, smallest first. */
-struct srange *view_find(struct spool *p, uint64_t r, int exact) {
+struct srange *stitch_views_find(struct spool *p, uint64_t r, int exact) {
   struct srange *best = NULL;
   if (!exact) {
-    struct sblock *b = fset_lower_bound(&p->stitch_free, r);
-    for (int n = 0; b && n < VIEW_SCAN; n++, b = fset_next(&p->stitch_free, b))
+    struct sblock *b = stitch_fset_lower_bound(&p->stitch_free, r);
+    for (int n = 0; b && n < VIEW_SCAN; n++, b = stitch_fset_next(&p->stitch_free, b))
       if (b->r->cached) { if (prefix_ok(b->r, r)) best = b->r; break; }
   }
   struct srange key = {.size = r};
@@ -256,7 +256,7 @@ static void view_unlist(struct stitch *st, struct srange *s) {
   unpin(st, s);
   if (s->nlent == s->nruns) free_erase(s->first);
   else ordset_erase_inline(&s->pool->views, &s->vnode);
-  rlist_remove(&st->views, s);
+  stitch_ranges_rlist_remove(&st->views, s);
   hold_remove(st, s);
   for (uint32_t j = 0; j < s->nlent; j++) st->holding_pages -= run_whole(s, j);
 }
@@ -267,7 +267,7 @@ static void view_front(struct stitch *st, struct srange *s, uint64_t k) {
   uint32_t m = runs_split_at(st, s, k);
   for (uint32_t j = s->nlent; j < m; j++) {
     struct srun *u = &s->runs[j];
-    u->lent = lend_at(st, run_home_block(u), u->addr, run_bytes(u), s);
+    u->lent = stitch_ranges_lend_at(st, run_home_block(u), u->addr, run_bytes(u), s);
   }
   if (s->nlent < m) s->nlent = m;
   s->nuse = m;
@@ -281,24 +281,24 @@ static void view_front(struct stitch *st, struct srange *s, uint64_t k) {
   for (uint32_t j = m; j < s->nlent; j++) st->holding_pages += run_whole(s, j);
 }
 
-void view_take(struct stitch *st, struct srange *s, uint64_t r) {
+void stitch_views_take(struct stitch *st, struct srange *s, uint64_t r) {
   view_unlist(st, s);
   view_front(st, s, view_prefix_pages(s, r));
 }
 
-void view_evict(struct stitch *st, struct srange *s) {
+void stitch_views_evict(struct stitch *st, struct srange *s) {
   unpin(st, s);
   if (s->nlent == s->nruns) free_erase(s->first);
   else ordset_erase_inline(&s->pool->views, &s->vnode);
-  rlist_remove(&st->views, s);
+  stitch_ranges_rlist_remove(&st->views, s);
   hold_remove(st, s);
   for (uint32_t j = 0; j < s->nlent; j++) {
     st->holding_pages -= run_whole(s, j);
-    unlend(st, s->runs[j].lent);
+    stitch_ranges_unlend(st, s->runs[j].lent);
   }
-  view_unmap_span(st, s, 0, s->npages);
+  stitch_maps_view_unmap_span(st, s, 0, s->npages);
   dev_va_release(st->dev, s->vbase, s->npages * ST_PAGE);
-  range_free(st, s);
+  stitch_ranges_free(st, s);
 }
 
 static int page_free(const struct srange *h, uint64_t i) { return h->mapped[i] && !h->busy[i]; }
@@ -325,7 +325,7 @@ static uint64_t view_given_back(const struct srange *s) {
  * needs anew (a map each, and an unmap when evicted), and the free pages (free_pages)
  * can lend it all it gave back. A repaired view has all its pages lent again; those r
  * does not use wait idle, given back on demand. */
-struct srange *view_repairable(struct spool *p, uint64_t r, uint64_t free_pages) {
+struct srange *stitch_views_repairable(struct spool *p, uint64_t r, uint64_t free_pages) {
   struct srange key = {.size = r}, *best = NULL;
   uint64_t best_busy = UINT64_MAX;
   int n = 0;
@@ -345,13 +345,13 @@ struct srange *view_repairable(struct spool *p, uint64_t r, uint64_t free_pages)
  * where they are free, and replaced where busy by other free pages (gathered as for a new
  * stitch); the pieces holding replaced pages are unmapped and mapped anew (in pieces
  * again); then r takes its front. Precondition:
- * pages_free_total() >= the pages it gave back. On a device error s is evicted. */
-int view_repair(struct stitch *st, struct srange *s, uint64_t r) {
+ * stitch_ranges_pages_free_total() >= the pages it gave back. On a device error s is evicted. */
+int stitch_views_repair(struct stitch *st, struct srange *s, uint64_t r) {
   view_unlist(st, s);
   struct srun *old = s->runs;
   uint32_t nold = s->nruns, kept = s->nlent;
-  uint8_t *fresh = page_scratch(st, s->npages);
-  s->runs = run_scratch(st, s->npages);
+  uint8_t *fresh = stitch_ranges_page_scratch(st, s->npages);
+  s->runs = stitch_ranges_run_scratch(st, s->npages);
   memcpy(s->runs, old, kept * sizeof *old);
   s->nruns = kept;
   uint64_t slot = 0;
@@ -364,10 +364,10 @@ int view_repair(struct stitch *st, struct srange *s, uint64_t r) {
       for (len = 1; i + len < old[j].npages && page_free(h, p0 + i + len) == f; len++) {}
       if (f) {
         struct srun sub = {.home = old[j].home, .addr = old[j].addr + i * ST_PAGE, .npages = len};
-        add_run(s, lend_at(st, run_home_block(&sub), sub.addr, run_bytes(&sub), s));
+        stitch_ranges_add_run(s, stitch_ranges_lend_at(st, run_home_block(&sub), sub.addr, run_bytes(&sub), s));
       } else {
         memset(fresh + slot, 1, len);
-        gather(st, s->pool, len, s);
+        stitch_ranges_gather(st, s->pool, len, s);
       }
     }
   }
@@ -376,23 +376,23 @@ int view_repair(struct stitch *st, struct srange *s, uint64_t r) {
   for (uint32_t j = 0; j < s->nruns; j++) got += s->runs[j].npages;
   int rc = slot == s->npages && got == s->npages ? 0 : -1;
   if (!rc) {
-    view_unmap_pieces_of(st, s, fresh);   /* a piece holding a busy page is mapped anew, whole */
+    stitch_maps_view_unmap_pieces_of(st, s, fresh);   /* a piece holding a busy page is mapped anew, whole */
     for (uint64_t q = 0, e; q < s->npages && !rc; q = e) {
       for (e = q; e < s->npages && fresh[e] == fresh[q]; e++) {}
-      if (fresh[q]) rc = view_map_span(st, s, q, e);
+      if (fresh[q]) rc = stitch_maps_view_map_span(st, s, q, e);
     }
   }
   if (rc) {   /* unmap what is mapped, give everything back */
     if (got != s->npages) snprintf(st->dev->err, FB_ERRLEN, "stitch: found %llu of %llu free pages to repair a view",
                                    (unsigned long long)got, (unsigned long long)s->npages);
-    view_unmap_span(st, s, 0, s->npages);
+    stitch_maps_view_unmap_span(st, s, 0, s->npages);
     dev_va_release(st->dev, s->vbase, s->npages * ST_PAGE);
-    for (uint32_t j = 0; j < s->nruns; j++) unlend(st, s->runs[j].lent);
+    for (uint32_t j = 0; j < s->nruns; j++) stitch_ranges_unlend(st, s->runs[j].lent);
     s->runs = NULL;
-    range_free(st, s);
+    stitch_ranges_free(st, s);
     return rc < 0 ? rc : -1;
   }
-  runs_keep(s);
+  stitch_ranges_runs_keep(s);
   view_front(st, s, view_prefix_pages(s, r));
   return 0;
 }

@@ -269,4 +269,6 @@ echo "bench: $(($(wc -l < "$DIR/runs.csv") - $(head -n 1 "$DIR/runs.csv" | grep 
 # the plots (when gnuplot is installed; plots.sh says so otherwise), then report.md
 FRAGBENCH=$BIN sh plots/plots.sh "$DIR" || rc=1
 FRAGBENCH=$BIN sh plots/report.sh "$DIR" || rc=1
+# FIT='batch': what fits under a limit, per workload (scripts/bench_fit.sh: fit-*.csv, plots, report.md's "What fits")
+[ -z "${FIT:-}" ] || WORKLOADS="$workloads" sh scripts/bench_fit.sh "$BIN" "$DIR" || rc=1
 exit $rc

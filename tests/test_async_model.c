@@ -14,15 +14,18 @@ struct rig {
   struct amodel *m;
 };
 
-static int rig_open(struct rig *r, uint64_t threshold, uint64_t cap) {
+static int rig_open_with(struct rig *r, uint64_t threshold, uint64_t cap, int own_class, int recycle) {
   char err[FB_ERRLEN];
   if (device_open(&r->d, &(struct device_config){.kind = "sim"}, err)) return -1;
   r->d.track_ranges = 1;
   device_set_cap(&r->d, cap);
   struct amodel_config cfg = {.granule = AMODEL_GRANULE_DEFAULT, .subclasses = AMODEL_SUBCLASSES_DEFAULT,
-                              .release_threshold = threshold};
+                              .release_threshold = threshold, .own_class = own_class, .recycle = recycle};
   return amodel_create(&r->m, &r->d, &cfg, err);
 }
+
+/* the strategy's defaults: own_class and recycle off */
+static int rig_open(struct rig *r, uint64_t threshold, uint64_t cap) { return rig_open_with(r, threshold, cap, 0, 0); }
 
 static void rig_close(struct rig *r) {
   amodel_destroy(r->m);
@@ -124,6 +127,46 @@ TEST(async_model_coalesces_adjacent_frees) {
   rig_close(&r);
 }
 
+/* probe async_place (place_coalesce) as measured: in a pool grown to 256 MiB, 13 MiB takes
+ * the 13 MiB hole (4 + 1 + 8 freed) rather than the free space beyond; without own_class
+ * the class rounding (13 -> 14 MiB) skips the hole */
+TEST(async_model_takes_a_hole_of_its_own_class_before_the_tail) {
+  for (int own = 0; own < 2; own++) {
+    struct rig r;
+    CHECK(rig_open_with(&r, UINT64_MAX, 0, own, 0) == 0);
+    uint64_t grown = A(&r, 256 * MiB, 0);
+    F(&r, grown, 256 * MiB, 0);
+    amodel_trim(r.m, UINT64_MAX);                    /* the probe synchronizes */
+    uint64_t a = A(&r, 4 * MiB, 0), g1 = A(&r, MiB, 0), c = A(&r, 8 * MiB, 0), g2 = A(&r, MiB, 0);
+    F(&r, a, 4 * MiB, 0);
+    F(&r, g1, MiB, 0);
+    F(&r, c, 8 * MiB, 0);
+    uint64_t w = A(&r, 13 * MiB, 0);
+    if (own) CHECK_EQ(w, a);                         /* measured: took 0 (coalesced) */
+    else CHECK_EQ(w, g2 + MiB);                      /* the old rule: past the hole */
+    CHECK_EQ(r.d.reserved, 256 * MiB);
+    rig_close(&r);
+  }
+}
+
+/* recycle (a hypothesis): a chunk to map takes a wholly free chunk's page, reserved stays */
+TEST(async_model_recycle_moves_a_free_chunks_page) {
+  for (int rec = 0; rec < 2; rec++) {
+    struct rig r;
+    CHECK(rig_open_with(&r, UINT64_MAX, 0, 0, rec) == 0);
+    uint64_t a = A(&r, 64 * MiB, 0), b = A(&r, MiB, 0);
+    CHECK_EQ(r.d.reserved, 96 * MiB);
+    F(&r, a, 64 * MiB, 0);
+    uint64_t c = A(&r, 96 * MiB, 0);                 /* does not fit the 64 MiB hole: at the top */
+    CHECK_EQ(c, b + MiB);
+    CHECK_EQ(r.d.reserved, rec ? 128 * MiB : 192 * MiB);
+    CHECK_EQ(r.d.peak_reserved, rec ? 128 * MiB : 192 * MiB);
+    F(&r, c, 96 * MiB, 0);
+    F(&r, b, MiB, 0);
+    rig_close(&r);
+  }
+}
+
 /* probe async_grow (grow_big_then_small): the unused end of the last chunk is a range too */
 TEST(async_model_the_chunk_tail_competes_in_its_class) {
   struct rig r;
@@ -158,6 +201,26 @@ TEST(async_model_other_streams_wait_for_a_sync) {
   CHECK_EQ(r.d.reserved, 32 * MiB);
   uint64_t after = A(&r, 8 * MiB, 2);
   CHECK_EQ(after, x);                                /* measured: REUSED after a sync */
+  rig_close(&r);
+}
+
+/* PyTorch's backend frees a block other streams used (record_stream) on a unifying stream
+ * nothing allocates on (CUDAMallocAsyncAllocator.cpp, free_impl): the free comes when the
+ * recording streams' work is done (free_completed), and the range is then every stream's,
+ * its own creation stream's included, never one stream's */
+TEST(async_model_a_record_stream_free_is_every_streams) {
+  struct rig r;
+  CHECK(rig_open(&r, UINT64_MAX, 0) == 0);
+  uint64_t x = A(&r, 8 * MiB, 1), y = A(&r, 8 * MiB, 1);
+  F(&r, x, 8 * MiB, 1 | DEV_STREAM_RECORDED);
+  uint64_t other = A(&r, 8 * MiB, 2);
+  CHECK_EQ(other, x);                                /* another stream takes it without a sync */
+  F(&r, other, 8 * MiB, 2);
+  F(&r, y, 8 * MiB, 1);                              /* a plain free stays stream 1's */
+  uint64_t z = A(&r, 8 * MiB, 2);
+  CHECK(z != y);
+  F(&r, z, 8 * MiB, 2);
+  CHECK_EQ(r.d.reserved, 32 * MiB);
   rig_close(&r);
 }
 

@@ -257,7 +257,7 @@ TEST(compare_junit_has_a_testcase_per_row_and_a_failure_per_failing_row) {
   CHECK_CONTAINS(t, "classname=\"fragbench.caching\"");
   CHECK_CONTAINS(t, "<properties>");
   CHECK_CONTAINS(t, "<system-out>");
-  CHECK_CONTAINS(t, "better: w bfc uncapped peak_reserved: 1000 -&gt; 900 (-10.00%)");
+  CHECK_CONTAINS(t, "better: w bfc uncapped peak_reserved: 1000 B -&gt; 900 B (-10.00%)");
   CHECK_EQ(count(t, "<"), count(t, ">"));
   free(t);
 }
@@ -331,4 +331,57 @@ TEST(run_row_says_when_ns_per_op_includes_validation) {
   CHECK_EQ(results_col(&t, "ns_per_op_includes") >= 0, 1);
   CHECK_STR(results_get(&t, 0, "ns_per_op_includes"), "");
   results_free(&t);
+}
+
+/* OLD/NEW with peak_requested: caching under a byte cap doubles its workload (a bigger
+ * model), bfc keeps its workload and reserves more beyond it (fragmentation) */
+static void growth_pair(const char **po, const char **pn) {
+  const char *h = "run_id,version,workload,trace,allocator,params,device,cap_bytes,cap_x,status,completed,events,peak_requested,peak_reserved,ns_per_op\n";
+  char o[1024], n[1024];
+  snprintf(o, sizeof o, "%s1,0.1.0,w,,caching,,sim,80000000000,,ok,1,5,20000000000,21749563392,1\n2,0.1.0,w,,bfc,,sim,,,ok,1,5,20000000000,21749563392,1\n", h);
+  snprintf(n, sizeof n, "%s1,0.1.0,w,,caching,,sim,80000000000,,ok,1,5,40000000000,43499126784,1\n2,0.1.0,w,,bfc,,sim,,,ok,1,5,20000000000,49620713472,1\n", h);
+  *po = write_tmp("og.csv", o);
+  *pn = write_tmp("ng.csv", n);
+}
+
+TEST(compare_writes_bytes_and_byte_caps_in_gib_but_json_keeps_raw_bytes) {
+  const char *po, *pn;
+  growth_pair(&po, &pn);
+  char xml[512], json[512];
+  snprintf(xml, sizeof xml, "%s/g.xml", test_tmpdir());
+  snprintf(json, sizeof json, "%s/g.json", test_tmpdir());
+  paths();
+  CHECK_EQ(test_cli(outp, errp, "compare", po, pn, "--junit", xml, "--json", json, NULL), 1);
+  char *t = test_read_file(outp), *x = test_read_file(xml), *j = test_read_file(json);
+  CHECK(t && x && j);
+  CHECK_CONTAINS(t, "w caching cap 74.51 GiB");
+  CHECK_CONTAINS(t, "20.26 GiB");
+  CHECK_CONTAINS(t, "46.21 GiB");
+  CHECK(!strstr(t, "80000000000B") && !strstr(t, "21749563392"));
+  CHECK_CONTAINS(x, "<testcase name=\"w caching cap 74.51 GiB\"");
+  CHECK_CONTAINS(x, "peak_reserved: 20.26 GiB -&gt; 40.51 GiB (+100.00%)");
+  CHECK(!strstr(x, "80000000000B") && !strstr(x, "21749563392"));
+  CHECK_CONTAINS(j, "\"old\": \"21749563392\"");
+  CHECK_CONTAINS(j, "\"cap\": \"80000000000B\"");
+  free(t); free(x); free(j);
+}
+
+TEST(compare_tells_a_bigger_workload_from_worse_fragmentation) {
+  const char *po, *pn;
+  growth_pair(&po, &pn);
+  paths();
+  CHECK_EQ(test_cli(outp, errp, "compare", po, pn, NULL), 1);
+  char *t = test_read_file(outp);
+  CHECK(t);
+  char *c = strstr(t, "w caching"), *b = strstr(t, "w bfc");
+  CHECK(c && b);
+  /* caching: peak_requested doubled, overhead the same */
+  char *cl = strndup(c, (size_t)(strchr(c, '\n') - c)), *bl = strndup(b, (size_t)(strchr(b, '\n') - b));
+  CHECK_CONTAINS(cl, "peak_requested 18.63 GiB -> 37.25 GiB (+100.00%): the workload asks for more");
+  CHECK_CONTAINS(cl, "overhead unchanged");
+  CHECK(!strstr(cl, "worse fragmentation"));
+  /* bfc: the same workload, more held beyond it */
+  CHECK_CONTAINS(bl, "peak_requested unchanged (18.63 GiB)");
+  CHECK_CONTAINS(bl, "worse fragmentation");
+  free(cl); free(bl); free(t);
 }

@@ -11,7 +11,7 @@ static const char *expected_header =
   "peak_requested,peak_allocated,peak_reserved,overhead,frag,ext_frag,internal_frag,"
   "trace_peak_reserved,device_allocs,device_frees,maps,unmaps,cache_flushes,"
   "modeled_driver_ns,wall_ns,ns_per_op,p50_ns,p99_ns,max_ns,leak_bytes_per_iter,"
-  "mincap_bytes,mincap_x,imbalance,alloc_conf,cap_source,cap_lo,cap_hi,ns_per_op_includes\n";
+  "mincap_bytes,mincap_x,imbalance,alloc_conf,cap_source,cap_lo,cap_hi,ns_per_op_includes,model_err\n";
 
 static int count_fields(const char *line) {
   int n = 1, q = 0;
@@ -60,7 +60,9 @@ TEST(csv_row_quotes_and_empties) {
   char *second = strchr(t, '\n') + 1;
   CHECK(!strncmp(second, "8,0.1.0,", 8));
   CHECK_CONTAINS(second, ",skipped: needs a GPU,0,,,");
-  CHECK_EQ(count_fields(t), 47);
-  CHECK_EQ(count_fields(second), 47);
+  CHECK_EQ(count_fields(t), 48);
+  CHECK_EQ(count_fields(second), 48);
+  CHECK(strstr(t, ",0\n") != NULL);                /* model_err last: 0, caching is exact */
+  CHECK(second[strlen(second) - 2] == ',');         /* a row that did not run: empty */
   free(t);
 }

@@ -99,3 +99,65 @@ TEST(explain_bad_at_and_plot_exit_2) {
   CHECK_EQ(test_cli(outp, errp, "explain", NULL), 2);
   CHECK_EQ(test_cli(outp, errp, "explain", "--trace", "tests/variants/none.pickle", NULL), 2);
 }
+
+static char *explain_out(const char *trace, const char *at, const char *plot) {
+  paths();
+  if (test_cli(outp, errp, "explain", "--trace", trace, "--at", at, plot ? "--plot" : NULL, plot, NULL) != 0) return NULL;
+  return test_read_file(outp);
+}
+
+TEST(explain_at_oom_gives_where_the_largest_live_blocks_were_allocated) {
+  /* oom_frames: the 200 MiB block was freed, the 300 MiB one (fn_3 < fn_1 < fn_2) lives at the OOM */
+  char *o = explain_out("tests/variants/oom_frames.pickle", "oom", NULL);
+  CHECK(o);
+  CHECK_CONTAINS(o, "the one block live at the OOM, where it was allocated:\n"
+                    "  300.00 MiB  fn_3 (/very/long/path/to/the/module/number/3/mod.py:3); fn_1 (");
+  CHECK(!strstr(o, "200.00 MiB  fn_0"));   /* freed before the OOM */
+  free(o);
+  struct explain_opts eo = {.trace = "tests/variants/oom_frames.pickle", .trace_device = -1, .at = "oom"};
+  struct explain_state st;
+  char err[FB_ERRLEN];
+  CHECK_EQ(explain_run(&eo, &st, err), 0);
+  CHECK(st.frames_known);
+  CHECK_EQ(st.live_at_oom, 1);
+  CHECK_EQ(st.ntop, 1);
+  CHECK_EQ(st.top[0].size, 300 * MIB);
+  explain_free(&st);
+}
+
+TEST(explain_without_frames_says_which_record_memory_history_arguments_record_them) {
+  char *o = explain_out("tests/variants/oom_device.pickle", "oom", NULL);
+  CHECK(o);
+  CHECK_CONTAINS(o, "torch.cuda.memory._record_memory_history(enabled='all', context='all', stacks='python'");
+  free(o);
+  o = explain_out("tests/variants/oom_frames.pickle", "oom", NULL);   /* frames recorded: no advice */
+  CHECK(o && !strstr(o, "_record_memory_history"));
+  free(o);
+}
+
+TEST(explain_plot_title_says_the_cap_was_inferred_and_no_request_row_stands_empty) {
+  char png[600], gp[600];
+  snprintf(png, sizeof png, "%s/inferred.png", test_tmpdir());
+  snprintf(gp, sizeof gp, "%s/inferred.gp", test_tmpdir());
+  char *o = explain_out("tests/variants/oom_fraction.pickle", "oom", png);
+  CHECK(o);
+  free(o);
+  char *g = test_read_file(gp);
+  CHECK(g);
+  CHECK_CONTAINS(g, "inferred from the OOM (limit ");
+  CHECK_CONTAINS(g, "set ytics (\"request\" 0");
+  CHECK_CONTAINS(g, "set label 1 \"480.00 MiB");   /* the request's size beside its bar */
+  CHECK(!strstr(g, "shown\" at graph"));            /* no label over the title */
+  free(g);
+  /* at a peak there is no request: no request row */
+  snprintf(png, sizeof png, "%s/peak.png", test_tmpdir());
+  snprintf(gp, sizeof gp, "%s/peak.gp", test_tmpdir());
+  o = explain_out("tests/variants/proto2.pickle", "peak", png);
+  CHECK(o);
+  free(o);
+  g = test_read_file(gp);
+  CHECK(g);
+  CHECK(!strstr(g, "\"request\""));
+  CHECK_CONTAINS(g, "set ytics (\"#1\" 1");
+  free(g);
+}

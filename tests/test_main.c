@@ -3,7 +3,11 @@
  * run only when a GPU is visible; otherwise they are reported as skipped, or as failed
  * with the reason when FB_GPU_REQUIRED=1 (`make test-gpu`). CUDA must not be used in a
  * child forked after the parent initialized it, and test_cli forks: so the GPU is probed
- * in a child of its own, and the GPU tests run after all the others. */
+ * in a child of its own, and the GPU tests run after all the others. What the tests
+ * write to stderr (the messages of the bad-input cases, warnings of the code under test)
+ * goes to the test log, the binary's path + ".log" (build/fragbench-tests.log), one
+ * "== name" section per test, so that the terminal shows test lines only; a failing
+ * test's section is shown under its FAIL line. */
 #include <time.h>
 #include "test.h"
 #include <stdarg.h>
@@ -23,6 +27,7 @@ static int ntests;
 static int cur_failed, cur_skipped;
 static char skip_reason[256];
 static char tmpdir[256];
+static FILE *term_err;   /* the terminal's stderr while a test's stderr goes to the log */
 
 void test_register(const char *name, test_fn fn, const char *file, int gpu) {
   if (ntests < (int)(sizeof tests / sizeof tests[0]))
@@ -31,10 +36,13 @@ void test_register(const char *name, test_fn fn, const char *file, int gpu) {
 
 void test_fail(const char *file, int line, const char *fmt, ...) {
   va_list ap;
+  FILE *e = term_err ? term_err : stderr;
+  fflush(stdout);
   va_start(ap, fmt);
-  fprintf(stderr, "  FAIL %s:%d: ", file, line);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  fprintf(e, "  FAIL %s:%d: ", file, line);
+  vfprintf(e, fmt, ap);
+  fputc('\n', e);
+  fflush(e);
   va_end(ap);
   cur_failed = 1;
 }
@@ -154,8 +162,24 @@ static int probe_gpu(char *err) {
   return n;
 }
 
+/* the log's tail from offset `from`, at most 20 lines, to the terminal */
+static void show_log(const char *path, long from) {
+  FILE *f = fopen(path, "r");
+  if (!f || fseek(f, from, SEEK_SET)) { if (f) fclose(f); return; }
+  char line[1024];
+  int n = 0;
+  while (fgets(line, sizeof line, f) && n < 20) { if (n++ == 0) fprintf(term_err, "  its stderr (%s):\n", path); fprintf(term_err, "    %s", line); }
+  if (n == 20) fprintf(term_err, "    ... (the rest in %s)\n", path);
+  fclose(f);
+}
+
 int main(int argc, char **argv) {
   const char *filter = argc > 1 ? argv[1] : NULL;
+  char logpath[1200];
+  snprintf(logpath, sizeof logpath, "%s.log", argv[0]);
+  int logfd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644), saved = logfd >= 0 ? dup(2) : -1;
+  if (saved >= 0) { term_err = fdopen(saved, "w"); setvbuf(term_err, NULL, _IONBF, 0); }
+  else if (logfd >= 0) { close(logfd); logfd = -1; }
   const char *req = getenv("FB_GPU_REQUIRED");
   int gpu_required = req && strcmp(req, "") && strcmp(req, "0");
   char err[FB_ERRLEN] = "";
@@ -177,9 +201,18 @@ int main(int argc, char **argv) {
       continue;
     }
     struct timespec t0, t1;
+    long logat = 0;
+    if (logfd >= 0) {   /* this test's stderr: its section of the log */
+      fflush(stderr);
+      logat = lseek(logfd, 0, SEEK_END);
+      dprintf(logfd, "== %s (%s)\n", t->name, t->file);
+      logat = lseek(logfd, 0, SEEK_END);
+      dup2(logfd, 2);
+    }
     clock_gettime(CLOCK_MONOTONIC, &t0);
     t->fn();
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (logfd >= 0) { fflush(stderr); dup2(saved, 2); }
     double sec = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     if (t->gpu) {
       gpu_s += sec;
@@ -190,7 +223,7 @@ int main(int argc, char **argv) {
           break;
         }
     }
-    if (cur_failed) { failed++; printf("FAIL %s (%s)\n", t->name, t->file); }
+    if (cur_failed) { failed++; printf("FAIL %s (%s)\n", t->name, t->file); fflush(stdout); if (logfd >= 0) show_log(logpath, logat); }
     else if (cur_skipped) { skipped++; printf("skip %s (%s)\n", t->name, skip_reason); }
     else { passed++; if (getenv("FB_VERBOSE")) printf("ok   %s\n", t->name); }
     fflush(stdout);
@@ -201,6 +234,7 @@ int main(int argc, char **argv) {
     for (int k = 0; k < 3 && slow_name[k]; k++) printf(" %s %.1f s%s", slow_name[k], slow_s[k], k < 2 && slow_name[k + 1] ? "," : "");
     printf("\n");
   }
+  if (logfd >= 0) { close(logfd); printf("the tests' stderr (bad-input messages, warnings): %s\n", logpath); }
   printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
   return failed ? 1 : 0;
 }

@@ -12,6 +12,7 @@ static const struct param_spec amp_params[] = {
   MODEL_GPT_PARAMS("12"),
   TRAIN_STEP_PARAMS,
   {"amp_dtype", P_STR, "bf16", "bf16 | fp16 (fp16 adds GradScaler)"},
+  TRAIN_ACCUM_PARAM,
   {"checkpoint_every", P_INT, "0", "also checkpoint segments of this many blocks (0 = no checkpointing)"},
   {NULL, 0, NULL, NULL},
 };

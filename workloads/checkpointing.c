@@ -3,12 +3,13 @@
  * segment without saving anything but the segment's input (intermediate tensors are
  * freed as soon as they are consumed); backward, reaching a segment, first recomputes its
  * forward with grad - a burst of the segment's saved activations - then runs its backward,
- * which frees them again. */
+ * which frees them again. amp=bf16|fp16 runs it under autocast (as amp:checkpoint_every=). */
 #include "train_gen.h"
 
 static const struct param_spec checkpointing_params[] = {
   MODEL_GPT_PARAMS("12"),
   TRAIN_STEP_PARAMS,
+  TRAIN_AMP_PARAM,
   {"every", P_INT, "2", "blocks per checkpointed segment (1 = checkpoint every block)"},
   {NULL, 0, NULL, NULL},
 };

@@ -3,7 +3,9 @@
  * gradients (after zero_grad(set_to_none=True)); the others add into them in place, each
  * through a temporary. Each micro-batch's loss is divided by `accum` before backward (a
  * temporary), and the script's `logits` variable keeps the previous micro-batch's logits
- * alive until the next forward has produced its own. One iteration = one optimizer step. */
+ * alive until the next forward has produced its own. One iteration = one optimizer step.
+ * ckpt= and amp= combine checkpointing and autocast with it. (train_loop:accum=N is the
+ * other reading: the batch split into N micro-batches, as torch_jobs.py does.) */
 #include "train_gen.h"
 
 static const struct param_spec grad_accumulation_params[] = {
@@ -11,6 +13,8 @@ static const struct param_spec grad_accumulation_params[] = {
   MODEL_DATA_PARAMS("8", "512"),
   MODEL_TRAIN_PARAMS("adamw", "6"),
   TRAIN_STEP_PARAMS,
+  TRAIN_CKPT_PARAM,
+  TRAIN_AMP_PARAM,
   {"accum", P_INT, "4", "micro-batches (of `batch` sequences) per optimizer step"},
   {NULL, 0, NULL, NULL},
 };

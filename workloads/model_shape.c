@@ -111,8 +111,11 @@ int model_shape_read(const struct params *p, enum model_kind kind, const char *p
 }
 
 uint64_t model_param_count(const struct model_shape *m) {
-  return m->kind == MODEL_GPT ? 2 + m->layers * BLOCK_PARAMS : 2 * m->layers;
+  if (m->kind != MODEL_GPT) return 2 * m->layers;
+  return 2 + m->layers * BLOCK_PARAMS + (m->arch == ARCH_GPT ? 3 : 0);
 }
+
+uint64_t model_pos_param(const struct model_shape *m) { return 1 + m->layers * BLOCK_PARAMS; }
 
 uint64_t model_block_param(uint64_t layer, int which) { return 1 + layer * BLOCK_PARAMS + (uint64_t)which; }
 
@@ -123,6 +126,7 @@ uint64_t model_param_numel(const struct model_shape *m, uint64_t i) {
     return i % 2 ? out : out * H;
   }
   if (i == 0 || i == model_param_count(m) - 1) return m->vocab * H;   /* embedding, LM head */
+  if (m->arch == ARCH_GPT && i >= model_pos_param(m)) return i == model_pos_param(m) ? m->pos_rows * H : H;
   switch ((int)((i - 1) % BLOCK_PARAMS)) {
   case BP_QKV_W: return 3 * H * H;
   case BP_QKV_B: return 3 * H;

@@ -10,6 +10,10 @@
 
 enum model_kind { MODEL_GPT, MODEL_MLP };
 enum optimizer_kind { OPT_ADAMW, OPT_ADAM, OPT_SGD };
+/* GPT block style: nn.TransformerEncoderLayer (norm_first, relu) as the gpt_train
+ * snapshot's job, or the hand-written decoder of tests/validate/torch_jobs.py (pre-LN,
+ * causal SDPA on the packed qkv, GELU MLP, learned positions, final LayerNorm) */
+enum model_arch { ARCH_ENCODER, ARCH_GPT };
 
 struct model_shape {
   enum model_kind kind;
@@ -18,6 +22,8 @@ struct model_shape {
   uint64_t dtype_bytes;                         /* parameters; activations too unless amp */
   enum optimizer_kind optimizer;
   uint64_t iters;
+  enum model_arch arch;                         /* set by the generator (train_gen.c), not read here */
+  uint64_t pos_rows;                            /* ARCH_GPT: rows of the position embedding */
 };
 
 /* The shared keys, as param_spec initializers (defaults are text, as in params.h). */
@@ -56,7 +62,10 @@ int model_shape_check_step(const struct model_shape *m, uint64_t batch, uint64_t
 /* Element counts of the parameters, in nn.Module.parameters() order:
  *   GPT: token embedding; per block in_proj.weight, in_proj.bias, out_proj.weight,
  *        out_proj.bias, linear1.weight, linear1.bias, linear2.weight, linear2.bias,
- *        norm1.weight, norm1.bias, norm2.weight, norm2.bias; LM head weight (untied).
+ *        norm1.weight, norm1.bias, norm2.weight, norm2.bias; [ARCH_GPT: position
+ *        embedding, final norm weight and bias;] LM head weight (untied). (ARCH_GPT's
+ *        module lists the position embedding second and the norms first in a block;
+ *        here the block order is shared and the extras come before the head.)
  *   MLP: per layer weight, bias (hidden -> hidden ..., last hidden -> vocab). */
 enum {
   BP_QKV_W, BP_QKV_B, BP_OUT_W, BP_OUT_B, BP_FC1_W, BP_FC1_B, BP_FC2_W, BP_FC2_B,
@@ -66,5 +75,7 @@ uint64_t model_param_count(const struct model_shape *m);            /* tensors *
 uint64_t model_param_numel(const struct model_shape *m, uint64_t i); /* elements of tensor i */
 uint64_t model_block_param(uint64_t layer, int which);               /* GPT: tensor index */
 uint64_t model_total_numel(const struct model_shape *m);
+/* ARCH_GPT: the tensor index of the position embedding (the final norm's follow it) */
+uint64_t model_pos_param(const struct model_shape *m);
 
 #endif

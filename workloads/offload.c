@@ -79,15 +79,14 @@ static void offload_cleanup(struct train_gen *g) {
   free(o->staged);
 }
 
-static int offload_open(void **st, const struct params *p, const struct workload_ctx *ctx, char *err) {
-  int target = param_choice(p, "target", "activations|params", "offload", err);
-  if (target < 0) return -1;
+int offload_open_with(void **st, const struct params *p, const struct workload_ctx *ctx, int target, int prefetch,
+                      const char *owner, char *err) {
   struct model_opts mo = {.pack_activations = target == 0, .params_offloaded = target == 1};
-  if (train_gen_open(st, sizeof(struct offload), p, ctx, MODEL_GPT, mo, "offload", err)) return -1;
+  if (train_gen_open(st, sizeof(struct offload), p, ctx, MODEL_GPT, mo, owner, err)) return -1;
   struct offload *o = *st;
   struct model *m = &o->g.m;
   if (target == 0) return 0;
-  o->prefetch = param_bool(p, "prefetch");
+  o->prefetch = prefetch;
   o->units = m->sh.layers + 2;
   o->unit_bytes = calloc(o->units, sizeof *o->unit_bytes);
   o->staged = calloc(o->units, sizeof *o->staged);
@@ -105,6 +104,12 @@ static int offload_open(void **st, const struct params *p, const struct workload
   m->h = (struct model_hooks){.ctx = o, .grad_ready = offload_grad_ready, .unit_enter = offload_enter,
                               .unit_leave = offload_leave};
   return 0;
+}
+
+static int offload_open(void **st, const struct params *p, const struct workload_ctx *ctx, char *err) {
+  int target = param_choice(p, "target", "activations|params", "offload", err);
+  if (target < 0) return -1;
+  return offload_open_with(st, p, ctx, target, param_bool(p, "prefetch"), "offload", err);
 }
 
 SYNTH_WORKLOAD(offload,

@@ -159,6 +159,11 @@ int  pk_rewind(struct pk_reader *p, char *err);   /* ends a frames pass */
  * passes keep constant memory. */
 int  pk_frames_begin(struct pk_reader *p, char *err);
 const char *pk_oom_frames(const struct pk_reader *p, uint32_t ref);
+/* in a frames pass, alloc events' records carry frames_ref too (explain: the stacks of
+ * the largest live blocks); the caller drops each text it no longer needs */
+void pk_frames_keep_allocs(struct pk_reader *p);
+int  pk_frames_allocs(const struct pk_reader *p);
+void pk_frames_drop(struct pk_reader *p, uint32_t ref);
 /* reader and schema hooks */
 void pk_frames_end(struct pk_reader *p);
 uint32_t pk_frames_string(struct pk_reader *p, const uint8_t *s, size_t n);

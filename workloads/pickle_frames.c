@@ -24,7 +24,17 @@ struct pk_frames {
   uint32_t cur[MAX_CUR]; uint32_t ncur;
   int64_t gen;                      /* the frames list being collected */
   char **text; uint32_t ntext, cap_text;
+  int allocs;                       /* alloc events get their stack's text too (pk_frames_keep_allocs) */
 };
+
+void pk_frames_keep_allocs(struct pk_reader *p) { if (p->fr) p->fr->allocs = 1; }
+int pk_frames_allocs(const struct pk_reader *p) { return p->fr && p->fr->allocs; }
+
+void pk_frames_drop(struct pk_reader *p, uint32_t ref) {
+  if (!p->fr || !ref || ref > p->fr->ntext) return;
+  free(p->fr->text[ref - 1]);
+  p->fr->text[ref - 1] = NULL;
+}
 
 int pk_frames_begin(struct pk_reader *p, char *err) {
   pk_frames_end(p);
@@ -125,5 +135,5 @@ uint32_t pk_frames_oom_text(struct pk_reader *p) {
 }
 
 const char *pk_oom_frames(const struct pk_reader *p, uint32_t ref) {
-  return p->fr && ref && ref <= p->fr->ntext ? p->fr->text[ref - 1] : "";
+  return p->fr && ref && ref <= p->fr->ntext && p->fr->text[ref - 1] ? p->fr->text[ref - 1] : "";
 }

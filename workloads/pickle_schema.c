@@ -242,8 +242,9 @@ int pk_schema_setitems(struct pk_reader *p, struct pk_val *dict, struct pk_val *
     if ((roles & R_SET) && settings_field(p, tok, v, err)) return -1;
     if ((roles & R_RPD) && roundup_field(p, k, v, err)) return -1;
   }
-  if (p->fr && (roles & R_EVENT) && dict->rec.action == TK_OOM && dict->rec.has_frames && !dict->rec.frames_ref)
-    dict->rec.frames_ref = pk_frames_oom_text(p);   /* the frames pass: the failing request's stack */
+  if (p->fr && (roles & R_EVENT) && (dict->rec.action == TK_OOM || (dict->rec.action == TK_ALLOC && pk_frames_allocs(p))) &&
+      dict->rec.has_frames && !dict->rec.frames_ref)
+    dict->rec.frames_ref = pk_frames_oom_text(p);   /* the frames pass: the failing request's stack (and allocs', when kept) */
   return 0;
 }
 

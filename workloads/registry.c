@@ -20,6 +20,7 @@ extern const struct workload_ops ddp_buckets_workload;
 extern const struct workload_ops zero_shard_workload;
 extern const struct workload_ops offload_workload;
 extern const struct workload_ops random_workload;
+extern const struct workload_ops train_resnet_workload;
 extern const struct workload_ops pytorch_snapshot_workload;
 extern const struct workload_ops rmm_log_workload;
 extern const struct workload_ops native_trace_workload;
@@ -38,6 +39,7 @@ const struct workload_ops *const workload_table[] = {
   &zero_shard_workload,
   &offload_workload,
   &random_workload,
+  &train_resnet_workload,
   &pytorch_snapshot_workload,
   &rmm_log_workload,
   &native_trace_workload,

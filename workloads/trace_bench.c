@@ -3,10 +3,8 @@
  * the bundled snapshots and on a large synthetic snapshot with stack frames; and how much
  * the process grows while reading it (the reader streams: it should not grow with the file).
  *
- *   trace_bench_main(argc, argv): [--events N] [--frames K] [FILE...]
- *   default: tests/data's snapshots and a synthetic one of 400000 events x 25 frames.
- * Prints one line per input and a closing "pickle reading: X MB/s (target >= 50)" line
- * with the slowest input's figure. Returns 0, or 1 if an input could not be read. */
+ * `fragbench readspeed` (its options: harness/cli/cli_readspeed.c) calls trace_bench(),
+ * trace_bench.h. */
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "pickle.h"
+#include "trace_bench.h"
 
 extern const struct workload_ops pytorch_snapshot_workload;
 
@@ -83,17 +82,12 @@ static int bench_one(const char *path, const char *label, double *slowest) {
   return 0;
 }
 
-int trace_bench_main(int argc, char **argv) {
-  uint64_t nevents = 400000;
-  int nframes = 25, files = 0, bad = 0;
+int trace_bench(const char *const *files, int nfiles, uint64_t nevents, int nframes) {
+  int bad = 0;
   double slowest = -1;
   printf("snapshot reading (open with its pre-scan pass + every event; MB of uncompressed pickle):\n");
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--events") && i + 1 < argc) nevents = strtoull(argv[++i], NULL, 10);
-    else if (!strcmp(argv[i], "--frames") && i + 1 < argc) nframes = atoi(argv[++i]);
-    else { files++; bad |= bench_one(argv[i], argv[i], &slowest) != 0; }
-  }
-  if (!files) {
+  for (int i = 0; i < nfiles; i++) bad |= bench_one(files[i], files[i], &slowest) != 0;
+  if (!nfiles) {
     glob_t g;
     memset(&g, 0, sizeof g);
     glob("tests/data/*.pickle.gz", 0, NULL, &g);

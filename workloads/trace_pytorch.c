@@ -1,7 +1,9 @@
 /* trace_pytorch.c - the `pytorch_snapshot` trace reader: torch.cuda.memory._dump_snapshot
- * pickles (plain or gzip'd), replayed as DESIGN.md "Recorded traces" says:
+ * pickles (plain or gzip'd), replayed as README.md "Replay your own PyTorch snapshot" says:
  *   alloc (addr, size, stream)   -> OP_ALLOC, id = addr
- *   free_completed (addr)        -> OP_FREE (when the memory is reusable; free_requested is earlier)
+ *   free_completed (addr)        -> OP_FREE (when the memory is reusable; free_requested is earlier);
+ *                                   stream = EV_FREE_RECORDED when other records came between
+ *                                   the two (the block was record_stream'ed: its free waited)
  *   segment_alloc/free/map/unmap -> no event; their running sum's peak is trace_peak_reserved
  *   a run of segment_free/unmap  -> OP_EMPTY_CACHE, unless a segment_alloc, segment_map or
  *                                   oom follows before the next alloc (then it was the
@@ -49,6 +51,10 @@ struct pt {
   int in_run;
   uint64_t run_no, oom_no;
   int pending_free;            /* an OP_FREE of a replayed oom request is due */
+  int req_open;                /* the last record was free_requested(req_addr) */
+  int64_t req_addr;
+  int64_t *deferred;           /* free_requested whose free_completed is still to come */
+  size_t ndeferred, deferred_cap;
   uint64_t pending_id;
   uint64_t last_offset;
   char where[320];
@@ -286,6 +292,7 @@ static void pt_close(void *st) {
   pk_close(&t->pk);
   src_close(&t->src);
   free(t->ec);
+  free(t->deferred);
   free(t);
 }
 
@@ -293,6 +300,28 @@ static void reset_replay(struct pt *t) {
   t->in_run = 0;
   t->run_no = t->oom_no = 0;
   t->pending_free = 0;
+  t->req_open = 0;
+  t->ndeferred = 0;
+}
+
+/* a free_requested not followed at once by its free_completed: the free waits for other
+ * streams (record_stream); 0, or -1 out of memory */
+static int defer_push(struct pt *t, int64_t addr) {
+  if (t->ndeferred == t->deferred_cap) {
+    size_t cap = t->deferred_cap ? 2 * t->deferred_cap : 64;
+    int64_t *d = realloc(t->deferred, cap * sizeof *d);
+    if (!d) return -1;
+    t->deferred = d;
+    t->deferred_cap = cap;
+  }
+  t->deferred[t->ndeferred++] = addr;
+  return 0;
+}
+
+static int defer_take(struct pt *t, int64_t addr) {
+  for (size_t i = t->ndeferred; i-- > 0;)
+    if (t->deferred[i] == addr) { t->deferred[i] = t->deferred[--t->ndeferred]; return 1; }
+  return 0;
 }
 
 int pytorch_snapshot_open_src(void **st, struct trace_src *src, const struct workload_ctx *ctx, char *err) {
@@ -333,6 +362,10 @@ static int pt_next(void *st, struct event *ev, char *err) {
     if (r.device != t->device) continue;
     if (check_rec(&t->src, &r, err)) return -1;
     t->last_offset = r.offset;
+    if (t->req_open && !(r.action == TK_FREE_COMPLETED && r.addr == t->req_addr)) {
+      t->req_open = 0;
+      if (defer_push(t, t->req_addr)) { snprintf(err, FB_ERRLEN, "%s: out of memory", t->src.name); return -1; }
+    }
     if (is_release(r.action)) {
       if (t->in_run) continue;
       t->in_run = 1;
@@ -349,9 +382,16 @@ static int pt_next(void *st, struct event *ev, char *err) {
       *ev = (struct event){.op = OP_ALLOC, .id = (uint64_t)r.addr, .size = (uint64_t)r.size,
                            .stream = (uint64_t)r.stream, .device = t->device};
       return 1;
-    case TK_FREE_COMPLETED:
-      *ev = (struct event){.op = OP_FREE, .id = (uint64_t)r.addr, .device = t->device};
+    case TK_FREE_REQUESTED:
+      t->req_open = 1;
+      t->req_addr = r.addr;
+      continue;
+    case TK_FREE_COMPLETED: {
+      int waited = !t->req_open && t->ndeferred && defer_take(t, r.addr);
+      t->req_open = 0;
+      *ev = (struct event){.op = OP_FREE, .id = (uint64_t)r.addr, .stream = waited ? EV_FREE_RECORDED : 0, .device = t->device};
       return 1;
+    }
     case TK_OOM:
       t->pending_id = OOM_ID_BASE | t->oom_no++;
       t->pending_free = 1;

@@ -42,7 +42,27 @@ static int train_gen_fill(struct synth *s, char *err) {
   return 0;
 }
 
-static void default_iteration(struct train_gen *g) { model_train_step(&g->m); }
+void train_gen_accum_step(struct train_gen *g) {
+  struct model *m = &g->m;
+  uint64_t batch = m->batch, seq = m->seq, chunk = (batch + g->accum - 1) / g->accum;
+  model_zero_grad(m);
+  model_new_batch(m);
+  for (uint64_t done = 0; done < batch; done += chunk) {
+    model_set_step(m, batch - done < chunk ? batch - done : chunk, seq);
+    model_forward(m, 1);
+    uint64_t scaled = evq_alloc(m->q, m->o.amp ? 4 : m->adt);   /* loss / accum */
+    model_backward(m);
+    evq_free(m->q, scaled);
+    model_drop_outputs(m);   /* `del logits, loss` */
+  }
+  model_set_step(m, batch, seq);
+  model_optimizer_step(m);
+}
+
+void train_gen_step(struct train_gen *g) {
+  if (g->accum > 1 || g->m.sh.arch == ARCH_GPT) train_gen_accum_step(g);   /* torch_jobs.py's loop */
+  else model_train_step(&g->m);
+}
 
 static void train_gen_reset(struct synth *s) {
   struct train_gen *g = (struct train_gen *)s;
@@ -63,6 +83,26 @@ int train_gen_open(void **st, size_t size, const struct params *p, const struct 
   struct model_shape sh;
   if (model_shape_read(p, kind, NULL, &sh, owner, err)) return -1;
   if (has_key(p, "set_to_none")) o.set_to_none = param_bool(p, "set_to_none");
+  if (has_key(p, "arch")) {
+    int a = param_choice(p, "arch", "encoder|gpt", owner, err);
+    if (a < 0) return -1;
+    sh.arch = a == 1 ? ARCH_GPT : ARCH_ENCODER;
+    uint64_t longest = sh.seq;
+    if (has_key(p, "seq_max") && (uint64_t)param_int(p, "seq_max") > longest) longest = (uint64_t)param_int(p, "seq_max");
+    sh.pos_rows = longest > 1024 ? longest : 1024;   /* nn.Embedding(max(seq, 1024), d) */
+  }
+  if (has_key(p, "ckpt")) {
+    int64_t n;
+    if (param_int_in(p, "ckpt", 0, 4096, &n, owner, err)) return -1;
+    o.ckpt_nth = (uint64_t)n;
+  }
+  if (has_key(p, "amp")) {
+    int a = param_choice(p, "amp", "off|bf16|fp16|none", owner, err);
+    if (a < 0) return -1;
+    o.amp = a == 1 ? 2 : a == 2 ? 1 : 0;
+  }
+  int64_t accum = 1;
+  if (has_key(p, "accum") && param_int_in(p, "accum", 1, 4096, &accum, owner, err)) return -1;
   if (has_key(p, "attention")) {
     int a = param_choice(p, "attention", "sdpa|math", owner, err);
     if (a < 0) return -1;
@@ -81,11 +121,12 @@ int train_gen_open(void **st, size_t size, const struct params *p, const struct 
   g->s.fill = train_gen_fill;
   g->s.reset = train_gen_reset;
   g->s.destroy = train_gen_destroy;
-  g->iteration = default_iteration;
+  g->iteration = train_gen_step;
   g->rank = ctx ? ctx->rank : 0;
   g->world = ctx && ctx->world > 0 ? ctx->world : 1;
   g->seed = ctx ? ctx->seed : 0;
   g->iters = sh.iters;
+  g->accum = (uint64_t)accum;
   if (model_init(&g->m, &sh, &o, &g->s.q, owner, err)) {
     free(g);
     return -1;

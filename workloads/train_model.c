@@ -43,6 +43,7 @@ void model_reset(struct model *m) {
   memset(m->rec, 0, m->sh.layers * sizeof *m->rec);
   memset(&m->out, 0, sizeof m->out);
   m->head_in = m->head_w = m->logp = m->total_weight = m->seed = m->scaled_loss = m->gres = 0;
+  m->lnf_in = m->lnf_mean = m->lnf_rstd = 0;
   m->gres_shared = 0;
   m->cast_cache.n = 0;
   m->scaler_scale = m->scaler_tracker = 0;
@@ -161,6 +162,13 @@ static uint64_t gpt_forward(struct model *m, int grad) {
   enum fwd_mode mode = !grad ? FWD_NOGRAD : m->o.pack_activations ? FWD_PACK : FWD_GRAD;
   hook_enter(m, 0, 0);
   uint64_t x = A(m, u_r);
+  if (m->sh.arch == ARCH_GPT) {   /* emb(idx) + pos(arange(seq)) */
+    uint64_t ar = A(m, m->seq * 8), pos = A(m, m->seq * H * m->rdt), sum = A(m, u_r);
+    release(m, &x);
+    release(m, &pos);
+    release(m, &ar);
+    x = sum;
+  }
   hook_leave(m, 0, 0);
   for (uint64_t l = 0; l < L; l++) {
     memset(&m->rec[l], 0, sizeof m->rec[l]);
@@ -172,11 +180,26 @@ static uint64_t gpt_forward(struct model *m, int grad) {
       lm = FWD_NOGRAD;
       keep = l % m->o.ckpt_every == 0;
     }
+    if (grad && m->o.ckpt_nth && l % m->o.ckpt_nth == 0) {   /* this block alone checkpointed */
+      lm = FWD_NOGRAD;
+      keep = 1;
+    }
     hook_enter(m, l + 1, 0);
     x = model_block_forward(m, l, lm, keep);
     hook_leave(m, l + 1, 0);
   }
   hook_enter(m, L + 1, 0);
+  if (m->sh.arch == ARCH_GPT) {   /* the final LayerNorm: its input, mean, rstd saved */
+    uint64_t y = A(m, u_r), mean = A(m, m->rows * 4), rstd = A(m, m->rows * 4);
+    if (grad) {
+      m->lnf_in = x, m->lnf_mean = mean, m->lnf_rstd = rstd;
+    } else {
+      release(m, &mean);
+      release(m, &rstd);
+      evq_free(m->q, x);
+    }
+    x = y;
+  }
   uint64_t in = x;
   if (m->o.amp) {
     in = A(m, m->rows * H * m->adt);
@@ -248,6 +271,12 @@ static void embedding_backward(struct model *m) {
   release(m, &counts);
   release(m, &perm);
   release(m, &sorted);
+  if (m->sh.arch == ARCH_GPT) {   /* the position embedding's gradient, indexed by arange(seq) */
+    uint64_t k = m->seq * 8, s2 = A(m, k), p2 = A(m, k);
+    model_grad_produce(m, model_pos_param(&m->sh));
+    release(m, &p2);
+    release(m, &s2);
+  }
 }
 
 static void gpt_backward(struct model *m, uint64_t glog) {
@@ -264,9 +293,21 @@ static void gpt_backward(struct model *m, uint64_t glog) {
   }
   m->gres = gin;
   m->gres_shared = 1;   /* a view of the LM head's output gradient */
+  if (m->sh.arch == ARCH_GPT) {   /* the final LayerNorm's backward */
+    uint64_t gx = A(m, m->rows * H * m->rdt), pw = model_pos_param(&m->sh) + 1;
+    model_grad_produce(m, pw);
+    model_grad_produce(m, pw + 1);
+    release(m, &gin);
+    release(m, &m->lnf_in);
+    release(m, &m->lnf_mean);
+    release(m, &m->lnf_rstd);
+    m->gres = gx;
+    m->gres_shared = 0;
+  }
   hook_leave(m, L + 1, 1);
   for (uint64_t l = L; l-- > 0;) {
     if (every && (l % every == every - 1 || l == L - 1)) recompute_segment(m, l - l % every, l);
+    if (m->o.ckpt_nth && l % m->o.ckpt_nth == 0) recompute_segment(m, l, l);
     if (m->o.pack_activations) unpack_saved(m, &m->rec[l]);
     hook_enter(m, l + 1, 1);
     model_block_backward(m, l);
@@ -351,6 +392,9 @@ void model_teardown(struct model *m) {
   release(m, &m->logp);
   release(m, &m->total_weight);
   release(m, &m->gres);
+  release(m, &m->lnf_in);
+  release(m, &m->lnf_mean);
+  release(m, &m->lnf_rstd);
   idlist_free_all(&m->cast_cache, m->q);
   for (uint64_t p = 0; p < m->np; p++) {
     release(m, &m->gid[p]);

@@ -48,6 +48,7 @@ enum saved_slot {
   SV_FC1_IN,      /* LayerNorm 2 output (amp: its low-precision cast) */
   SV_ACT,         /* relu output (MLP model: each hidden layer's) */
   SV_W_QKV, SV_W_OUT, SV_W_FC1, SV_W_FC2,   /* amp: low-precision weight copies */
+  SV_GELU,        /* ARCH_GPT: GELU output (linear2's input); SV_ACT is then GELU's input */
   SV_SLOTS
 };
 struct block_rec { uint64_t id[SV_SLOTS], size[SV_SLOTS]; };
@@ -62,6 +63,7 @@ struct model_opts {
   int amp;                  /* autocast: 0 off, 2 bf16, 1 fp16 (adds GradScaler) */
   int attn_math;            /* attention through the math path (materialized scores) */
   uint64_t ckpt_every;      /* checkpoint segments of this many blocks; 0 = none */
+  uint64_t ckpt_nth;        /* checkpoint each block i with i % ckpt_nth == 0 on its own; 0 = none */
   int pack_activations;     /* save_on_cpu */
   int set_to_none;          /* zero_grad(set_to_none=True) (PyTorch's default) */
   int zero_grad_late;       /* zero_grad between forward and backward (else at the step's top) */
@@ -93,6 +95,7 @@ struct model {
   struct script_refs out;
   /* step-internal */
   uint64_t head_in, head_w, logp, total_weight, seed, scaled_loss, gres;
+  uint64_t lnf_in, lnf_mean, lnf_rstd;   /* ARCH_GPT: the final LayerNorm's saved tensors */
   int gres_shared;                 /* the residual gradient buffer is a view: accumulate out of place */
   struct idlist cast_cache;        /* autocast's cache entries not saved by autograd */
   uint64_t scaler_scale, scaler_tracker;
@@ -129,6 +132,9 @@ void model_teardown(struct model *m);    /* everything the model holds, freed */
 void model_grad_produce(struct model *m, uint64_t p);
 uint64_t model_block_forward(struct model *m, uint64_t layer, enum fwd_mode mode, int keep_input);
 void model_block_backward(struct model *m, uint64_t layer);
+/* ARCH_GPT's block (gpt_block.c) */
+uint64_t gpt_block_forward(struct model *m, uint64_t layer, enum fwd_mode mode, int keep_input);
+void gpt_block_backward(struct model *m, uint64_t layer);
 /* a linear layer's backward: grad input (optional), weight (and bias) gradients (amp:
  * computed in low precision, then cast to the fp32 master's dtype), and for a bias with
  * a 3-D (batch_first) input its split-K reduction workspace and semaphores */

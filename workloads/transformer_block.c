@@ -1,7 +1,8 @@
 /* transformer_block.c - one pre-LN transformer block's forward and backward as the
  * allocations PyTorch makes for it (nn.TransformerEncoderLayer, norm_first, batch_first,
  * relu, dropout 0), the sequence read off the gpt_train snapshot; see train_model.h.
- * Sizes: U = batch*seq*hidden, F = batch*seq*ffn, scores = batch*heads*seq*seq elements. */
+ * Sizes: U = batch*seq*hidden, F = batch*seq*ffn, scores = batch*heads*seq*seq elements.
+ * ARCH_GPT's block (torch_jobs.py's decoder) is at the end of the file. */
 #include "train_model.h"
 
 struct block_sizes { uint64_t u_a, u_r, f_a, stats, lse, scores; };
@@ -56,6 +57,7 @@ static void cast_bias(struct model *m, uint64_t p) {
 }
 
 uint64_t model_block_forward(struct model *m, uint64_t layer, enum fwd_mode mode, int keep_input) {
+  if (m->sh.arch == ARCH_GPT) return gpt_block_forward(m, layer, mode, keep_input);
   struct block_sizes z = sizes_of(m);
   struct block_rec *r = &m->rec[layer];
   uint64_t P = model_block_param(layer, 0);
@@ -156,6 +158,10 @@ static void accumulate_residual(struct model *m, uint64_t gx, uint64_t bytes) {
 }
 
 void model_block_backward(struct model *m, uint64_t layer) {
+  if (m->sh.arch == ARCH_GPT) {
+    gpt_block_backward(m, layer);
+    return;
+  }
   struct block_sizes z = sizes_of(m);
   struct block_rec *r = &m->rec[layer];
   uint64_t P = model_block_param(layer, 0), H = m->sh.hidden, FF = m->sh.ffn, rows = m->rows;
@@ -234,4 +240,136 @@ void model_block_backward(struct model *m, uint64_t layer) {
   drop(m, r, SV_LN1_MEAN);
   drop(m, r, SV_LN1_RSTD);
   accumulate_residual(m, gx, z.u_r);
+}
+
+/* ---- ARCH_GPT: x + proj(sdpa(qkv(ln1(x)))), then + fc2(gelu(fc1(ln2(.)))) ----
+ * No transposed copies: q/k/v are views of the packed qkv output, and the attention
+ * output's memory is already (batch, seq, heads, dim), so proj reads it as it is. GELU
+ * saves its input (fc1's output) and fc2 saves GELU's output: two ffn-wide tensors per
+ * block where relu keeps one. Under autocast the LayerNorms and residual stay fp32 and
+ * their outputs are cast for the linears. */
+static uint64_t ln_out_for_linear(struct model *m, struct block_rec *r, int slot, struct block_sizes *z) {
+  if (!m->o.amp) {
+    save(m, r, slot, z->u_r);
+    return 0;
+  }
+  uint64_t ln = A(m, z->u_r);
+  return ln;
+}
+
+uint64_t gpt_block_forward(struct model *m, uint64_t layer, enum fwd_mode mode, int keep_input) {
+  struct block_sizes z = sizes_of(m);
+  struct block_rec *r = &m->rec[layer];
+  uint64_t P = model_block_param(layer, 0);
+
+  uint64_t ln1 = ln_out_for_linear(m, r, SV_QKV_IN, &z);
+  save(m, r, SV_LN1_MEAN, z.stats);
+  save(m, r, SV_LN1_RSTD, z.stats);
+  if (ln1) {   /* amp: the cast is what qkv saves */
+    save(m, r, SV_QKV_IN, z.u_a);
+    Fr(m, ln1);
+  }
+  done(m, r, SV_LN1_MEAN, mode);
+  done(m, r, SV_LN1_RSTD, mode);
+  cast_weight(m, r, SV_W_QKV, P + BP_QKV_W, mode);
+  cast_bias(m, P + BP_QKV_B);
+  save(m, r, SV_QKV, 3 * z.u_a);
+  done(m, r, SV_QKV_IN, mode);
+  save(m, r, SV_ATTN, z.u_a);
+  save(m, r, SV_LSE, z.lse);
+  done(m, r, SV_QKV, mode);
+  cast_weight(m, r, SV_W_OUT, P + BP_OUT_W, mode);
+  cast_bias(m, P + BP_OUT_B);
+  uint64_t proj = A(m, z.u_a);
+  done(m, r, SV_ATTN, mode);
+  done(m, r, SV_LSE, mode);
+  done(m, r, SV_W_QKV, mode);
+  done(m, r, SV_W_OUT, mode);
+  save(m, r, SV_RES1, z.u_r);   /* x + proj: LayerNorm 2's input, and the second residual's */
+  Fr(m, proj);
+  if (!keep_input) done(m, r, SV_X_IN, mode);
+
+  uint64_t ln2 = ln_out_for_linear(m, r, SV_FC1_IN, &z);
+  save(m, r, SV_LN2_MEAN, z.stats);
+  save(m, r, SV_LN2_RSTD, z.stats);
+  if (ln2) {
+    save(m, r, SV_FC1_IN, z.u_a);
+    Fr(m, ln2);
+  }
+  done(m, r, SV_LN2_MEAN, mode);
+  done(m, r, SV_LN2_RSTD, mode);
+  cast_weight(m, r, SV_W_FC1, P + BP_FC1_W, mode);
+  cast_bias(m, P + BP_FC1_B);
+  save(m, r, SV_ACT, z.f_a);    /* fc1's output, GELU's input */
+  done(m, r, SV_FC1_IN, mode);
+  save(m, r, SV_GELU, z.f_a);
+  done(m, r, SV_ACT, mode);
+  cast_weight(m, r, SV_W_FC2, P + BP_FC2_W, mode);
+  cast_bias(m, P + BP_FC2_B);
+  uint64_t mlp = A(m, z.u_a);
+  done(m, r, SV_GELU, mode);
+  done(m, r, SV_W_FC1, mode);
+  done(m, r, SV_W_FC2, mode);
+  uint64_t out = A(m, z.u_r);
+  Fr(m, mlp);
+  done(m, r, SV_RES1, mode);
+  return out;
+}
+
+/* a LayerNorm's backward into the residual gradient (amp: the linear's grad cast first) */
+static void gpt_ln_backward(struct model *m, struct block_rec *r, uint64_t gl, int in, int mean, int rstd, uint64_t pw,
+                            struct block_sizes *z) {
+  if (m->o.amp) {
+    uint64_t g32 = A(m, z->u_r);
+    Fr(m, gl);
+    gl = g32;
+  }
+  uint64_t gx = A(m, z->u_r);
+  model_grad_produce(m, pw);
+  model_grad_produce(m, pw + 1);
+  Fr(m, gl);
+  drop(m, r, in);
+  drop(m, r, mean);
+  drop(m, r, rstd);
+  accumulate_residual(m, gx, z->u_r);
+}
+
+void gpt_block_backward(struct model *m, uint64_t layer) {
+  struct block_sizes z = sizes_of(m);
+  struct block_rec *r = &m->rec[layer];
+  uint64_t P = model_block_param(layer, 0), H = m->sh.hidden, FF = m->sh.ffn, rows = m->rows;
+
+  uint64_t gm = m->o.amp ? A(m, z.u_a) : 0;          /* the residual's grad cast for fc2 */
+  uint64_t ga = model_linear_backward(m, rows, FF, H, P + BP_FC2_W, 1, 1, 1);
+  Fr(m, gm);
+  drop(m, r, SV_GELU);
+  drop(m, r, SV_W_FC2);
+  uint64_t gh = A(m, z.f_a);                          /* GELU backward */
+  Fr(m, ga);
+  drop(m, r, SV_ACT);
+  uint64_t gl = model_linear_backward(m, rows, H, FF, P + BP_FC1_W, 1, 1, 1);
+  Fr(m, gh);
+  drop(m, r, SV_FC1_IN);
+  drop(m, r, SV_W_FC1);
+  gpt_ln_backward(m, r, gl, SV_RES1, SV_LN2_MEAN, SV_LN2_RSTD, P + BP_LN2_W, &z);
+
+  uint64_t gt = m->o.amp ? A(m, z.u_a) : 0;
+  uint64_t gi = model_linear_backward(m, rows, H, H, P + BP_OUT_W, 1, 1, 1);
+  Fr(m, gt);
+  drop(m, r, SV_W_OUT);
+  /* attention backward: one packed q/k/v gradient (a view becomes qkv's output grad),
+   * the softmax row sums, and the kernel's workspace (flash: an fp32 dq accumulator) */
+  uint64_t gqkv = A(m, 3 * z.u_a), delta = A(m, z.lse);
+  uint64_t ws = A(m, m->o.amp ? m->rows * H * 4 : z.u_a + z.stats);
+  Fr(m, ws);
+  Fr(m, delta);
+  Fr(m, gi);
+  drop(m, r, SV_QKV);
+  drop(m, r, SV_LSE);
+  drop(m, r, SV_ATTN);
+  uint64_t gin = model_linear_backward(m, rows, H, 3 * H, P + BP_QKV_W, 1, 1, 1);
+  Fr(m, gqkv);
+  drop(m, r, SV_QKV_IN);
+  drop(m, r, SV_W_QKV);
+  gpt_ln_backward(m, r, gin, SV_X_IN, SV_LN1_MEAN, SV_LN1_RSTD, P + BP_LN1_W, &z);
 }

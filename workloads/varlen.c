@@ -8,6 +8,11 @@
  *   dist=bucketed   seq one of `buckets` (uniformly), batch as above
  *   dist=lognormal  seq = exp(mu + sigma*N(0,1)) rounded up to seq_step, clamped to
  *                   [seq_min, seq_max] (natural text lengths), batch as above
+ *   dist=torch      tests/validate/torch_jobs.py's draws exactly: per step batch, seq and
+ *                   a data seed from torch.randint on a CPU torch.Generator seeded with
+ *                   the seed (mt19937; randint = low + 32-bit draw % range; the data
+ *                   seed takes two draws), batch in
+ *                   [batch_min, batch_max], seq in [seq_min, seq_max] (seq_step ignored)
  * Draws come from (seed, rank): each rank of a data-parallel job sees its own stream. */
 #include <math.h>
 #include <stdio.h>
@@ -22,7 +27,8 @@ static const struct param_spec varlen_params[] = {
   MODEL_ARCH_PARAMS("8", "1024", "16", "4096", "32000"),
   MODEL_TRAIN_PARAMS("adamw", "30"),
   TRAIN_STEP_PARAMS,
-  {"dist", P_STR, "uniform", "uniform | bucketed | lognormal: how seq is drawn each step"},
+  TRAIN_JOB_PARAMS,
+  {"dist", P_STR, "uniform", "uniform | bucketed | lognormal: how seq is drawn each step | torch: batch and seq as torch_jobs.py draws them"},
   {"batch_min", P_INT, "4", "smallest batch"},
   {"batch_max", P_INT, "32", "largest batch"},
   {"seq_min", P_INT, "64", "shortest sequence"},
@@ -34,7 +40,31 @@ static const struct param_spec varlen_params[] = {
   {NULL, 0, NULL, NULL},
 };
 
-enum dist { DIST_UNIFORM, DIST_BUCKETED, DIST_LOGNORMAL };
+enum dist { DIST_UNIFORM, DIST_BUCKETED, DIST_LOGNORMAL, DIST_TORCH };
+
+/* mt19937 as torch's CPU generator runs it (ATen's MT19937RNGEngine) */
+struct mt19937 { uint32_t s[624]; int i; };
+static void mt_seed(struct mt19937 *m, uint64_t seed) {
+  m->s[0] = (uint32_t)seed;
+  for (int j = 1; j < 624; j++) m->s[j] = 1812433253u * (m->s[j - 1] ^ (m->s[j - 1] >> 30)) + (uint32_t)j;
+  m->i = 624;
+}
+static uint32_t mt_next(struct mt19937 *m) {
+  if (m->i >= 624) {
+    for (int j = 0; j < 624; j++) {
+      uint32_t y = (m->s[j] & 0x80000000u) | (m->s[(j + 1) % 624] & 0x7fffffffu);
+      m->s[j] = m->s[(j + 397) % 624] ^ (y >> 1) ^ (y & 1 ? 0x9908b0dfu : 0);
+    }
+    m->i = 0;
+  }
+  uint32_t y = m->s[m->i++];
+  y ^= y >> 11;
+  y ^= (y << 7) & 0x9d2c5680u;
+  y ^= (y << 15) & 0xefc60000u;
+  return y ^ (y >> 18);
+}
+/* torch.randint(lo, hi + 1, (1,), generator=g) */
+static uint64_t mt_randint(struct mt19937 *m, uint64_t lo, uint64_t hi) { return lo + mt_next(m) % (hi - lo + 1); }
 
 struct varlen {
   struct train_gen g;
@@ -44,6 +74,7 @@ struct varlen {
   int nbuckets;
   double mu, sigma;
   struct rng rng;
+  struct mt19937 mt;
 };
 
 static uint64_t draw_seq(struct varlen *v) {
@@ -55,19 +86,31 @@ static uint64_t draw_seq(struct varlen *v) {
     uint64_t s = ((uint64_t)ceil(x) + v->seq_step - 1) / v->seq_step * v->seq_step;
     return s < v->seq_min ? v->seq_min : s > v->seq_max ? v->seq_max : s;
   }
-  case DIST_UNIFORM: break;
+  case DIST_UNIFORM: case DIST_TORCH: break;
   }
   return v->seq_min + v->seq_step * rng_range(&v->rng, 0, (v->seq_max - v->seq_min) / v->seq_step);
 }
 
 static void varlen_iteration(struct train_gen *g) {
   struct varlen *v = (struct varlen *)g;
+  if (v->dist == DIST_TORCH) {
+    uint64_t b = mt_randint(&v->mt, v->batch_min, v->batch_max), s = mt_randint(&v->mt, v->seq_min, v->seq_max);
+    mt_next(&v->mt);   /* the step's data seed, randint(0, 2**31 - 1): two draws (as the recorded */
+    mt_next(&v->mt);   /* snapshots' batch sizes show: 183936, 35616, 13376 ... bytes for seed 1) */
+    model_set_step(&g->m, b, s);
+    train_gen_step(g);
+    return;
+  }
   uint64_t batch = rng_range(&v->rng, v->batch_min, v->batch_max);
   model_set_step(&g->m, batch, draw_seq(v));
-  model_train_step(&g->m);
+  train_gen_step(g);
 }
 
-static void varlen_restart(struct train_gen *g) { rng_seed(&((struct varlen *)g)->rng, g->seed, (uint64_t)g->rank, 1); }
+static void varlen_restart(struct train_gen *g) {
+  struct varlen *v = (struct varlen *)g;
+  rng_seed(&v->rng, g->seed, (uint64_t)g->rank, 1);
+  mt_seed(&v->mt, g->seed + (uint64_t)g->rank);
+}
 
 static int parse_buckets(struct varlen *v, const char *text, char *err) {
   const char *c = text;
@@ -89,7 +132,7 @@ static int parse_buckets(struct varlen *v, const char *text, char *err) {
 }
 
 static int varlen_open(void **st, const struct params *p, const struct workload_ctx *ctx, char *err) {
-  int dist = param_choice(p, "dist", "uniform|bucketed|lognormal", "varlen", err);
+  int dist = param_choice(p, "dist", "uniform|bucketed|lognormal|torch", "varlen", err);
   if (dist < 0) return -1;
   int64_t bmin, bmax, smin, smax, step;
   if (param_int_in(p, "batch_min", 1, 1 << 20, &bmin, "varlen", err) ||

@@ -117,12 +117,9 @@ static void zero_restart(struct train_gen *g) {
   z->master = z->partition = z->st1 = z->st2 = z->bucket = z->fill = 0;
 }
 
-static int zero_open(void **st, const struct params *p, const struct workload_ctx *ctx, char *err) {
-  int64_t stage, cap;
-  if (param_int_in(p, "stage", 1, 2, &stage, "zero_shard", err) ||
-      param_int_in(p, "bucket_mb", 1, 1 << 20, &cap, "zero_shard", err))
-    return -1;
-  if (train_gen_open(st, sizeof(struct zero), p, ctx, MODEL_GPT, (struct model_opts){0}, "zero_shard", err)) return -1;
+int zero_shard_open_with(void **st, const struct params *p, const struct workload_ctx *ctx, int64_t stage, int64_t cap,
+                         const char *owner, char *err) {
+  if (train_gen_open(st, sizeof(struct zero), p, ctx, MODEL_GPT, (struct model_opts){0}, owner, err)) return -1;
   struct zero *z = *st;
   struct model *m = &z->g.m;
   z->stage = (int)stage;
@@ -135,6 +132,14 @@ static int zero_open(void **st, const struct params *p, const struct workload_ct
   z->g.restart = zero_restart;
   if (z->stage == 2) m->h = (struct model_hooks){.ctx = z, .grad_ready = zero_grad_ready, .backward_end = zero_backward_end};
   return 0;
+}
+
+static int zero_open(void **st, const struct params *p, const struct workload_ctx *ctx, char *err) {
+  int64_t stage, cap;
+  if (param_int_in(p, "stage", 1, 2, &stage, "zero_shard", err) ||
+      param_int_in(p, "bucket_mb", 1, 1 << 20, &cap, "zero_shard", err))
+    return -1;
+  return zero_shard_open_with(st, p, ctx, stage, cap, "zero_shard", err);
 }
 
 SYNTH_WORKLOAD(zero_shard,

@@ -3,43 +3,53 @@
  * replayed (the recommendation first), and as the last line on stdout the
  * PYTORCH_CUDA_ALLOC_CONF to use. */
 #include "cli.h"
+#include "options.h"
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "advise.h"
 #include "cap_infer.h"
+#include "limit.h"
 
-static const char advise_help[] =
-"usage: fragbench advise --trace FILE [--budget BYTES] [--trace-device N] [--out FILE.csv] [--quiet]\n"
-"\n"
-"Which PYTORCH_CUDA_ALLOC_CONF should this job use? Replays the snapshot (or any trace)\n"
-"on the simulated device under PyTorch's allocator settings - expandable_segments,\n"
-"max_split_size_mb, max_non_split_rounding_mb, roundup_power2_divisions and, with a\n"
-"budget, garbage_collection_threshold - with values read off the trace's request sizes,\n"
-"by coordinate descent from PyTorch's defaults (expandable segments off and on): one knob\n"
-"varied at a time, the best kept, until a round changes nothing.\n"
-"\n"
-"  (no --budget)    recommends the setting that needs the least peak reserved memory;\n"
-"                   for a snapshot that ended in an OOM, the budget is the limit the job\n"
-"                   ran under, inferred from it as `fragbench run` does (said on stderr)\n"
-"  --budget BYTES   replays every setting under a cap of BYTES (as\n"
-"                   set_per_process_memory_fraction would) and recommends the one that\n"
-"                   completes with the least modeled driver time (cudaMalloc, map, unmap);\n"
-"                   a budget below the trace's peak requested is refused (exit 2)\n"
-"  --out FILE.csv   one results row per setting replayed, the recommendation first, with\n"
-"                   its PYTORCH_CUDA_ALLOC_CONF in the alloc_conf column\n"
-"  --trace-device N which device of a multi-device snapshot (default: the first with events)\n"
-"  --sim-total, --sim-usable   the simulated device (default: an H100 80GB)\n"
-"\n"
-"Prints a ranked table on stderr and, as the last line on stdout,\n"
-"PYTORCH_CUDA_ALLOC_CONF=... to export before the job starts.\n"
-"\n"
-"The prediction assumes the job makes the same allocation sequence again (same model,\n"
-"batch shapes and order) and that its PyTorch's allocator behaves as the one modelled\n"
-"here (c10/cuda/CUDACachingAllocator.cpp as of the PyTorch that recorded the bundled\n"
-"snapshots, 2.11).\n";
+static const struct opt_def advise_opts[] = {
+  {"--trace", OPT_TEXT, "FILE", "the snapshot (or any trace) to advise on (required, once)"},
+  {"--trace-device", OPT_COUNT, "N", "which device of a multi-device snapshot (default: the first with events)"},
+  OPTS_LIMIT,
+  {"--budget", OPT_LIMIT, "BYTES|N%|FRACTION", "the same as --limit: replays every setting under it and recommends\n"
+   "the one that completes with the least modeled driver time"},
+  {"--device", OPT_TEXT, "sim", "advise predicts on the simulated device (cuda is refused)"},
+  {"--sim-total", OPT_BYTES, "BYTES", "the simulated device's total (default: an H100 80GB; at most 64 TiB)"},
+  {"--sim-usable", OPT_BYTES, "BYTES", "what cudaMalloc can get on sim"},
+  {"--out", OPT_TEXT, "FILE.csv", "one results row per setting replayed, the recommendation first, with its\n"
+   "PYTORCH_CUDA_ALLOC_CONF in the alloc_conf column; written whole or not at all"},
+  OPTS_QUIET,
+  OPTS_END,
+};
 
-void advise_usage(FILE *f) { fputs(advise_help, f); }
+const struct cmd_def cmd_advise_def = {
+  "advise", "--trace FILE [--limit BYTES|N%|F] [--out FILE.csv]   the PYTORCH_CUDA_ALLOC_CONF to use",
+  "Which PYTORCH_CUDA_ALLOC_CONF should this job use? Replays the snapshot (or any trace)\n"
+  "on the simulated device under PyTorch's allocator settings - expandable_segments,\n"
+  "max_split_size_mb, max_non_split_rounding_mb, roundup_power2_divisions and, with a\n"
+  "limit, garbage_collection_threshold - with values read off the trace's request sizes,\n"
+  "by coordinate descent from PyTorch's defaults (expandable segments off and on): one knob\n"
+  "varied at a time, the best kept, until a round changes nothing.\n"
+  "\n"
+  "Without a limit it recommends the setting that needs the least peak reserved memory; for\n"
+  "a snapshot that ended in an OOM the limit is the one the job ran under, inferred from it\n"
+  "(said on stderr; --no-infer-cap turns that off). With a limit (--limit, --budget,\n"
+  "--oom-message) every setting replays under it and the one that completes with the least\n"
+  "modeled driver time wins; a limit below the trace's peak requested is refused (exit 2).\n",
+  advise_opts, cmd_advise,
+  "Prints a ranked table on stderr and, as the last line on stdout,\n"
+  "PYTORCH_CUDA_ALLOC_CONF=... to export before the job starts.\n"
+  "\n"
+  "The prediction assumes the job makes the same allocation sequence again (same model,\n"
+  "batch shapes and order) and that its PyTorch's allocator behaves as the one modelled\n"
+  "here (c10/cuda/CUDACachingAllocator.cpp as of the PyTorch that recorded the bundled\n"
+  "snapshots, 2.11).\n",
+};
+
 
 static const char *conf_of(const struct advise_candidate *c) {
   return c->r.alloc_conf[0] ? c->r.alloc_conf : c->spec;
@@ -65,11 +75,8 @@ int cmd_advise(struct cli_opts *o) {
     fprintf(stderr, "fragbench advise: give one --trace FILE (a PyTorch snapshot, RMM log or native CSV)\n(see fragbench advise --help)\n");
     return 2;
   }
-  if (o->nworkloads || o->nallocators || o->ncaps || o->devices || o->timeline) {
-    fprintf(stderr, "fragbench advise: %s is not an advise option: advise chooses the allocator settings itself "
-            "(--budget BYTES for a memory limit)\n(see fragbench advise --help)\n",
-            o->nworkloads ? "--workload" : o->nallocators ? "--allocator/--alloc-conf" : o->ncaps ? "--cap" :
-            o->devices ? "--devices" : "--timeline");
+  if (o->ncaps > 1) {
+    fprintf(stderr, "fragbench advise: one limit (--limit, --budget or --cap-bytes) at most\n(see fragbench advise --help)\n");
     return 2;
   }
   if (!strcmp(o->device, "cuda")) {
@@ -77,6 +84,7 @@ int cmd_advise(struct cli_opts *o) {
             "recommendation with `fragbench run --device cuda --alloc-conf ...`\n");
     return 2;
   }
+  if (outfile_check("advise", (const char *[]){"--out"}, &o->out, 1, (const char *[]){o->traces[0], o->oom_message}, 2)) return 2;
   struct advise_opts ao = {.trace = o->traces[0], .trace_device = o->trace_device, .budget = o->budget,
                            .progress = !o->quiet && isatty(2)};
   ao.device.kind = "sim";
@@ -85,18 +93,21 @@ int cmd_advise(struct cli_opts *o) {
   struct advise_result res;
   char err[FB_ERRLEN];
   int inferred = 0;
-  if (!o->budget) {   /* a snapshot that ended in an OOM: the limit it ran under is the budget */
-    struct cap_inference ci;
-    if (cap_infer_trace(o->traces[0], o->trace_device, &ci, err)) { fprintf(stderr, "fragbench advise: %s\n", err); return 2; }
-    if (ci.has_oom) {
-      char line[1024];
-      cap_infer_sentence(&ci, line, sizeof line);
-      if (!o->quiet) fprintf(stderr, "fragbench advise: %s %s\nfragbench advise: budget = %llu bytes, the limit the job ran under "
-                             "(--budget overrides)\n", o->traces[0], line, (unsigned long long)ci.cap);
-      ao.budget = ci.cap;
-      inferred = 1;
+  struct limit lim;
+  struct limit_ask ask = {.ngiven = o->ncaps, .given_bytes = o->budget, .given_text = o->ncaps ? o->caps[0].flag : NULL,
+                          .oom_message = o->oom_message, .no_infer = o->no_infer_cap, .trace = o->traces[0],
+                          .trace_device = o->trace_device};
+  if (limit_resolve(&ask, &lim, err)) { fprintf(stderr, "fragbench advise: %s\n", err); return 2; }
+  if (!o->quiet) {
+    char line[1024];
+    if (lim.from == LIMIT_INFERRED) {
+      cap_infer_evidence(&lim.ci, line, sizeof line);
+      fprintf(stderr, "fragbench advise: %s %s\n", o->traces[0], line);
     }
   }
+  cli_say_limit(o, &lim);
+  ao.budget = lim.bytes;
+  inferred = lim.from == LIMIT_INFERRED;
   int rc = advise_run(&ao, &res, err);
   if (rc == 2 && inferred) {   /* the job needed more than its limit whatever the setting */
     if (!o->quiet) fprintf(stderr, "fragbench advise: %s; advising without a budget\n", err);
@@ -119,7 +130,7 @@ int cmd_advise(struct cli_opts *o) {
       snprintf(id, sizeof id, "%d", i + 1);
       csv_write_row(out.csv, id, &res.c[i].r);
     }
-    output_close(&out);
+    if (output_finish(&out, 1)) { advise_free(&res); return 2; }   /* complete: every setting replayed */
   }
 
   const struct advise_candidate *best = &res.c[0];

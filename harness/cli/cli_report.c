@@ -1,5 +1,6 @@
 /* cli_report.c - `fragbench report DIR`: report.md and the gnuplot data of one bench run
- * folder (harness/report/). Its own options, as readspeed: a folder, not a selection. */
+ * folder (harness/report/). Its option table (report_opts, with its positional
+ * argument DIR) is read by options.c, as every subcommand's. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -7,24 +8,34 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "cli.h"
+#include "options.h"
 #include "plot_data.h"
+#include "outfile.h"
 #include "report.h"
 
-static const char report_usage[] =
-"usage: fragbench report DIR [--format png|svg] [--quiet]\n"
-"\n"
-"Reads a folder of results CSVs (a `make bench` run: runs.csv, and when present\n"
-"mincap.csv, capsweep.csv, timeline-*.csv, env.txt, advise-*.csv; in a folder without\n"
-"runs.csv, every other results CSV there stands for it) and writes\n"
-"  DIR/report.md          the environment, where the figures came from, a summary, memory\n"
-"                         against driver time, per workload a table (best in bold) and notes\n"
-"                         (what PyTorch itself reserved, an inferred limit, advise's\n"
-"                         recommendation), with the pictures found in DIR/plots/ embedded\n"
-"  DIR/plots/data/        the gnuplot data of every plot, and plots.txt: the plots to draw\n"
-"                         (plots/plots.sh draws them with plots/*.gp; `make plots`)\n"
-"--format svg embeds the SVG pictures instead of the PNGs.\n"
-"Exit status: 0 written; 2 bad usage, no results CSV or a malformed one (the message\n"
-"names the file and line); 1 a file that cannot be written.\n";
+static const struct opt_def report_opts[] = {
+  {"DIR", OPT_ARG, NULL, "the run folder (`make bench` writes results/bench-<stamp>/)"},
+  {"--format", OPT_TEXT, "png|svg", "the pictures report.md embeds (default png)"},
+  {"--quiet", OPT_SWITCH, NULL, "no summary line on stderr"},
+  OPTS_END,
+};
+
+const struct cmd_def cmd_report_def = {
+  "report", "DIR [--format png|svg]   report.md and the plot data of a bench run folder",
+  "Reads a folder of results CSVs (a `make bench` run: runs.csv, and when present\n"
+  "mincap.csv, capsweep.csv, timeline-*.csv, env.txt, advise-*.csv; in a folder without\n"
+  "runs.csv, every other results CSV there stands for it) and writes\n"
+  "  DIR/report.md          the environment, where the figures came from, a summary, memory\n"
+  "                         against driver time, per workload a table (best in bold) and notes\n"
+  "                         (what PyTorch itself reserved, an inferred limit, advise's\n"
+  "                         recommendation), with the pictures found in DIR/plots/ embedded\n"
+  "  DIR/plots/data/        the gnuplot data of every plot, and plots.txt: the plots to draw\n"
+  "                         (plots/plots.sh draws them with plots/*.gp; `make plots`)\n",
+  report_opts, cmd_report,
+  "Exit status: 0 written; 2 bad usage, no results CSV or a malformed one (the message\n"
+  "names the file and line); 1 a file that cannot be written.\n",
+};
 
 static int mkdir_p(const char *path) {
   if (mkdir(path, 0777) && errno != EEXIST) return -1;
@@ -47,35 +58,16 @@ static void clear_data(const char *dir) {
   closedir(d);
 }
 
-int cmd_report_main(int argc, char **argv) {
-  const char *dir = NULL, *fmt = "png";
-  int quiet = 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { fputs(report_usage, stdout); return 0; }
-    if (!strcmp(argv[i], "--quiet")) { quiet = 1; continue; }
-    if (!strcmp(argv[i], "--format") || !strncmp(argv[i], "--format=", 9)) {
-      const char *v = argv[i][8] == '=' ? argv[i] + 9 : (i + 1 < argc ? argv[++i] : "");
-      if (strcmp(v, "png") && strcmp(v, "svg")) {
-        fprintf(stderr, "fragbench report: --format '%s': expected png or svg\n", v);
-        return 2;
-      }
-      fmt = v;
-      continue;
-    }
-    if (argv[i][0] == '-' || dir) {
-      fprintf(stderr, "fragbench report: unexpected argument '%s'\n%s", argv[i], report_usage);
-      return 2;
-    }
-    dir = argv[i];
-  }
-  if (!dir) { fprintf(stderr, "fragbench report: which folder? \n%s", report_usage); return 2; }
+int cmd_report(struct cli_opts *o) {
+  const char *dir = o->args[0], *fmt = o->format;
+  int quiet = o->quiet;
   char d[1024];
   snprintf(d, sizeof d, "%s", dir);
   while (strlen(d) > 1 && d[strlen(d) - 1] == '/') d[strlen(d) - 1] = 0;
   struct run_folder f;
   char err[1024];
   if (run_folder_load(&f, d, err, sizeof err)) { fprintf(stderr, "fragbench report: %s\n", err); return 2; }
-  char plots[1100], data[1200], md[1100], tmp[1200];
+  char plots[1100], data[1200], md[1100];
   snprintf(plots, sizeof plots, "%s/plots", d);
   snprintf(data, sizeof data, "%s/data", plots);
   if (mkdir_p(plots) || mkdir_p(data)) {
@@ -93,20 +85,18 @@ int cmd_report_main(int argc, char **argv) {
   struct report_images im;
   report_images_scan(&im, d);
   snprintf(md, sizeof md, "%s/report.md", d);
-  snprintf(tmp, sizeof tmp, "%s.tmp", md);
-  FILE *o = fopen(tmp, "w");
-  if (!o) {
-    fprintf(stderr, "fragbench report: %s: cannot write: %s\n", tmp, strerror(errno));
+  /* written beside and renamed into place (outfile.h): an interrupted report leaves the
+   * old report.md as it was */
+  struct outfile of;
+  FILE *out = outfile_open(&of, md, "report.md");
+  if (!out) {
     report_images_free(&im);
     run_folder_free(&f);
     return 1;
   }
   const char *title = strrchr(d, '/') ? strrchr(d, '/') + 1 : d;
-  report_write_md(&f, o, title, fmt, &im);
-  int bad = ferror(o);
-  if (fclose(o) || bad || rename(tmp, md)) {
-    fprintf(stderr, "fragbench report: %s: cannot write\n", md);
-    unlink(tmp);
+  report_write_md(&f, out, title, fmt, &im);
+  if (outfile_finish(&of, 1)) {
     rc = 1;
   } else if (!quiet) {
     char fmtdot[8];

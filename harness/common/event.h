@@ -12,9 +12,16 @@ struct event {
   enum op op;
   uint64_t id;       /* alloc/free: the block's identity (unique among live blocks) */
   uint64_t size;     /* alloc: requested bytes; 0 otherwise */
-  uint64_t stream;   /* alloc: the stream the block is used on (0 = default stream) */
+  uint64_t stream;   /* alloc: the stream the block is used on (0 = default stream);
+                        free: EV_FREE_RECORDED or 0 (below) */
   int device;        /* which device's trace this event belongs to (multi-device snapshots) */
 };
+
+/* OP_FREE's stream: the block was also used on other streams (PyTorch's record_stream) and
+ * its free waited for them (a snapshot's free_completed came later than its free_requested).
+ * The event comes when the memory is reusable, as for any free; a stream-ordered strategy
+ * frees such a block as PyTorch's async backend does (DEV_STREAM_RECORDED). */
+#define EV_FREE_RECORDED UINT64_MAX
 
 static inline const char *op_name(enum op o) {
   switch (o) {

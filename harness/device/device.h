@@ -16,6 +16,12 @@
 
 #define FB_OOM 1            /* return value of a device or allocator call that ran out */
 #define DEV_PAGE (2ull << 20) /* VMM granularity (cuMemGetAllocationGranularity on H100) */
+/* set in a stream-ordered free's stream id: the block was also used on other streams
+ * (record_stream). PyTorch's backend:cudaMallocAsync (CUDAMallocAsyncAllocator.cpp,
+ * free_impl) then frees it on a dummy "unifying" stream made to wait, by an event each, on
+ * the creation stream and every recording stream; the block is reusable by any stream once
+ * the GPU has passed them (the driver's opportunistic reuse), by none before */
+#define DEV_STREAM_RECORDED (1ull << 63)
 
 #define SIM_TOTAL_DEFAULT 85017493504ull   /* H100 80GB HBM3, cudaMemGetInfo total */
 /* the largest simulated device (4 TiB, over ten times any GPU made): strategies keep
@@ -40,6 +46,7 @@ struct device_ops {
   void (*phys_release)(struct device *, uint64_t h, uint64_t size);     /* cuMemRelease */
   /* stream-ordered pool (cuda only; NULL on sim) */
   int  (*pool_alloc)(struct device *, uint64_t size, uint64_t stream, uint64_t *addr);
+  /* stream | DEV_STREAM_RECORDED: a block used on other streams too (below) */
   void (*pool_free)(struct device *, uint64_t addr, uint64_t stream);
   void (*pool_trim)(struct device *, uint64_t keep);
   void (*pool_usage)(struct device *, uint64_t *reserved, uint64_t *used);

@@ -3,8 +3,9 @@
  * 2^47-byte range, 2 MiB aligned (best-fit ties between equal-size blocks break by
  * address; descending fresh addresses reproduce PyTorch's choices on real traces); freed
  * ranges are handed out again once the fresh space is used up (sim_va.c), as the driver
- * reuses them, so a run fails only when its live volume does not fit the range. Each call adds a modeled driver time from the cost table measured on an H100
- * (CUDA 13.0, driver 580): see DESIGN.md "Sim cost table". */
+ * reuses them, so a run fails only when its live volume does not fit the range. Each call
+ * adds a modeled driver time from the cost table measured on an H100 (CUDA 13.0, driver
+ * 580): the table is in this file (README.md "CSV columns", modeled_driver_ns). */
 #include "device.h"
 #include "sim_va.h"
 #include <stdio.h>

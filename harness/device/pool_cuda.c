@@ -2,7 +2,8 @@
  * cudaMemPool per device, created with cudaMemAllocationTypePinned on the device, maxSize =
  * the cap (CUDA 12.2+; rounded down to whole 2 MiB pages, the pool's smallest physical
  * unit), cudaMemPoolAttrReleaseThreshold = release_threshold. Blocks come from
- * cudaMallocFromPoolAsync and go back with cudaFreeAsync on the event's stream; reserved
+ * cudaMallocFromPoolAsync and go back with cudaFreeAsync on the event's stream (a block
+ * other streams used too, on a unifying stream, as PyTorch's backend does); reserved
  * and used are the pool's own attributes, read after every call that can change them
  * (device.c calls pool_usage; that reading is timed as driver time, so that the per-op
  * host time stays the strategy's own). Trimming waits for the device first, so that
@@ -125,10 +126,41 @@ int cuda_pool_alloc(struct device *d, uint64_t size, uint64_t stream, uint64_t *
   return 0;
 }
 
+/* PyTorch's sync_raw: `dependent` waits for what `dependency` has queued, by an event */
+static int sync_raw(struct device *d, cudaStream_t dependency, cudaStream_t dependent) {
+  cudaEvent_t ev;
+  if (cuda_rt_status(d, cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "cudaEventCreateWithFlags", "record_stream free"))
+    return -1;
+  int rc = cuda_rt_status(d, cudaEventRecord(ev, dependency), "cudaEventRecord", "record_stream free")
+           || cuda_rt_status(d, cudaStreamWaitEvent(dependent, ev, 0), "cudaStreamWaitEvent", "record_stream free");
+  if (cuda_rt_status(d, cudaEventDestroy(ev), "cudaEventDestroy", "record_stream free")) rc = -1;
+  return rc ? -1 : 0;
+}
+
+/* A block other streams used too (DEV_STREAM_RECORDED), as CUDAMallocAsyncAllocator.cpp's
+ * free_impl frees it: a dummy "unifying" stream (one per device, nothing allocates on it)
+ * waits on the creation stream and on every recording stream, and the free is queued on
+ * it. The trace does not say which streams recorded the block: every stream this replay
+ * has used stands for them (a superset; in a job of two or three streams, the same). The
+ * stream map holds the unifying stream under the id DEV_STREAM_RECORDED. */
+static int unified_stream(struct device *d, uint64_t stream, cudaStream_t *out) {
+  struct cuda_dev *c = cuda_of(d);
+  cudaStream_t u, s;
+  if (cuda_stream_for(d, DEV_STREAM_RECORDED, &u) || cuda_stream_for(d, stream & ~DEV_STREAM_RECORDED, &s)) return -1;
+  uint64_t t0 = cuda_now_ns();
+  int rc = sync_raw(d, s, u);
+  for (size_t i = 0; !rc && i < c->nstreams; i++)
+    if (c->streams[i].id != DEV_STREAM_RECORDED && c->streams[i].stream != s) rc = sync_raw(d, c->streams[i].stream, u);
+  d->c.modeled_ns += cuda_now_ns() - t0;
+  *out = u;
+  return rc;
+}
+
 void cuda_pool_free(struct device *d, uint64_t addr, uint64_t stream) {
   struct cuda_dev *c = cuda_of(d);
   cudaStream_t s;
-  if (cuda_use_device(d) || cuda_stream_for(d, stream, &s)) { cuda_defer(d); return; }
+  if (cuda_use_device(d)) { cuda_defer(d); return; }
+  if (stream & DEV_STREAM_RECORDED ? unified_stream(d, stream, &s) : cuda_stream_for(d, stream, &s)) { cuda_defer(d); return; }
   uint64_t t0 = cuda_now_ns();
   cudaError_t e = cudaFreeAsync((void *)(uintptr_t)addr, s);
   d->c.modeled_ns += cuda_now_ns() - t0;

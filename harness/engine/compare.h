@@ -76,6 +76,9 @@ const char *cmp_kind_name(enum cmp_kind k);
 /* compare_out.c: the text table, JUnit XML (one testsuite, a testcase per row), JSON */
 void cmp_print_text(FILE *f, const struct cmp_report *r, const struct cmp_opts *o, int max_lines);
 void cmp_write_junit(FILE *f, const struct cmp_report *r, const char *old_path, const char *new_path);
+/* notes on peak_reserved lines (OLD and NEW as given to cmp_run): did peak_requested grow
+ * (the workload asks for more), or overhead (the allocator holds more beyond it)? */
+void cmp_explain_growth(struct cmp_report *r, const struct results *old, const struct results *new);
 void cmp_write_json(FILE *f, const struct cmp_report *r, const struct cmp_opts *o, const char *old_path, const char *new_path);
 
 #endif

@@ -1,12 +1,19 @@
 /* compare_out.c - a comparison's report as a text table (stdout of `fragbench compare`),
  * JUnit XML (--junit: one <testsuite>, one <testcase> per row of OLD and each new row,
  * the form Ant's JUnit task writes and GitHub Actions, GitLab and Jenkins read) and JSON
- * (--json: every line, for scripts). */
+ * (--json: every line, for scripts). The table and the JUnit names and messages write
+ * byte columns and byte caps in GiB/MiB as the rest of the tool does; the JSON keeps the
+ * raw bytes. cmp_explain_growth says, for a peak_reserved that moved, whether the workload
+ * asks for more (peak_requested grew: a bigger model or batch) or the allocator holds more
+ * beyond it (overhead grew: worse fragmentation). */
+#include <ctype.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include "compare.h"
+#include "params.h"
 
 static int fails(const struct cmp_report *r, const struct cmp_line *l) {
   return l->kind == CMP_K_WORSE || l->kind == CMP_K_CHANGED || (l->kind == CMP_K_MISSING && !r->allow_missing);
@@ -17,12 +24,60 @@ static void pct_str(const struct cmp_line *l, char *b, size_t n) {
   else b[0] = 0;
 }
 
-static const char *row_label(const struct cmp_report *r, const struct cmp_line *l) {
-  return l->row >= 0 ? r->rows[l->row].label : "(file)";
+/* a column of bytes: peak_*, *_bytes, cap_lo/cap_hi, internal_frag, leak_bytes_per_iter */
+static int bytes_column(const char *c) {
+  size_t n = strlen(c);
+  return !strncmp(c, "peak_", 5) || !strcmp(c, "trace_peak_reserved") || (n > 6 && !strcmp(c + n - 6, "_bytes")) ||
+         !strcmp(c, "cap_lo") || !strcmp(c, "cap_hi") || !strcmp(c, "internal_frag") || !strcmp(c, "leak_bytes_per_iter");
 }
 
-static const char *short_label(const struct cmp_report *r, const struct cmp_line *l) {
-  return l->row >= 0 ? r->rows[l->row].short_label : "(file)";
+/* an integer of bytes ("-123" too) in GiB/MiB, else the text as written */
+static const char *human(const char *col, const char *v, char *buf, size_t n) {
+  char *end;
+  if (!v[0] || !bytes_column(col)) return v;
+  long long x = strtoll(v, &end, 10);
+  if (*end) return v;
+  char t[48];
+  fmt_bytes((uint64_t)(x < 0 ? -x : x), t, sizeof t);
+  snprintf(buf, n, "%s%s", x < 0 ? "-" : "", t);
+  return buf;
+}
+
+/* a line's old or new value as shown: "(empty)", GiB/MiB, or as written */
+static const char *val_text(const struct cmp_line *l, int new_side, char *buf, size_t n) {
+  const char *v = new_side ? l->new : l->old;
+  return v[0] ? human(l->column, v, buf, n) : "(empty)";
+}
+
+/* a row label with a byte cap ("cap 80000000000B") written in GiB/MiB */
+static const char *human_label(const char *label, char *out, size_t n) {
+  const char *p = strstr(label, " cap ");
+  snprintf(out, n, "%s", label);
+  if (!p) return out;
+  const char *d = p + 5, *e = d;
+  while (isdigit((unsigned char)*e)) e++;
+  if (e == d || *e != 'B' || (e[1] && e[1] != ' ')) return out;
+  char t[48];
+  fmt_bytes(strtoull(d, NULL, 10), t, sizeof t);
+  snprintf(out, n, "%.*s cap %s%s", (int)(p - label), label, t, e + 1);
+  return out;
+}
+
+static const char *row_label(const struct cmp_report *r, const struct cmp_line *l, char *buf, size_t n) {
+  return l->row >= 0 ? human_label(r->rows[l->row].label, buf, n) : "(file)";
+}
+
+static const char *short_label(const struct cmp_report *r, const struct cmp_line *l, char *buf, size_t n) {
+  return l->row >= 0 ? human_label(r->rows[l->row].short_label, buf, n) : "(file)";
+}
+
+/* the change, with the exact bytes when the shown values look the same */
+static void change_str(const struct cmp_line *l, char *b, size_t n) {
+  char x[64], y[64];
+  pct_str(l, b, n);
+  if (!bytes_column(l->column) || !l->old[0] || !l->new[0] || strcmp(val_text(l, 0, x, sizeof x), val_text(l, 1, y, sizeof y))) return;
+  long long d = strtoll(l->new, NULL, 10) - strtoll(l->old, NULL, 10);
+  if (d) snprintf(b + strlen(b), n - strlen(b), "%s(%+lld B)", b[0] ? " " : "", d);
 }
 
 void cmp_print_text(FILE *f, const struct cmp_report *r, const struct cmp_opts *o, int max_lines) {
@@ -32,7 +87,9 @@ void cmp_print_text(FILE *f, const struct cmp_report *r, const struct cmp_opts *
     const struct cmp_line *l = &r->lines[i];
     if (l->kind == CMP_K_WARN) continue;
     total++;
-    int a = (int)strlen(short_label(r, l)), b = (int)strlen(l->column), c = (int)strlen(l->old), d = (int)strlen(l->new);
+    char lb[1200], x[64], y[64];
+    int a = (int)strlen(short_label(r, l, lb, sizeof lb)), b = (int)strlen(l->column), c = (int)strlen(val_text(l, 0, x, sizeof x)),
+        d = (int)strlen(val_text(l, 1, y, sizeof y));
     if (a > w1) w1 = a;
     if (b > w2) w2 = b;
     if (c > w3) w3 = c;
@@ -47,10 +104,10 @@ void cmp_print_text(FILE *f, const struct cmp_report *r, const struct cmp_opts *
       const struct cmp_line *l = &r->lines[i];
       if ((int)l->kind != order[k]) continue;
       if (shown++ >= max_lines) continue;
-      char p[32];
-      pct_str(l, p, sizeof p);
-      fprintf(f, "%-8s %-*s  %-*s  %*s  %*s  %s%s%s\n", cmp_kind_name(l->kind), w1, short_label(r, l), w2, l->column,
-              w3, l->old[0] ? l->old : "(empty)", w4, l->new[0] ? l->new : "(empty)", p, l->note && p[0] ? "  " : "", l->note ? l->note : "");
+      char p[64], lb[1200], x[64], y[64];
+      change_str(l, p, sizeof p);
+      fprintf(f, "%-8s %-*s  %-*s  %*s  %*s  %s%s%s\n", cmp_kind_name(l->kind), w1, short_label(r, l, lb, sizeof lb), w2, l->column,
+              w3, val_text(l, 0, x, sizeof x), w4, val_text(l, 1, y, sizeof y), p, l->note && p[0] ? "  " : "", l->note ? l->note : "");
     }
   if (shown > max_lines) fprintf(f, "... and %d more lines (--json FILE keeps every line)\n", shown - max_lines);
   /* where the failures are */
@@ -116,10 +173,10 @@ static void json_str(FILE *f, const char *s) {
 
 /* "worse: ROW peak_reserved: 100 -> 102 (+2.00%); note"; with_row = 0 leaves ROW out */
 static void line_sentence(FILE *f, const struct cmp_report *r, const struct cmp_line *l, int xml, int with_row) {
-  char p[32], buf[2048];
-  pct_str(l, p, sizeof p);
-  snprintf(buf, sizeof buf, "%s: %s%s%s: %s -> %s%s%s%s", cmp_kind_name(l->kind), with_row ? row_label(r, l) : "", with_row ? " " : "",
-           l->column, l->old[0] ? l->old : "(empty)", l->new[0] ? l->new : "(empty)", p[0] ? " (" : "", p, p[0] ? ")" : "");
+  char p[64], buf[4096], lb[1200], x[64], y[64];
+  change_str(l, p, sizeof p);
+  snprintf(buf, sizeof buf, "%s: %s%s%s: %s -> %s%s%s%s", cmp_kind_name(l->kind), with_row ? row_label(r, l, lb, sizeof lb) : "",
+           with_row ? " " : "", l->column, val_text(l, 0, x, sizeof x), val_text(l, 1, y, sizeof y), p[0] ? " (" : "", p, p[0] ? ")" : "");
   if (xml) xml_text(f, buf); else fputs(buf, f);
   if (l->note) { fputs("; ", f); if (xml) xml_text(f, l->note); else fputs(l->note, f); }
 }
@@ -155,8 +212,9 @@ void cmp_write_junit(FILE *f, const struct cmp_report *r, const char *old_path, 
   }
   for (int i = 0; i < r->nrows; i++) {
     const struct cmp_row *x = &r->rows[i];
+    char lb[1200];
     fputs("  <testcase name=\"", f);
-    xml_text(f, x->label);
+    xml_text(f, human_label(x->label, lb, sizeof lb));
     fputs("\" classname=\"fragbench.", f);
     xml_text(f, x->allocator[0] ? x->allocator : "unknown");
     fputs("\" time=\"0\"", f);
@@ -212,4 +270,54 @@ void cmp_write_json(FILE *f, const struct cmp_report *r, const struct cmp_opts *
     fputc('}', f);
   }
   fputs(r->nlines ? "\n  ]\n}\n" : "]\n}\n", f);
+}
+
+/* ---- why peak_reserved moved ------------------------------------------------------- */
+
+/* the first row of t with x's key (the key as compare.c builds it: cap as "-", "mincap", "Nx" or "NB") */
+static int find_row(const struct results *t, const struct cmp_row *x) {
+  for (int r = 0; r < t->nrows; r++) {
+    if (strcmp(results_get(t, r, "workload"), x->workload) || strcmp(results_get(t, r, "trace"), x->trace) ||
+        strcmp(results_get(t, r, "allocator"), x->allocator) || strcmp(results_get(t, r, "params"), x->params) ||
+        strcmp(results_get(t, r, "device"), x->device)) continue;
+    char cap[96];
+    const char *cx = results_get(t, r, "cap_x"), *cb = results_get(t, r, "cap_bytes");
+    if (results_get(t, r, "mincap_bytes")[0] || results_get(t, r, "mincap_x")[0]) snprintf(cap, sizeof cap, "mincap");
+    else if (cx[0]) snprintf(cap, sizeof cap, "%sx", cx);
+    else if (cb[0]) snprintf(cap, sizeof cap, "%sB", cb);
+    else snprintf(cap, sizeof cap, "-");
+    if (!strcmp(cap, x->cap)) return r;
+  }
+  return -1;
+}
+
+static double ratio(double a, double b) { return b > 0 ? a / b : 0; }
+
+void cmp_explain_growth(struct cmp_report *r, const struct results *old, const struct results *new) {
+  for (int i = 0; i < r->nlines; i++) {
+    struct cmp_line *l = &r->lines[i];
+    if (l->row < 0 || l->note || strcmp(l->column, "peak_reserved") ||
+        (l->kind != CMP_K_WORSE && l->kind != CMP_K_BETTER && l->kind != CMP_K_WITHIN && l->kind != CMP_K_CHANGED)) continue;
+    int ro = find_row(old, &r->rows[l->row]), rn = find_row(new, &r->rows[l->row]);
+    if (ro < 0 || rn < 0) continue;
+    int ok1, ok2, ok3, ok4;
+    double qo = results_num(old, ro, "peak_requested", &ok1), qn = results_num(new, rn, "peak_requested", &ok2);
+    double vo = results_num(old, ro, "peak_reserved", &ok3), vn = results_num(new, rn, "peak_reserved", &ok4);
+    if (!ok1 || !ok2 || !ok3 || !ok4 || qo <= 0 || qn <= 0) continue;
+    double oo = ratio(vo, qo), on = ratio(vn, qn), dq = qn / qo - 1, dv = oo > 0 ? on / oo - 1 : 0;
+    char a[48], b[48], note[400];
+    int k = 0;
+    if (fabs(dq) >= 0.001)
+      k += snprintf(note + k, sizeof note - (size_t)k, "peak_requested %s -> %s (%+.2f%%): %s", fmt_bytes((uint64_t)qo, a, sizeof a),
+                    fmt_bytes((uint64_t)qn, b, sizeof b), dq * 100,
+                    dq > 0 ? "the workload asks for more (a bigger model, batch or sequence)" : "the workload asks for less");
+    else
+      k += snprintf(note + k, sizeof note - (size_t)k, "peak_requested unchanged (%s)", fmt_bytes((uint64_t)qn, a, sizeof a));
+    if (fabs(dv) >= 0.001)
+      snprintf(note + k, sizeof note - (size_t)k, "; overhead %.3fx -> %.3fx (%+.2f%%): %s", oo, on, dv * 100,
+               dv > 0 ? "the allocator holds more beyond it (worse fragmentation)" : "less fragmentation");
+    else
+      snprintf(note + k, sizeof note - (size_t)k, "; overhead unchanged (%.3fx): not fragmentation", on);
+    l->note = strdup(note);
+  }
 }

@@ -10,7 +10,8 @@ const char *const csv_columns[] = {
   "trace_peak_reserved", "device_allocs", "device_frees", "maps", "unmaps", "cache_flushes",
   "modeled_driver_ns", "wall_ns", "ns_per_op", "p50_ns", "p99_ns", "max_ns", "leak_bytes_per_iter",
   "mincap_bytes", "mincap_x", "imbalance", "alloc_conf",
-  "cap_source", "cap_lo", "cap_hi", "ns_per_op_includes", NULL,
+  "cap_source", "cap_lo", "cap_hi", "ns_per_op_includes",
+  "model_err", NULL,
 };
 
 /* The header is the first line, so that any CSV reader (pandas.read_csv, csv.DictReader)
@@ -64,6 +65,7 @@ void csv_write_row(FILE *f, const char *run_id, const struct run_result *r) {
       if (!strcmp(csv_columns[i], "cap_lo")) { u64_opt(f, r->cap_lo); continue; }
       if (!strcmp(csv_columns[i], "cap_hi")) { u64_opt(f, r->cap_hi); continue; }
       if (!strcmp(csv_columns[i], "ns_per_op_includes")) { str(f, r->ns_per_op_includes); continue; }
+      if (!strcmp(csv_columns[i], "model_err")) { fputc(',', f); continue; }
       fputc(',', f);
     }
     fputc('\n', f);
@@ -102,5 +104,6 @@ void csv_write_row(FILE *f, const char *run_id, const struct run_result *r) {
   u64_opt(f, r->cap_lo);
   u64_opt(f, r->cap_hi);
   str(f, r->ns_per_op_includes);   /* "validate": the mean includes --validate's checks (p50/p99/max do not) */
+  dbl(f, r->model_err, "%.4g");    /* peak_reserved is the model's figure within +/- this fraction; 0 = exact or measured */
   fputc('\n', f);
 }

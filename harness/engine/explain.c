@@ -223,6 +223,7 @@ int explain_run(const struct explain_opts *o, struct explain_state *st, char *er
     if (a == 0) x.ops->free(x.a, &blk);
   }
   ex_close(&x);
+  if (st->at_oom) explain_frames(o->trace, o->trace_device, st);
 out:
   event_buffer_free(&b);
   return rc;

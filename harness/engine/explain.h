@@ -21,6 +21,9 @@ struct explain_opts {
   int no_infer_cap;
 };
 
+#define EXPLAIN_TOP_BLOCKS 5
+struct explain_block { uint64_t size; char frames[1024]; };   /* frames: "name (file:line); ...", "" = none recorded */
+
 struct explain_state {
   uint64_t events;            /* in the trace */
   int64_t event;              /* the moment: the memory just before this event */
@@ -41,11 +44,20 @@ struct explain_state {
   uint64_t nsegments, free_pieces, releasable, releasable_segments;
   struct seg_block *blocks;
   size_t nblocks, cap_blocks;
+  /* at a snapshot's OOM: what was live in PyTorch's own trace, and where the largest
+   * blocks were allocated (explain_frames.c; frames_known: the pass reached the OOM) */
+  int frames_known;
+  uint64_t live_at_oom, live_with_frames;
+  int ntop;
+  struct explain_block top[EXPLAIN_TOP_BLOCKS];   /* largest first */
 };
 
 /* 0; 2 with err for bad input (no OOM for --at oom, an event past the end or not an
  * alloc, an unknown strategy, an unreadable trace); 1 with err on a device error */
 int  explain_run(const struct explain_opts *o, struct explain_state *st, char *err);
 void explain_free(struct explain_state *st);
+/* the largest blocks live at the snapshot's first OOM and their stacks, into st (quietly
+ * nothing for a trace that is not a PyTorch snapshot) */
+void explain_frames(const char *trace, int trace_device, struct explain_state *st);
 
 #endif

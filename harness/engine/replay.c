@@ -160,12 +160,15 @@ static int free_extras(struct replay *x, const struct block *b, uint64_t id) {
   return 0;
 }
 
-static inline __attribute__((always_inline)) int free_entry(struct replay *x, struct live_entry *e, int timed) {
+/* recorded: DEV_STREAM_RECORDED for a stream-ordered strategy's block that other streams
+ * used too (EV_FREE_RECORDED), else 0 */
+static inline __attribute__((always_inline)) int free_entry(struct replay *x, struct live_entry *e, int timed, uint64_t recorded) {
   struct block b = e->b;
   uint64_t id = e->id;
   metrics_free(&x->m, e->requested, b.size);
   livemap_del(&x->live, e);
   if (x->extras && free_extras(x, &b, id)) return -1;
+  b.stream |= recorded;
   if (timed && ++x->sample_tick >= TIMING_SAMPLE) {
     x->sample_tick = 0;
     uint64_t d0 = x->dev.c.modeled_ns, t0 = now_ns();
@@ -194,7 +197,7 @@ static int do_free(struct replay *x, const struct event *ev) {
     return 0;
   }
   if (e->state == LIVE_DROPPED) { livemap_del(&x->live, e); return 0; }
-  return free_entry(x, e, 1);
+  return free_entry(x, e, 1, ev->stream == EV_FREE_RECORDED && (x->ops->flags & ALLOC_STREAM_ORDERED) ? DEV_STREAM_RECORDED : 0);
 }
 
 /* After each event: --timeline's samples when the workload has no ITERs, --validate's
@@ -258,6 +261,7 @@ static void fill_result(struct replay *x) {
   r->max_ns = x->hist.max;
   r->timed_samples = x->hist.n;
   r->leak_bytes_per_iter = metrics_leak_slope(&x->m);
+  r->model_err = x->ops && !x->is_cuda ? x->ops->model_err : 0;
   if (x->a && x->ops->stats) {
     struct alloc_stats st = {0};
     x->ops->stats(x->a, &st);
@@ -299,12 +303,12 @@ static int teardown(struct replay *x, int check) {
   size_t n = 0;   /* in id order (the map's slot order is seeded per run); out of memory: slot order below */
   uint64_t *ids = livemap_sorted_ids(&x->live, LIVE_BLOCK, &n);
   for (size_t k = 0; k < n; k++)
-    if (free_entry(x, livemap_get(&x->live, ids[k]), 0) && check) { free(ids); return -1; }
+    if (free_entry(x, livemap_get(&x->live, ids[k]), 0, 0) && check) { free(ids); return -1; }
   free(ids);
   for (size_t i = 0; x->live.slots && i <= x->live.mask;) {
     struct live_entry *e = &x->live.slots[i];
     if (e->state == LIVE_BLOCK) {
-      if (free_entry(x, e, 0) && check) return -1;
+      if (free_entry(x, e, 0, 0) && check) return -1;
       continue;   /* backward shift may have moved another entry into slot i */
     }
     if (e->state == LIVE_DROPPED) { livemap_del(&x->live, e); continue; }

@@ -61,6 +61,8 @@ struct run_result {
   char alloc_conf[600];              /* the PYTORCH_CUDA_ALLOC_CONF for this setting; "" = not in PyTorch */
   char cap_source[16];               /* "given", "inferred" or "" */
   uint64_t cap_lo, cap_hi;           /* the limit the snapshot ran under: lo <= L < hi; 0 = n/a */
+  double model_err;                  /* the relative +/- error of peak_reserved the strategy's model carries
+                                        (allocator_ops.model_err on sim; 0 on cuda, where it is measured) */
   char ns_per_op_includes[40];       /* work inside the timed loop besides the strategy's: "validate", "validate+timeline",
                                         "timeline", "verify"...; "" = ns_per_op is the strategy's own (p50/p99/max always are) */
 };

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "plot_data.h"
+#include "params.h"
 
 static const char *unit_for(double maxb, double *div) {
   if (maxb >= 1073741824.0) { *div = 1073741824.0; return "GiB"; }
@@ -21,6 +22,33 @@ static const char *unit_for(double maxb, double *div) {
 static int ok_row(const struct run_folder *f, int w, int s) {
   const struct rf_cell *c = rf_cell_at(f, w, s);
   return c && c->run >= 0 && !strcmp(results_get(&f->runs, c->run, "status"), "ok") ? c->run : -1;
+}
+
+/* the limit workload w's rows ran under: 0 when none; inferred (with its interval) or given */
+static void limit_of(const struct run_folder *f, int w, double *cap, double *lo, double *hi, int *inferred) {
+  *cap = *lo = *hi = 0;
+  *inferred = 0;
+  for (int s = 0; s < f->ns_cells; s++) {
+    const struct rf_cell *c = rf_cell_at(f, w, s);
+    if (!c || c->run < 0 || results_num(&f->runs, c->run, "cap_bytes", NULL) <= 0) continue;
+    *cap = results_num(&f->runs, c->run, "cap_bytes", NULL);
+    *inferred = !strcmp(results_get(&f->runs, c->run, "cap_source"), "inferred");
+    if (*inferred) { *lo = results_num(&f->runs, c->run, "cap_lo", NULL); *hi = results_num(&f->runs, c->run, "cap_hi", NULL); }
+    return;
+  }
+}
+
+/* cap, caplo, caphi (bytes; 0 = none) and captext, the limit in words, for the plots */
+static void limit_meta(FILE *m, double cap, double lo, double hi, int inferred) {
+  char a[48], b[48], c[48], t[200] = "";
+  if (cap > 0 && inferred && hi > lo)
+    snprintf(t, sizeof t, "job's limit: inferred %s-%s (band), replayed at %s", fmt_bytes((uint64_t)lo, a, sizeof a),
+             fmt_bytes((uint64_t)hi, b, sizeof b), fmt_bytes((uint64_t)cap, c, sizeof c));
+  else if (cap > 0)
+    snprintf(t, sizeof t, "job's limit (%s): %s", inferred ? "inferred" : "given", fmt_bytes((uint64_t)cap, a, sizeof a));
+  fprintf(m, "cap = %.0f\ncaplo = %.0f\ncaphi = %.0f\ncaptext = ", cap, inferred ? lo : 0, inferred ? hi : 0);
+  pd_gq(m, t);
+  fputc('\n', m);
 }
 
 /* the workload a timeline-NAME.csv belongs to: NAME, or the one workload whose label up
@@ -61,6 +89,10 @@ static int one_timeline(struct run_folder *f, const char *dir, const char *file,
   if (!m) { if (d) fclose(d); results_free(&t); free(sidx); free(sl); return 2; }
   int k = n > 0 ? n : 1;
   fprintf(m, "array peakreq[%d]\narray peakres[%d]\narray panelmax[%d]\narray notes[%d]\narray leakbase[%d]\n", k, k, k, k, k);
+  fprintf(m, "array oomev[%d]\narray oomres[%d]\n", k, k);
+  double cap = 0, caplo = 0, caphi = 0;
+  int inferred = 0;
+  if (w >= 0) limit_of(f, w, &cap, &caplo, &caphi, &inferred);
   double ymax = 0, xmax = 0, leakmax = 0;
   for (int j = 0; j < n; j++) {
     int row = w >= 0 ? ok_row(f, w, sl[j]) : -1;
@@ -97,6 +129,15 @@ static int one_timeline(struct run_folder *f, const char *dir, const char *file,
       if (results_num(&t, r, "event", NULL) > xmax) xmax = results_num(&t, r, "event", NULL);
     }
     fputs("\n\n", d);
+    /* where it died: its run row's first_oom_event, at the last reserved it sampled */
+    const struct rf_cell *cc = w >= 0 ? rf_cell_at(f, w, sl[j]) : NULL;
+    double oev = -1, ores = 0;
+    if (cc && cc->run >= 0 && !strcmp(results_get(&f->runs, cc->run, "status"), "oom") && results_get(&f->runs, cc->run, "first_oom_event")[0]) {
+      oev = results_num(&f->runs, cc->run, "first_oom_event", NULL);
+      for (int r = 0; r < t.nrows; r++) if (sidx[r] == sl[j]) ores = results_num(&t, r, "reserved", NULL);
+      if (oev > xmax) xmax = oev;
+    }
+    fprintf(m, "oomev[%d] = %.0f\noomres[%d] = %.0f\n", j + 1, oev, j + 1, ores);
     fprintf(m, "peakreq[%d] = %.0f\npeakres[%d] = %.0f\npanelmax[%d] = %.0f\nnotes[%d] = ", j + 1, pq, j + 1, pr, j + 1, py, j + 1);
     char note[128] = "";
     if (fabs(leak) >= 1) {
@@ -110,8 +151,10 @@ static int one_timeline(struct run_folder *f, const char *dir, const char *file,
     if (py > ymax) ymax = py;
   }
   pd_meta_strategies(m, f, sl, n);
+  if (cap > ymax) ymax = cap;   /* the limit is in the picture */
   double div, xdiv = xmax >= 1e7 ? 1e6 : xmax >= 1e4 ? 1e3 : 1;
   const char *unit = unit_for(ymax, &div);
+  limit_meta(m, cap, caplo, caphi, inferred);
   double leakdiv = leakmax >= 1048576 ? 1048576 : leakmax >= 1024 ? 1024 : 1;
   fprintf(m, "unit = \"%s\"\ndiv = %.1f\nymax = %g\nxmax = %g\nxdiv = %g\nxsuffix = \"%s\"\nleakdiv = %g\nleakunit = \"%s\"\nworkload = ",
           unit, div, ymax, xmax, xdiv, xdiv == 1e6 ? "M" : xdiv == 1e3 ? "k" : "", leakdiv,
@@ -203,7 +246,11 @@ static int one_capsweep(struct run_folder *f, int w, const char *dir, FILE *list
   if (preq * xlo < ylo) ylo = preq * xlo;
   double div;
   const char *unit = unit_for(yhi, &div);
+  double cap, caplo, caphi;
+  int inferred;
+  limit_of(f, w, &cap, &caplo, &caphi, &inferred);
   pd_meta_strategies(m, f, sl, n);
+  limit_meta(m, preq > 0 ? cap : 0, caplo, caphi, inferred);
   fprintf(m, "ymin = %.0f\nunit = \"%s\"\ndiv = %.1f\nymax = %g\nxmin = %g\nxmax = %g\npreq = %.0f\nworkload = ", ylo, unit, div, yhi, xlo, xhi, preq);
   pd_gq(m, f->workload[w]);
   fputc('\n', m);

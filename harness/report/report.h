@@ -17,6 +17,11 @@ void report_write_md(struct run_folder *f, FILE *out, const char *title, const c
 /* the per-snapshot notes under a workload's heading: what PyTorch itself reserved, the
  * limit inferred from an OOM, `advise`'s recommendation, `explain`'s picture */
 void report_snapshot_notes(const struct run_folder *f, int w, FILE *out, const struct report_images *im);
+/* "## Summary": PyTorch's settings and advise's recommendation first, then other
+ * frameworks' allocators, research designs and references in their own tables */
+void report_summary(struct run_folder *f, FILE *out);
+/* advise-<trace file>.csv of workload w into t: 1 loaded, 0 none (or unreadable) */
+int report_advise_load(const struct run_folder *f, int w, struct results *t);
 /* "## Where the figures came from": env.txt's figures_* lines, and the device of each file */
 void report_sources(const struct run_folder *f, FILE *out);
 /* "memory against driver time": the table (the plot's data comes from tradeoff.h) */

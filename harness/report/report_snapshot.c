@@ -85,15 +85,33 @@ static void advice(const struct run_folder *f, const char *name, FILE *o) {
     else
       fprintf(o, "Recommendation (`fragbench advise`, %d setting%s tried, `advise-%s.csv`): **%s**", t.nrows, t.nrows == 1 ? "" : "s",
               rt_md(name, a, B), rt_md(lab, b, B));
-    if (results_get(&t, 0, "peak_reserved")[0])
+    int died = st[0] && strcmp(st, "ok");
+    if (!died && results_get(&t, 0, "peak_reserved")[0])
       fprintf(o, ", peak reserved %s (%s its peak requested)", rt_bytes(results_get(&t, 0, "peak_reserved"), a, B),
               rt_x(results_get(&t, 0, "overhead"), c, B));
-    if (st[0] && strcmp(st, "ok")) fprintf(o, ", status %s", rt_md(st, a, B));
+    if (died) {   /* where it died, not figures of the part that ran */
+      fprintf(o, ", status %s", rt_md(st, a, B));
+      if (results_get(&t, 0, "first_oom_event")[0]) fprintf(o, " at event %s", results_get(&t, 0, "first_oom_event"));
+    }
     const char *conf = results_get(&t, 0, "alloc_conf");
     if (conf[0]) fprintf(o, st[0] && strcmp(st, "ok") ? "; its setting: `PYTORCH_CUDA_ALLOC_CONF=%s`" : "; run with `PYTORCH_CUDA_ALLOC_CONF=%s`", conf);
     fputs(".\n\n", o);
   }
   results_free(&t);
+}
+
+int report_advise_load(const struct run_folder *f, int w, struct results *t) {
+  const char *names[2];
+  char path[1400], err[600];
+  int row, n = names_of(f, w, names, &row);
+  for (int i = 0; i < n; i++) {
+    snprintf(path, sizeof path, "%s/advise-%s.csv", f->dir, names[i]);
+    FILE *p = fopen(path, "r");
+    if (!p) continue;
+    fclose(p);
+    return results_load(path, t, err, sizeof err) == 0;   /* unreadable: the notes under its heading say why */
+  }
+  return 0;
 }
 
 static void explain_picture(const char *name, FILE *o, const struct report_images *im) {

@@ -264,5 +264,6 @@ void run_folder_free(struct run_folder *f) {
   free(f->workload);
   free(f->strategy);
   free(f->cells);
+  free(f->wl_events);
   memset(f, 0, sizeof *f);
 }

@@ -23,6 +23,8 @@ struct rf_cell {
   int mincap_other;        /* the last mincap.csv row without mincap_x, -1 = none */
   int nsweep;
   struct sweep_point *sweep;
+  uint64_t oom_request;    /* the request at the run row's first_oom_event (report_cells.c) */
+  int oom_request_known;
 };
 
 struct run_folder {
@@ -36,6 +38,8 @@ struct run_folder {
   char **strategy;
   struct rf_cell *cells;                   /* [w * ns_cells + s] */
   char device_name[256];                   /* env.txt's, else the first row's */
+  int64_t *wl_events;                      /* [w]: events in the workload, -1 unknown (rc_oom_lookup) */
+  int oom_looked_up;
 };
 
 /* 0, or 2 with err naming the file and line (no results CSV, or one malformed). */

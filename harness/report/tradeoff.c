@@ -5,6 +5,7 @@
 #include <string.h>
 #include "report.h"
 #include "report_text.h"
+#include "report_cells.h"
 
 #define B 256
 
@@ -50,11 +51,12 @@ void report_tradeoff(struct run_folder *f, FILE *o, const char *fmt, const struc
         "cuMemCreate/cuMemMap/cuMemUnmap; modeled on sim, measured on a GPU), per strategy over the workloads "
         "that completed: overhead = peak reserved / peak requested, driver time per 1000 alloc/free calls. "
         "Lower-left is better.", o);
-  /* the two ends, among the strategies one could run */
+  /* the two ends, among the allocators one can use (PyTorch's, other frameworks') */
   int lo_mem = -1, lo_drv = -1;
   double lo_mem_y = 0, lo_mem_x = 0, lo_drv_y = 0, lo_drv_x = 0;
   for (int s = 0; s < f->ns_cells; s++) {
-    if (rf_is_reference(f->strategy[s])) continue;
+    enum rc_group g = rc_group_of(f->strategy[s]);
+    if (g != RC_PYTORCH && g != RC_OTHER) continue;
     int n = 0;
     for (int w = 0; w < f->nw; w++) if (tradeoff_point(f, w, s, &xs[n], &ys[n])) n++;
     if (!n) continue;
@@ -62,7 +64,21 @@ void report_tradeoff(struct run_folder *f, FILE *o, const char *fmt, const struc
     if (lo_mem < 0 || my < lo_mem_y) { lo_mem = s; lo_mem_y = my; lo_mem_x = mx; }
     if (lo_drv < 0 || mx < lo_drv_x) { lo_drv = s; lo_drv_x = mx; lo_drv_y = my; }
   }
-  if (lo_mem >= 0 && lo_drv >= 0 && lo_mem != lo_drv)
+  /* a least memory inside a strategy's model error (model_err) of another is not named */
+  int tied = -1;
+  for (int s = 0; lo_mem >= 0 && s < f->ns_cells && tied < 0; s++) {
+    enum rc_group g = rc_group_of(f->strategy[s]);
+    if (s == lo_mem || (g != RC_PYTORCH && g != RC_OTHER)) continue;
+    int n = 0;
+    double e1 = 0, e2 = 0;
+    for (int w = 0; w < f->nw; w++) if (tradeoff_point(f, w, s, &xs[n], &ys[n])) n++;
+    for (int w = 0; w < f->nw; w++) { if (rc_model_err(f, w, s) > e2) e2 = rc_model_err(f, w, s); if (rc_model_err(f, w, lo_mem) > e1) e1 = rc_model_err(f, w, lo_mem); }
+    if (n && rc_within_err(lo_mem_y, e1, median(ys, n), e2)) tied = s;
+  }
+  if (tied >= 0)
+    fprintf(o, " No least memory is named: %s and %s are within a strategy's model error (model_err) of each other.",
+            rt_md(f->strategy[lo_mem], a, B), rt_md(f->strategy[tied], b, B));
+  else if (lo_mem >= 0 && lo_drv >= 0 && lo_mem != lo_drv)
     fprintf(o, " The least memory, %s at a median %s, costs %s of driver time per 1000 calls; the least driver time, %s at %s, holds %s.",
             rt_md(f->strategy[lo_mem], a, B), rt_x_d(lo_mem_y, b, B), ns_text(lo_mem_x, c, B), rt_md(f->strategy[lo_drv], d, B),
             ns_text(lo_drv_x, e, B), rt_x_d(lo_drv_y, g, B));
@@ -79,10 +95,13 @@ void report_tradeoff(struct run_folder *f, FILE *o, const char *fmt, const struc
     for (int w = 0; w < f->nw; w++) if (tradeoff_point(f, w, s, &xs[n], &ys[n])) n++;
     if (!n) continue;
     double ymed = median(ys, n), ylo = ys[0], yhi = ys[n - 1];
-    double xmed = median(xs, n), xlo = xs[0], xhi = xs[n - 1];
-    fprintf(o, "| %s%s | %d | %s | %s - %s | %s | %s - %s |\n", rt_md(f->strategy[s], a, B),
+    double xmed = median(xs, n), xlo = xs[0], xhi = xs[n - 1], err = 0;
+    for (int w = 0; w < f->nw; w++) if (rc_model_err(f, w, s) > err) err = rc_model_err(f, w, s);
+    char em[48] = "";
+    if (err > 0) snprintf(em, sizeof em, " (model ±%.0f%%)", err * 100);
+    fprintf(o, "| %s%s | %d | %s%s | %s - %s | %s | %s - %s |\n", rt_md(f->strategy[s], a, B),
             rf_is_reference(f->strategy[s]) ? (!strncmp(f->strategy[s], "raw", 3) ? " (baseline)" : " (offline reference)") : "",
-            n, rt_x_d(ymed, b, B), rt_x_d(ylo, c, B), rt_x_d(yhi, d, B), ns_text(xmed, e, B), ns_text(xlo, g, B), ns_text(xhi, h, B));
+            n, rt_x_d(ymed, b, B), em, rt_x_d(ylo, c, B), rt_x_d(yhi, d, B), ns_text(xmed, e, B), ns_text(xlo, g, B), ns_text(xhi, h, B));
   }
   fputc('\n', o);
   free(xs);

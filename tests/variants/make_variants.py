@@ -5,7 +5,8 @@ and unshared strings, frames, decoys, non-default allocator_settings, expandable
 segments, OOMs, traces recorded from mid-run), each with what the reader must make of it.
 
 The expectation is computed here, independently of the C reader, from the rules of
-DESIGN.md "Recorded traces": frees at free_completed, EMPTY_CACHE for a run of
+DESIGN.md "Recorded traces": frees at free_completed (stream 2^64 - 1 when other events
+came between free_requested and free_completed: record_stream), EMPTY_CACHE for a run of
 segment_free/segment_unmap unless a segment_alloc/segment_map/oom follows before the next
 alloc, an oom replays its request (alloc + free of id 2^63 + k), trace_peak_reserved from
 the segment events, usable memory from the first oom.
@@ -217,15 +218,26 @@ def expected(snap, d):
     reserved = lo = hi = 0
     oom_at = None
     ignored = sum(1 for k in snap if k not in ('segments', 'device_traces', 'allocator_settings'))
+    req_open = None     # the last event was free_requested of this address
+    deferred = set()    # free_requested whose free_completed came later: record_stream
     for i, e in enumerate(t):
         a = e['action']
+        if req_open is not None and not (a == 'free_completed' and e['addr'] == req_open):
+            deferred.add(req_open)
+            req_open = None
         ignored += sum(1 for k in e if k not in KNOWN_EVENT_KEYS)
         if a not in KNOWN_ACTIONS:
             ignored += 1
         if a == 'alloc':
             events.append('alloc %d %d %d %d' % (e['addr'], e['size'], e['stream'] % (1 << 64), d))
+        elif a == 'free_requested':
+            req_open = e['addr']
         elif a == 'free_completed':
-            events.append('free %d 0 0 %d' % (e['addr'], d))
+            waited = req_open is None and e['addr'] in deferred
+            deferred.discard(e['addr'])
+            req_open = None
+            # a free that waited for other streams: stream = EV_FREE_RECORDED (2^64 - 1)
+            events.append('free %d 0 %d %d' % (e['addr'], (1 << 64) - 1 if waited else 0, d))
         elif a in ('segment_free', 'segment_unmap'):
             if ec_at.get(i):
                 events.append('empty_cache 0 0 0 %d' % d)

@@ -1,0 +1,263 @@
+/* cli_fit.c - `fragbench fit`: for one generator and every strategy, the largest value
+ * of a parameter (batch, seq, ...) that completes under a limit (harness/engine/fit.c),
+ * one CSV row each (its option table: fit_opts): fit's columns (vary, max_value, headroom_bytes, next_value,
+ * next_needs_bytes, limit_bytes, margin_bytes) then the usual results row of the run at
+ * max_value; a sentence per strategy on stderr; --plot draws peak reserved against the
+ * parameter per strategy with the limit (plots/fit.gp). Runs on sim unless --device
+ * cuda is given: the point is to answer without a GPU. */
+#include "cli.h"
+#include "options.h"
+#include "limit.h"
+#include "outfile.h"
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "fit.h"
+#include "gnuplot_run.h"
+
+static const struct opt_def fit_opts[] = {
+  {"--workload", OPT_TEXT, "GEN[:k=v,...]", "the generator (one), with the job's other parameters"},
+  {"--vary", OPT_TEXT, "PARAM", "the generator's integer parameter to search: batch, seq, batch_max, accum ..."},
+  OPTS_STRATEGY,
+  {"--limit", OPT_LIMIT, "BYTES|N%|FRACTION", "what the job may reserve: bytes (10627186688, 9.9Gi), N% or a fraction\n"
+   "(0.125) of the device's total, as set_per_process_memory_fraction takes it"},
+  {"--oom-message", OPT_TEXT, "FILE|-", "PyTorch's out-of-memory error text: its limit is the limit"},
+  {"--from", OPT_COUNT, "N", "the smallest value searched (default 1)"},
+  {"--to", OPT_COUNT, "M", "the largest value searched (default 65536)"},
+  {"--margin", OPT_BYTES, "BYTES", "what the job takes inside the limit that the generator does not describe;\n"
+   "default " FIT_MARGIN_TEXT " (README, \"What fits\"); 0: the generator alone"},
+  OPTS_DEVICE,
+  OPTS_CHECKS,
+  {"--out", OPT_TEXT, "FILE.csv", "write the CSV there (default: stdout)"},
+  {"--plot", OPT_TEXT, "FILE.png|.svg", "peak reserved against the value per strategy, the limit drawn (gnuplot)"},
+  OPTS_QUIET,
+  OPTS_END,
+};
+
+const struct cmd_def cmd_fit_def = {
+  "fit", "--workload GEN --vary PARAM --limit BYTES|N%|FRACTION [--allocator A]... [--plot F.png]   the largest\n"
+  "                   value of PARAM that completes under the limit, per strategy, without a GPU",
+  "The largest value of the generator's integer parameter PARAM whose run completes under\n"
+  "the limit, for each strategy (default caching and expandable: PyTorch's default and\n"
+  "expandable_segments:True), on the simulated device unless --device cuda. The runs are\n"
+  "made under limit - margin. The need is assumed to grow with the value and checked around\n"
+  "the answer; a point that breaks it is reported and the answer stays below it.\n"
+  "CSV: vary, max_value (empty: nothing fits), headroom_bytes (limit - peak reserved at\n"
+  "max_value; the margin is part of it), next_value, next_needs_bytes (the smallest limit\n"
+  "under which next_value completes, margin included), limit_bytes, margin_bytes, then the\n"
+  "usual row of the run at max_value.\n",
+  fit_opts, cmd_fit, NULL,
+};
+
+static uint64_t total_of(const struct device_config *cfg) {
+  if (!strcmp(cfg->kind, "sim")) return cfg->sim_total ? cfg->sim_total : SIM_TOTAL_DEFAULT;
+  struct device d;
+  char err[FB_ERRLEN];
+  if (device_open(&d, cfg, err)) return 0;
+  uint64_t t = d.total;
+  device_close(&d);
+  return t;
+}
+
+static void header(FILE *f) {
+  fputs("vary,max_value,headroom_bytes,next_value,next_needs_bytes,limit_bytes,margin_bytes,", f);
+  csv_write_header(f);
+}
+
+static void row(FILE *f, int id, const char *vary, const struct fit_report *rep, const struct run_result *r) {
+  char run_id[16];
+  csv_field(f, vary);
+  if (rep->found) fprintf(f, ",%llu,%llu", (unsigned long long)rep->max_value, (unsigned long long)rep->headroom);
+  else fputs(",,", f);
+  if (rep->next_value) fprintf(f, ",%llu", (unsigned long long)rep->next_value); else fputc(',', f);
+  if (rep->next_needs) fprintf(f, ",%llu", (unsigned long long)rep->next_needs); else fputc(',', f);
+  fprintf(f, ",%llu,%llu,", (unsigned long long)rep->limit, (unsigned long long)rep->margin);
+  snprintf(run_id, sizeof run_id, "%d", id);
+  csv_write_row(f, run_id, r);
+  fflush(f);
+}
+
+static void say(const char *wl, const char *vary, const struct fit_report *rep, const struct run_result *r) {
+  char a[32], b[32], c[32];
+  if (!rep->found)
+    fprintf(stderr, "fit: %s x %s: nothing fits: %s=%llu needs %s (limit %s, margin %s)\n", wl, r->allocator, vary,
+            (unsigned long long)rep->next_value, rep->next_needs ? fmt_bytes(rep->next_needs, a, sizeof a) : "more than the device",
+            fmt_bytes(rep->limit, b, sizeof b), fmt_bytes(rep->margin, c, sizeof c));
+  else {
+    fprintf(stderr, "fit: %s x %s: %s=%llu fits (peak reserved %s, headroom %s of which the margin %s)", wl, r->allocator, vary,
+            (unsigned long long)rep->max_value, fmt_bytes(r->peak_reserved, a, sizeof a), fmt_bytes(rep->headroom, b, sizeof b), fmt_bytes(rep->margin, c, sizeof c));
+    if (rep->at_to) fprintf(stderr, "; --to reached, larger values not tried");
+    else if (rep->next_needs) {
+      uint64_t over = rep->next_needs > rep->limit ? rep->next_needs - rep->limit : 0;
+      fprintf(stderr, "; %s=%llu needs %s, %s over the limit", vary, (unsigned long long)rep->next_value,
+              fmt_bytes(rep->next_needs, a, sizeof a), fmt_bytes(over, c, sizeof c));
+      if (over <= rep->margin)   /* inside the margin: the real job may fit it */
+        fprintf(stderr, " (within the margin: it may fit for real; fit answers one step below when unsure)");
+    } else
+      fprintf(stderr, "; %s=%llu does not fit the device", vary, (unsigned long long)rep->next_value);
+    fputc('\n', stderr);
+  }
+  if (rep->nonmono_value)
+    fprintf(stderr, "fit: %s x %s: NON-MONOTONIC: %s=%llu %s; the answer is the largest value below every failure seen\n", wl,
+            r->allocator, vary, (unsigned long long)rep->nonmono_value,
+            rep->nonmono_completes ? "completes although a smaller value fails" : "fails although a larger value completes");
+}
+
+/* --plot: uncapped peak reserved over the searched range, per strategy */
+static int plot(const struct cli_opts *o, const struct run_spec *base, const char **allocs, int nalloc,
+                const struct fit_report *reps, const uint64_t *answer_reserved) {
+  uint64_t from = o->from ? o->from : 1, hi = from + 4;
+  for (int i = 0; i < nalloc; i++) {
+    uint64_t top = reps[i].found ? reps[i].max_value + reps[i].max_value / 4 + 2 : from + 4;
+    if (top > hi) hi = top;
+  }
+  if (o->to && hi > o->to) hi = o->to;
+  uint64_t step = (hi - from) / 40 + 1;
+  char dat[1024], meta[1024];
+  snprintf(dat, sizeof dat, "%s.dat", o->plot);
+  snprintf(meta, sizeof meta, "%s.meta.gp", o->plot);
+  /* the picture, its data and meta file: each written beside its target and renamed into
+   * place only when gnuplot drew it (gnuplot_run.h); a failure leaves them as they were */
+  struct outfile od, om, op;
+  FILE *d = outfile_open(&od, dat, "the plot data"), *m = d ? outfile_open(&om, meta, "the plot data") : NULL;
+  if (!d || !m) {
+    if (d) outfile_abort(&od);
+    return 2;
+  }
+  fprintf(m, "n = %d\narray names[%d]\n", nalloc, nalloc);
+  for (int i = 0; i < nalloc; i++) {
+    struct run_spec s = *base;
+    s.allocator = allocs[i];
+    fprintf(d, "# %s\n", allocs[i]);
+    for (uint64_t v = from; v <= hi; v += step) {
+      struct run_result r;
+      if (fit_point_uncapped(&s, o->vary, v, &r)) break;
+      if (!r.completed) break;   /* beyond the device */
+      fprintf(d, "%llu\t%llu\t%d\n", (unsigned long long)v, (unsigned long long)r.peak_reserved,
+              reps[i].found && v <= reps[i].max_value);
+    }
+    fprintf(d, "\n\n");
+    fprintf(m, "names[%d] = \"%s\"\n", i + 1, reps[i].found ? allocs[i] : allocs[i]);
+  }
+  fprintf(m, "limit = %llu.0\nmargin = %llu.0\nvary = \"%s\"\nworkload = \"%s\"\n", (unsigned long long)reps[0].limit,
+          (unsigned long long)reps[0].margin, o->vary, base->workload);
+  fprintf(m, "array maxv[%d]\n", nalloc);
+  for (int i = 0; i < nalloc; i++) fprintf(m, "maxv[%d] = %lld\n", i + 1, reps[i].found ? (long long)reps[i].max_value : -1LL);
+  fprintf(m, "array ansr[%d]\n", nalloc);   /* peak reserved of the answer's run, under limit - margin */
+  for (int i = 0; i < nalloc; i++) fprintf(m, "ansr[%d] = %llu.0\n", i + 1, (unsigned long long)answer_reserved[i]);
+  if (fflush(d) || ferror(d) || fflush(m) || ferror(m)) {
+    fprintf(stderr, "fragbench fit: %s: cannot write the plot data\n", dat);
+    outfile_abort(&od);
+    outfile_abort(&om);
+    return 2;
+  }
+  const char *gpdir = getenv("FB_PLOTS_DIR") ? getenv("FB_PLOTS_DIR") : "plots";
+  char script[1100], err[400];
+  snprintf(script, sizeof script, "%s/fit.gp", gpdir);
+  size_t n = strlen(o->plot);
+  const char *fmt = n > 4 && !strcmp(o->plot + n - 4, ".svg") ? "svg" : "png";
+  if (!outfile_open(&op, o->plot, "the picture")) {
+    outfile_abort(&od);
+    outfile_abort(&om);
+    return 2;
+  }
+  const char *names[] = {"fmt", "out", "dat", "meta", "gpdir"};
+  const char *values[] = {fmt, gnuplot_name(&op), gnuplot_name(&od), gnuplot_name(&om), gpdir};
+  int rc = gnuplot_run(script, names, values, 5, err, sizeof err);
+  struct outfile *data[] = {&od, &om}, *all[] = {&od, &om, &op};
+  if (rc == 1) {   /* no gnuplot: the data is kept, to draw it later */
+    outfile_abort(&op);
+    if (gnuplot_finish(data, 2, 1)) return 2;
+    fprintf(stderr, "fragbench fit: gnuplot is not installed: no picture (data in %s; apt-get install gnuplot-nox)\n", dat);
+    return 0;
+  }
+  if (rc) {
+    gnuplot_finish(all, 3, 0);
+    fprintf(stderr, "fragbench fit: %s (%s) drawing %s: no picture; any existing one is as it was\n", err, script, o->plot);
+    return 1;
+  }
+  return gnuplot_finish(all, 3, 1) ? 2 : 0;
+}
+
+int cmd_fit(struct cli_opts *o) {
+  if (o->nworkloads != 1 || o->ntraces) {
+    fprintf(stderr, "fragbench fit: give one --workload GEN[:k=v,...] (a generator; a trace has no parameter to vary)\n");
+    return 2;
+  }
+  if (!o->vary) {
+    fprintf(stderr, "fragbench fit: --vary PARAM is required (see fragbench fit --help)\n");
+    return 2;
+  }
+  if (o->ncaps > 1 || (o->ncaps && o->caps[0].kind == CAP_X)) {
+    fprintf(stderr, "fragbench fit: one limit: --limit BYTES|N%%|FRACTION (or --oom-message)\n");
+    return 2;
+  }
+  if (o->from && o->to && o->from > o->to) {
+    fprintf(stderr, "fragbench fit: --from %llu is above --to %llu\n", (unsigned long long)o->from, (unsigned long long)o->to);
+    return 2;
+  }
+  if (cli_check_selection(o)) return 2;
+  static const char *default_alloc[] = {"caching", "expandable"};
+  const char **allocs = o->nallocators ? o->allocators : default_alloc;
+  int nalloc = o->nallocators ? o->nallocators : 2;
+  if (!strcmp(o->device, "auto")) o->device = "sim";   /* fit answers without a GPU unless asked */
+  struct device_config cfg;
+  if (cli_pick_device(o, &cfg)) return 1;
+  /* the limit: given (a fraction of this device's total) or from PyTorch's OOM message */
+  uint64_t limit = o->ncaps ? cli_cap_bytes(&o->caps[0], total_of(&cfg)) : 0;
+  if (!o->ncaps) {
+    struct limit lim;
+    char err[FB_ERRLEN];
+    struct limit_ask ask = {.oom_message = o->oom_message, .no_infer = 1};
+    if (limit_resolve(&ask, &lim, err)) { fprintf(stderr, "fragbench fit: %s\n", err); return 2; }
+    if (lim.from == LIMIT_NONE) {
+      fprintf(stderr, "fragbench fit: --limit BYTES|N%%|FRACTION (or --oom-message FILE) is required\n");
+      return 2;
+    }
+    cli_say_limit(o, &lim);
+    limit = lim.bytes;
+  }
+  uint64_t margin = o->margin_given ? o->margin : fit_default_margin(limit);
+  if (margin >= limit) {
+    fprintf(stderr, "fragbench fit: --margin %llu leaves nothing of the limit %llu\n", (unsigned long long)margin, (unsigned long long)limit);
+    return 2;
+  }
+  struct source src = {o->workloads[0], NULL, -1};
+  struct run_spec base;
+  cli_spec(o, &cfg, &src, &base);
+  FILE *f = stdout;
+  struct outfile of = {0};
+  char pdat[1100], pmeta[1100];   /* --plot's data and meta file beside it: outputs too */
+  snprintf(pdat, sizeof pdat, "%s.dat", o->plot ? o->plot : "");
+  snprintf(pmeta, sizeof pmeta, "%s.meta.gp", o->plot ? o->plot : "");
+  if (outfile_check("fit", (const char *[]){"--out", "--plot", "--plot's data", "--plot's meta file"},
+                    (const char *[]){o->out, o->plot, o->plot ? pdat : NULL, o->plot ? pmeta : NULL}, 4, NULL, 0)) return 2;
+  if (o->out && strcmp(o->out, "-") && !(f = outfile_open(&of, o->out, "--out"))) return 2;   /* kept only on success */
+  header(f);
+  struct fit_report *reps = calloc((size_t)nalloc, sizeof *reps);
+  uint64_t *ansr = calloc((size_t)nalloc, sizeof *ansr);
+  if (!reps || !ansr) { fprintf(stderr, "fragbench fit: out of host memory\n"); free(reps); free(ansr); return 1; }
+  int worst = 0, progress = !o->quiet && isatty(2);
+  for (int ai = 0; ai < nalloc; ai++) {
+    base.allocator = allocs[ai];
+    struct run_result r;
+    int cls = fit_find(&base, o->vary, limit, margin, o->from, o->to, progress, &r, &reps[ai]);
+    if (cls) {
+      fprintf(stderr, "fragbench fit: %s x %s: %s\n", o->workloads[0], allocs[ai], r.status);
+      worst = cls > worst ? cls : worst;
+      if (cls == 2) break;
+      continue;
+    }
+    row(f, ai + 1, o->vary, &reps[ai], &r);
+    ansr[ai] = reps[ai].found ? r.peak_reserved : 0;
+    if (!o->quiet || reps[ai].nonmono_value) say(o->workloads[0], o->vary, &reps[ai], &r);
+  }
+  if (f != stdout && outfile_finish(&of, worst < 2) && !worst) worst = 1;
+  if (!worst && o->plot) {
+    int rc = plot(o, &base, allocs, nalloc, reps, ansr);
+    worst = rc > worst ? rc : worst;
+  }
+  free(reps);
+  free(ansr);
+  return worst;
+}

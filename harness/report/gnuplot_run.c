@@ -1,0 +1,68 @@
+/* gnuplot_run.c - see gnuplot_run.h: gnuplot run without a shell on temporaries beside
+ * the targets, which are renamed into place only on success. */
+#include "gnuplot_run.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+const char *gnuplot_name(const struct outfile *o) { return o->tmp[0] ? o->tmp : o->path; }
+
+/* name="value" with gnuplot's double-quote escapes; -1 when it does not fit */
+static int assign(char *buf, size_t len, size_t *k, const char *name, const char *value) {
+  int w = snprintf(buf + *k, len - *k, "%s%s=\"", *k ? "; " : "", name);
+  if (w < 0 || (size_t)w >= len - *k) return -1;
+  *k += (size_t)w;
+  for (const char *p = value; *p; p++) {
+    if (*k + 3 >= len) return -1;
+    if (*p == '"' || *p == '\\') buf[(*k)++] = '\\';
+    buf[(*k)++] = *p;
+  }
+  if (*k + 2 >= len) return -1;
+  buf[(*k)++] = '"';
+  buf[*k] = 0;
+  return 0;
+}
+
+int gnuplot_run(const char *script, const char *const *names, const char *const *values, int n, char *err, size_t errlen) {
+  char vars[8192];
+  size_t k = 0;
+  vars[0] = 0;
+  for (int i = 0; i < n; i++)
+    if (assign(vars, sizeof vars, &k, names[i], values[i])) {
+      snprintf(err, errlen, "the plot's file names are too long for gnuplot's command line");
+      return 2;
+    }
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) { snprintf(err, errlen, "cannot start gnuplot: %s", strerror(errno)); return 2; }
+  if (pid == 0) {
+    char *argv[] = {(char *)"gnuplot", (char *)"-e", vars, (char *)script, NULL};
+    execvp("gnuplot", argv);
+    _exit(127);   /* not on PATH */
+  }
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0)
+    if (errno != EINTR) { snprintf(err, errlen, "gnuplot: %s", strerror(errno)); return 2; }
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return 0;
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 127) {
+    snprintf(err, errlen, "gnuplot is not installed (not on PATH)");
+    return 1;
+  }
+  if (WIFSIGNALED(st)) snprintf(err, errlen, "gnuplot was killed (signal %d)", WTERMSIG(st));
+  else snprintf(err, errlen, "gnuplot failed (exit %d)", WEXITSTATUS(st));
+  return 2;
+}
+
+int gnuplot_finish(struct outfile *const *files, int n, int keep) {
+  int rc = 0;
+  for (int i = 0; i < n; i++) {
+    if (!files[i]) continue;
+    if (!keep || rc) outfile_finish(files[i], 0);   /* one failed: the rest (the picture last) stay as they were */
+    else if (outfile_finish(files[i], 1)) rc = -1;
+  }
+  return rc;
+}

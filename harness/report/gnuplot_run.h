@@ -1,0 +1,27 @@
+/* gnuplot_run.h - a picture fragbench draws with gnuplot outside a run folder (explain
+ * --plot, fit --plot) appears whole or not at all. Its files (the picture and the data
+ * and script beside it) are each opened with outfile_open (outfile.h): a temporary beside
+ * the target, removed on SIGINT/SIGTERM/SIGHUP; gnuplot is pointed at the temporaries
+ * through -e variables (out, dat, ...; the script names the targets only as defaults),
+ * and gnuplot_finish renames them into place only when gnuplot exited 0 and the command
+ * succeeded. A failed, missing or interrupted gnuplot leaves every existing file as it was. */
+#ifndef FB_GNUPLOT_RUN_H
+#define FB_GNUPLOT_RUN_H
+#include <stddef.h>
+#include "outfile.h"
+
+/* the name gnuplot must write an opened outfile under: its temporary, or the target
+ * itself when that is not a regular file (/dev/null) */
+const char *gnuplot_name(const struct outfile *o);
+
+/* Run `gnuplot -e "names[0]=\"values[0]\"; ..." script` (no shell: any file name is
+ * passed as it is; gnuplot's own messages go to stderr). 0 it exited 0; 1 no gnuplot on
+ * PATH; 2 it failed (err says how, without naming the script: the caller knows it). */
+int gnuplot_run(const char *script, const char *const *names, const char *const *values, int n, char *err, size_t errlen);
+
+/* Close every one of files (n, NULL skipped): renamed into place when keep (the picture
+ * last, so that it appears only after its data), else removed. 0, or -1 (a rename failed;
+ * a message on stderr). */
+int gnuplot_finish(struct outfile *const *files, int n, int keep);
+
+#endif
