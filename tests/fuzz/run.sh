@@ -105,6 +105,7 @@ for t in $TARGETS; do
     -print_final_stats=1 -artifact_prefix="$OUT/crash-$t-" >"$log" 2>&1
   rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  [ -n "$execs" ] || execs=$(sed -n 's/^#\([0-9]*\): cov.*/\1/p' "$log" | tail -1)   # -fork: the last progress line
   crashes=$(ls "$OUT"/crash-"$t"-* 2>/dev/null | wc -l)
   secs=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -1)
   line="$t: ${execs:-?} executions in ${secs:-$SECS}s, exit $rc, $crashes crash file(s)"
