@@ -18,7 +18,7 @@ static const struct opt_def advise_opts[] = {
   {"--budget", OPT_LIMIT, "BYTES|N%|FRACTION", "the same as --limit: replays every setting under it and recommends\n"
    "the one that completes with the least modeled driver time"},
   {"--device", OPT_TEXT, "sim", "advise predicts on the simulated device (cuda is refused)"},
-  {"--sim-total", OPT_BYTES, "BYTES", "the simulated device's total (default: an H100 80GB; at most 64 TiB)"},
+  {"--sim-total", OPT_BYTES, "BYTES", "the simulated device's total (default: an H100 80GB; at most 4 TiB)"},
   {"--sim-usable", OPT_BYTES, "BYTES", "what cudaMalloc can get on sim"},
   {"--out", OPT_TEXT, "FILE.csv", "one results row per setting replayed, the recommendation first, with its\n"
    "PYTORCH_CUDA_ALLOC_CONF in the alloc_conf column; written whole or not at all"},

@@ -102,7 +102,7 @@ static int store(const char *cmd, struct cli_opts *o, const char *flag, const ch
   if (!strcmp(flag, "--devices")) { o->devices = val; return 0; }
   if (!strcmp(flag, "--sim-total") || !strcmp(flag, "--sim-usable")) {
     if (parse_bytes(val, 0, &v) || !v) return bad(cmd, "%s '%s': expected a byte size such as 80Gi", flag, val);
-    if (v > CLI_BYTES_MAX) return bad(cmd, "%s '%s': more than the simulated device can model (at most 64 TiB)", flag, val);
+    if (v > SIM_TOTAL_MAX) return bad(cmd, "%s '%s': more than the simulated device can model (at most 4 TiB)", flag, val);
     if (flag[6] == 't') o->sim_total = v; else o->sim_usable = v;
     return 0;
   }

@@ -56,7 +56,7 @@ int opts_flag_type(const char *flag);
    "'expandable_segments:True,max_split_size_mb:128'; `env` reads the environment's"}
 #define OPTS_DEVICE \
   {"--device", OPT_TEXT, "auto|sim|cuda", "auto (default): cuda when a GPU is visible, else sim"}, \
-  {"--sim-total", OPT_BYTES, "BYTES", "sim device total (default 85017493504, an H100 80GB; at most 64 TiB)"}, \
+  {"--sim-total", OPT_BYTES, "BYTES", "sim device total (default 85017493504, an H100 80GB; at most 4 TiB)"}, \
   {"--sim-usable", OPT_BYTES, "BYTES", "what cudaMalloc can get on sim (default 84230209536)"}
 #define OPTS_LIMIT \
   {"--limit", OPT_LIMIT, "BYTES|N%|FRACTION", "the memory limit: bytes (K/M/G/T = 1000^n, Ki/Mi/Gi/Ti = 1024^n),\n" \
