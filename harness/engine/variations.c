@@ -1,0 +1,363 @@
+/* variations.c - reruns of a job made from its one recorded trace (see variations.h).
+ *
+ * Iterations. A trace with ITER events says where they end. A PyTorch snapshot does not:
+ * there an iteration starts where every short-lived block is freed - the activations,
+ * gradients and optimizer temporaries of the step before - and only the long-lived ones
+ * (weights, optimizer state, leaks: never freed, or alive for over a quarter of the trace)
+ * are live. Those points are the minima of the count of live short-lived blocks; a run of
+ * them is one boundary, slivers (a logging temporary between steps) run on into the
+ * iteration after, and when the pieces alternate in length (a dip inside the step, e.g. between
+ * backward and the optimizer with long-lived gradients) they are merged by the period
+ * whose iterations are most alike in length.
+ *
+ * A variation keeps the warm-up (the prologue and the iterations that build long-lived
+ * state) and the end (the iterations that free it, and the last one: an OOM snapshot's
+ * partial step) in place and replays the middle iterations in another order. Every block
+ * gets a fresh id. A block that outlives its iteration (gradients freed at the next
+ * zero_grad, a kept loss) is carried: the next iteration's free of such a block frees the
+ * oldest carried block of the same size (else the nearest size; none: it stays live, the
+ * cautious side). A long-lived block is never freed early: a middle iteration's free of one
+ * is dropped, the end's frees of the warm-up's blocks kept. */
+#include "variations.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE ((size_t)-1)
+#define MIN_ITERATIONS 4          /* fewer: no structure to vary */
+#define SLIVER 0.10               /* a piece shorter than this share of the median joins the one before */
+#define LONG_LIVED_SHARE 4        /* alive for over 1/4 of the trace: long-lived */
+#define STATE_SHARE 0.01          /* an iteration that allocates (frees) this share of the peak of long-lived bytes */
+
+struct lifetimes {
+  size_t n;
+  size_t *free_at;                /* alloc j: the index of its free, n if never */
+  size_t *alloc_at;               /* free j: the index of its alloc, NONE if unmatched */
+  unsigned char *long_lived;      /* alloc j */
+  uint64_t peak_live;             /* peak live requested bytes */
+};
+
+static uint64_t mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+static void lifetimes_free(struct lifetimes *l) {
+  free(l->free_at);
+  free(l->alloc_at);
+  free(l->long_lived);
+}
+
+/* each alloc's free and each free's alloc: ids are unique among live blocks */
+static int lifetimes_of(const struct event_buffer *b, struct lifetimes *l) {
+  size_t n = b->n, cap = 16;
+  while (cap < 2 * n + 16) cap <<= 1;
+  memset(l, 0, sizeof *l);
+  l->n = n;
+  l->free_at = malloc((n + 1) * sizeof *l->free_at);
+  l->alloc_at = malloc((n + 1) * sizeof *l->alloc_at);
+  l->long_lived = calloc(n + 1, 1);
+  uint64_t *keys = malloc(cap * sizeof *keys);
+  size_t *vals = malloc(cap * sizeof *vals);
+  unsigned char *used = calloc(cap, 1);
+  int ok = l->free_at && l->alloc_at && l->long_lived && keys && vals && used;
+  uint64_t live = 0;
+  for (size_t j = 0; ok && j < n; j++) {
+    const struct event *e = &b->ev[j];
+    l->free_at[j] = n;
+    l->alloc_at[j] = NONE;
+    if (e->op != OP_ALLOC && e->op != OP_FREE) continue;
+    size_t h = (size_t)mix64(e->id) & (cap - 1);
+    while (used[h] && keys[h] != e->id) h = (h + 1) & (cap - 1);
+    if (e->op == OP_ALLOC) {
+      used[h] = 1; keys[h] = e->id; vals[h] = j;
+      live += e->size;
+      if (live > l->peak_live) l->peak_live = live;
+    } else if (used[h] && vals[h] != NONE) {
+      size_t a = vals[h];
+      l->alloc_at[j] = a;
+      l->free_at[a] = j;
+      vals[h] = NONE;
+      live -= b->ev[a].size;
+    }
+  }
+  for (size_t j = 0; ok && j < n; j++)
+    if (b->ev[j].op == OP_ALLOC) l->long_lived[j] = l->free_at[j] == n || (l->free_at[j] - j) > n / LONG_LIVED_SHARE;
+  free(keys); free(vals); free(used);
+  if (!ok) lifetimes_free(l);
+  return ok ? 0 : -1;
+}
+
+static int cmp_size(const void *a, const void *b) {
+  size_t x = *(const size_t *)a, y = *(const size_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* the coefficient of variation of the lengths of groups of p pieces from phase ph,
+ * leaving out the first and last group (warm-up, end) */
+static double group_cv(const size_t *st, int k, size_t n, int p, int ph, int *groups) {
+  double s = 0, s2 = 0;
+  int g = 0;
+  for (int i = ph; i + p <= k; i += p) {
+    size_t end = i + p < k ? st[i + p] : n;
+    if (i == ph || i + p > k - p) continue;
+    double len = (double)(end - st[i]);
+    s += len; s2 += len * len; g++;
+  }
+  *groups = g;
+  if (g < 2) return 1e9;
+  double mean = s / g, var = s2 / g - mean * mean;
+  return mean > 0 ? sqrt(var > 0 ? var : 0) / mean : 1e9;
+}
+
+static int boundaries_from_lifetimes(const struct event_buffer *b, const struct lifetimes *l, size_t **out, int *period) {
+  size_t n = b->n;
+  int *diff = calloc(n + 2, sizeof *diff);
+  size_t *st = malloc((n + 1) * sizeof *st);
+  if (!diff || !st) { free(diff); free(st); return -1; }
+  for (size_t j = 0; j < n; j++)
+    if (b->ev[j].op == OP_ALLOC && !l->long_lived[j]) { diff[j + 1]++; diff[l->free_at[j] + 1]--; }
+  /* c(t): short-lived blocks live before event t; its least value in the middle 80% */
+  int c = 0, m = -1;
+  for (size_t t = 0; t <= n; t++) {
+    c += diff[t];
+    diff[t] = c;
+    if (t >= n / 10 && t <= n - n / 10 && (m < 0 || c < m)) m = c;
+  }
+  int k = 0;
+  for (size_t t = 1; t < n; t++)
+    if (diff[t] <= m && diff[t - 1] > m) st[k++] = t;
+  free(diff);
+  /* slivers join the piece before */
+  if (k >= 2) {
+    size_t *len = malloc((size_t)k * sizeof *len);
+    if (!len) { free(st); return -1; }
+    for (int i = 0; i < k; i++) len[i] = (i + 1 < k ? st[i + 1] : n) - st[i];
+    qsort(len, (size_t)k, sizeof *len, cmp_size);
+    double med = (double)len[k / 2];
+    free(len);
+    int w = 1;
+    for (int i = 1; i < k; i++) {
+      if ((double)(st[i] - st[w - 1]) < SLIVER * med) continue;   /* a sliver: it runs on into this piece */
+      st[w++] = st[i];
+    }
+    k = w;
+  }
+  /* the period: merge p pieces when that makes iterations much more alike in length */
+  int best_p = 1, best_ph = 0, g;
+  double best_cv = group_cv(st, k, n, 1, 0, &g);
+  for (int p = 2; p <= 4; p++)
+    for (int ph = 0; ph < p; ph++) {
+      double cv = group_cv(st, k, n, p, ph, &g);
+      if (g >= MIN_ITERATIONS && best_cv > 0.05 && cv < 0.5 * best_cv) { best_cv = cv; best_p = p; best_ph = ph; }
+    }
+  int w = 0;
+  for (int i = 0; i < k; i++)
+    if (i < best_ph || (i - best_ph) % best_p == 0) st[w++] = st[i];
+  *out = st;
+  *period = best_p;
+  return w;
+}
+
+int variations_iterations(const struct event_buffer *b, size_t **starts, int *period, char *how, size_t how_n) {
+  *starts = NULL;
+  *period = 1;
+  size_t n = b->n, iters = 0;
+  for (size_t j = 0; j < n; j++) iters += b->ev[j].op == OP_ITER;
+  if (iters) {
+    size_t *st = malloc((iters + 1) * sizeof *st);
+    if (!st) return -1;
+    int k = 0;
+    st[k++] = 0;
+    for (size_t j = 0; j + 1 < n; j++) if (b->ev[j].op == OP_ITER) st[k++] = j + 1;
+    *starts = st;
+    snprintf(how, how_n, "the trace's ITER events");
+    return k >= MIN_ITERATIONS ? k : 0;
+  }
+  struct lifetimes l;
+  if (lifetimes_of(b, &l)) return -1;
+  int k = boundaries_from_lifetimes(b, &l, starts, period);
+  lifetimes_free(&l);
+  if (k < 0) return -1;
+  if (*period > 1) snprintf(how, how_n, "points where every short-lived block is freed (%d per iteration)", *period);
+  else snprintf(how, how_n, "points where every short-lived block is freed");
+  return k >= MIN_ITERATIONS ? k : 0;
+}
+
+/* ---- building one variation ---- */
+
+struct carried { uint64_t id, size; };
+
+struct builder {
+  const struct event_buffer *b;
+  const struct lifetimes *l;
+  struct event_buffer *out;
+  uint64_t *newid;                /* alloc j: its id in this variation (latest copy) */
+  unsigned char *fixed_live;      /* alloc j of the warm-up/end, long-lived, not yet freed */
+  struct carried *pend; size_t npend, cappend;
+  uint64_t next_id;
+};
+
+static int push_event(struct builder *bd, const struct event *e) {
+  struct event_buffer *o = bd->out;
+  if (o->n == o->cap) {
+    size_t cap = o->cap ? o->cap * 2 : 1024;
+    struct event *ev = realloc(o->ev, cap * sizeof *ev);
+    if (!ev) return -1;
+    o->ev = ev;
+    o->cap = cap;
+  }
+  o->ev[o->n++] = *e;
+  return 0;
+}
+
+/* the carried block a free of `size` takes: the oldest of that size, else the nearest */
+static int take_carried(struct builder *bd, uint64_t size, uint64_t *id) {
+  size_t best = NONE;
+  uint64_t best_d = UINT64_MAX;
+  for (size_t i = 0; i < bd->npend; i++) {
+    uint64_t s = bd->pend[i].size, d = s > size ? s - size : size - s;
+    if (d < best_d) { best_d = d; best = i; if (!d) break; }
+  }
+  if (best == NONE) return 0;
+  *id = bd->pend[best].id;
+  memmove(&bd->pend[best], &bd->pend[best + 1], (bd->npend - best - 1) * sizeof *bd->pend);
+  bd->npend--;
+  return 1;
+}
+
+static int emit(struct builder *bd, size_t lo, size_t hi, int fixed) {
+  const struct lifetimes *l = bd->l;
+  for (size_t j = lo; j < hi; j++) {
+    struct event e = bd->b->ev[j];
+    if (e.op == OP_ALLOC) {
+      uint64_t nid = ++bd->next_id;
+      if (e.id >= TRACE_OOM_ID_BASE) nid |= TRACE_OOM_ID_BASE;   /* a failed request stays one */
+      bd->newid[j] = nid;
+      e.id = nid;
+      size_t f = l->free_at[j];
+      if (f >= hi) {
+        if (l->long_lived[j]) bd->fixed_live[j] = (unsigned char)fixed;
+        else {
+          if (bd->npend == bd->cappend) {
+            size_t cap = bd->cappend ? bd->cappend * 2 : 256;
+            struct carried *p = realloc(bd->pend, cap * sizeof *p);
+            if (!p) return -1;
+            bd->pend = p;
+            bd->cappend = cap;
+          }
+          bd->pend[bd->npend++] = (struct carried){nid, e.size};
+        }
+      }
+    } else if (e.op == OP_FREE) {
+      size_t a = l->alloc_at[j];
+      if (a == NONE) continue;                       /* unmatched in the recording: not replayed */
+      if (a >= lo) e.id = bd->newid[a];              /* born in this piece */
+      else if (l->long_lived[a]) {
+        if (!fixed || !bd->fixed_live[a]) continue;  /* never freed early */
+        bd->fixed_live[a] = 0;
+        e.id = bd->newid[a];
+      } else if (!take_carried(bd, bd->b->ev[a].size, &e.id)) continue;
+    }
+    if (push_event(bd, &e)) return -1;
+  }
+  return 0;
+}
+
+static int build_one(struct builder *bd, const size_t *st, int k, int head, int tail_first, const int *order, int norder) {
+  size_t n = bd->b->n;
+  memset(bd->fixed_live, 0, n);
+  bd->npend = 0;
+  bd->next_id = 0;
+  bd->out->n = 0;
+  size_t head_end = st[head], tail_start = st[tail_first];
+  if (emit(bd, 0, head_end, 1)) return -1;
+  for (int i = 0; i < norder; i++) {
+    int s = order[i];
+    if (emit(bd, st[s], s + 1 < k ? st[s + 1] : n, 0)) return -1;
+  }
+  return emit(bd, tail_start, n, 1);
+}
+
+int variations_build(const struct event_buffer *b, int n, uint64_t seed, struct variation_set *vs, char *err) {
+  memset(vs, 0, sizeof *vs);
+  vs->v = calloc((size_t)(n > 0 ? n : 1), sizeof *vs->v);
+  if (!vs->v) { snprintf(err, FB_ERRLEN, "out of host memory"); return -1; }
+  vs->v[0] = *b;                                    /* the recorded sequence (not owned) */
+  vs->n = 1;
+  size_t *st = NULL;
+  int k = variations_iterations(b, &st, &vs->period, vs->how, sizeof vs->how);
+  if (k < 0) { snprintf(err, FB_ERRLEN, "out of host memory"); return -1; }
+  vs->iterations = k;
+  if (!k || n <= 1) {
+    if (!k) snprintf(vs->how, sizeof vs->how, "no repeating iteration structure found (fewer than %d iterations)", MIN_ITERATIONS);
+    free(st);
+    return 0;
+  }
+  struct lifetimes l;
+  if (lifetimes_of(b, &l)) { free(st); snprintf(err, FB_ERRLEN, "out of host memory"); return -1; }
+  /* the warm-up: up to the last iteration of the first half that builds long-lived state;
+   * the end: from the first of the second half that frees it, and the last iteration */
+  double state = (double)l.peak_live * STATE_SHARE;
+  int head = 1, tail_first = k - 1;
+  for (int i = 0; i < k; i++) {
+    size_t lo = st[i], hi = i + 1 < k ? st[i + 1] : b->n;
+    double built = 0, freed = 0;
+    for (size_t j = lo; j < hi; j++) {
+      if (b->ev[j].op == OP_ALLOC && l.long_lived[j]) built += (double)b->ev[j].size;
+      if (b->ev[j].op == OP_FREE && l.alloc_at[j] != NONE && l.long_lived[l.alloc_at[j]]) freed += (double)b->ev[l.alloc_at[j]].size;
+    }
+    if (i < k / 2 && built > state && i + 1 > head) head = i + 1;
+    if (i >= k / 2 && freed > state && i < tail_first) tail_first = i;
+  }
+  int mid = tail_first - head;
+  vs->head_iters = head;
+  vs->tail_iters = k - tail_first;
+  vs->head_end = st[head];
+  vs->tail_start = st[tail_first];
+  if (mid < 2) {
+    snprintf(vs->how + strlen(vs->how), sizeof vs->how - strlen(vs->how), "; too few iterations between warm-up and end to vary");
+    lifetimes_free(&l);
+    free(st);
+    return 0;
+  }
+  struct builder bd = {.b = b, .l = &l};
+  bd.newid = malloc((b->n + 1) * sizeof *bd.newid);
+  bd.fixed_live = malloc(b->n + 1);
+  int *order = malloc((size_t)mid * sizeof *order);
+  int rc = bd.newid && bd.fixed_live && order ? 0 : -1;
+  for (int v = 1; !rc && v < n; v++) {
+    uint64_t x = seed * 0x100000001b3ull + (uint64_t)v;
+    if (v % 2) {                                    /* another order: a permutation */
+      for (int i = 0; i < mid; i++) order[i] = head + i;
+      for (int i = mid - 1; i > 0; i--) {
+        int r = (int)(mix64(x++) % (uint64_t)(i + 1)), t = order[i];
+        order[i] = order[r];
+        order[r] = t;
+      }
+    } else {                                        /* another draw: resampled with replacement */
+      for (int i = 0; i < mid; i++) order[i] = head + (int)(mix64(x++) % (uint64_t)mid);
+    }
+    bd.out = &vs->v[v];
+    vs->v[v].info = b->info;
+    rc = build_one(&bd, st, k, head, tail_first, order, mid);
+    vs->n = v + 1;
+  }
+  free(order);
+  free(bd.newid);
+  free(bd.fixed_live);
+  free(bd.pend);
+  lifetimes_free(&l);
+  free(st);
+  if (rc) { snprintf(err, FB_ERRLEN, "out of host memory"); return -1; }
+  return 0;
+}
+
+void variations_free(struct variation_set *vs) {
+  for (int v = 1; v < vs->n; v++) free(vs->v[v].ev);
+  free(vs->v);
+  memset(vs, 0, sizeof *vs);
+}
