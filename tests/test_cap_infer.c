@@ -133,7 +133,7 @@ TEST(cli_advise_takes_the_inferred_limit_as_its_budget) {
   snprintf(errp, sizeof errp, "%s/err.txt", test_tmpdir());
   CHECK_EQ(test_cli(outp, errp, "advise", "--trace", "tests/variants/oom_fragmented.pickle", NULL), 1);   /* none fits */
   char *e = test_read_file(errp), *o = test_read_file(outp);
-  CHECK_CONTAINS(e, "budget = 54525952 bytes, the limit the job ran under");
+  CHECK_CONTAINS(e, "limit 52.00 MiB (54525952 bytes): inferred from the snapshot");
   CHECK_CONTAINS(e, "No setting completes under the budget");
   CHECK(!strstr(o, "PYTORCH_CUDA_ALLOC_CONF="));   /* nothing to recommend */
   free(e);

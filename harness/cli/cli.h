@@ -1,5 +1,6 @@
-/* cli.h - the command line shared by every subcommand: one options struct, one parser,
- * and the selection of rows (workloads/traces x allocators x caps) built from it. */
+/* cli.h - the command line: the options struct every subcommand's table fills
+ * (options.c parses argv against the table declared in cli_<name>.c), the device pick,
+ * and the outputs. The rows themselves are planned in the engine (plan.h). */
 #ifndef FB_CLI_H
 #define FB_CLI_H
 #include <stdint.h>
@@ -10,7 +11,13 @@
 #define CLI_MAX 64
 
 enum cap_kind { CAP_NONE, CAP_FRACTION, CAP_BYTES, CAP_X };
-struct cap { enum cap_kind kind; double value; uint64_t bytes; };
+/* a cap as given: --cap F and --limit 0.25 / N% are fractions of the device total
+ * (resolved where the device is known: plan.c), --limit BYTES bytes, --cap-x M a multiple
+ * of the input's own peak requested */
+struct cap { enum cap_kind kind; double value; uint64_t bytes; char text[48]; const char *flag; };
+/* no device holds more: byte values above this are refused (the bound is said) */
+#define CLI_BYTES_MAX (1ull << 46)   /* 64 TiB */
+#define CLI_SECONDS_MAX 86400.0      /* stress --seconds: a day */
 
 struct cli_opts {
   const char *cmd;
@@ -30,16 +37,24 @@ struct cli_opts {
   double precision;                   /* mincap */
   const char *confirm_on;             /* mincap: confirm each found cap on this device kind */
   int threads; double seconds; double fail_rate;   /* stress */
+  int threads_given;                                /* --threads was given (advise: else every core) */
+  int variations;                                   /* advise --variations; 0 = its default */
   char conf_spec[CLI_MAX][640]; int nconf;          /* --alloc-conf, as strategy specs (in allocators[]) */
-  uint64_t budget;                                  /* advise --budget; 0 = none */
+  uint64_t budget;                                  /* the one --limit/--budget resolved against the sim total; 0 = none */
+  const char *oom_message;                          /* --oom-message FILE|-: PyTorch's OOM text */
+  const char *max_reserved_text;                    /* --max-reserved as given (resolved after every flag) */
   int no_infer_cap;                                 /* run: no cap inferred from a snapshot's OOM */
   const char *at, *plot;                            /* explain --at, --plot */
   uint64_t max_reserved; int fail_on_oom;           /* run's gate: exit 1 when a row exceeds / OOMs */
   const char *breakdown;                            /* run --breakdown FILE.csv: reserved at the peak per stream */
 };
 
-/* Parse argv[2..] into o. Returns 0, or 2 with a message printed (bad usage). */
-int cli_parse(int argc, char **argv, struct cli_opts *o);
+/* The bytes a cap stands for on a device of `total` bytes (CAP_X: 0, it needs the input). */
+uint64_t cli_cap_bytes(const struct cap *c, uint64_t total);
+/* --alloc-conf VALUE: one more strategy spec in o->allocators. 0, or 2 with a message. */
+int cli_add_alloc_conf(struct cli_opts *o, const char *val);
+/* "unknown WHAT 'NAME'; known: a b c" into buf (the one lookup message; lookup.h) */
+#include "lookup.h"
 /* Resolve --device auto into sim or cuda, saying which on stderr. 0, or 1 (no GPU for --device cuda). */
 int cli_pick_device(struct cli_opts *o, struct device_config *cfg);
 /* Every --workload/--allocator known, keys and values valid: 0, or 2 with a message. */
@@ -80,8 +95,9 @@ int cmd_stress(struct cli_opts *o);
 int cmd_device(struct cli_opts *o);
 int cmd_perf(struct cli_opts *o);
 int cmd_advise(struct cli_opts *o);
-void advise_usage(FILE *f);
 int cmd_explain(struct cli_opts *o);
-void explain_usage(FILE *f);
+/* every subcommand's table (cli_<name>.c), in `fragbench --help` order */
+struct cmd_def;
+extern const struct cmd_def *const cli_commands[];
 
 #endif

@@ -2,7 +2,18 @@
  * key: value lines (kind, name, total, free): scripts/bench.sh asks it which device it is
  * on and, on a GPU, how much memory the simulated device of its searches must have. */
 #include "cli.h"
+#include "options.h"
 #include <string.h>
+
+static const struct opt_def device_opts[] = {
+  OPTS_DEVICE,
+  OPTS_END,
+};
+
+const struct cmd_def cmd_device_def = {
+  "device", "[--device auto|sim|cuda]   the device a run would use: kind, name, total, free", "",
+  device_opts, cmd_device, NULL,
+};
 
 int cmd_device(struct cli_opts *o) {
   struct device_config cfg;

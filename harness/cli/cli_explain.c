@@ -2,39 +2,46 @@
  * [--plot FILE.png|.svg]`: the memory at one moment, in words on stdout (explain.c
  * computes it) and as a picture (explain_plot.c, through gnuplot). */
 #include "cli.h"
+#include "options.h"
 #include <stdlib.h>
 #include <string.h>
 #include "explain.h"
 #include "explain_plot.h"
+#include "limit.h"
 
-static const char explain_help[] =
-"usage: fragbench explain --trace FILE [--at oom|peak|EVENT] [--allocator A] [--plot FILE.png|.svg]\n"
-"                         [--cap-bytes N] [--no-infer-cap] [--trace-device N]\n"
-"\n"
-"What did the memory look like at that moment? Replays the trace on the simulated device\n"
-"under one strategy up to the moment, then prints every segment with its blocks\n"
-"(allocated / free / inactive: a free piece of a split segment, which release-and-retry\n"
-"cannot give back), reserved, allocated, the free bytes inside reserved and in how many\n"
-"pieces, the largest free block, and the request made at that moment: whether it fits,\n"
-"and if not why (the largest free block against the rounded request, the new segment\n"
-"it needs against the cap, what releasing the cache could give back).\n"
-"\n"
-"  --at oom         PyTorch's OOM (the default when the snapshot has one)\n"
-"  --at peak        right after the strategy's peak reserved (the default otherwise)\n"
-"  --at EVENT       just before event EVENT, an alloc (indices as first_oom_event counts)\n"
-"  --allocator A    the strategy (default: recorded, the snapshot's own with its settings);\n"
-"                   caching and expandable list their segments, others give totals only\n"
-"  --cap-bytes N    the cap (default: the limit the job ran under when the snapshot ended\n"
-"                   in an OOM, as `fragbench run` infers it; none otherwise)\n"
-"  --no-infer-cap   no inferred cap\n"
-"  --plot FILE      also draw it (gnuplot; .png or .svg): one bar per segment, blocks\n"
-"                   coloured by state, the request drawn beside them\n"
-"\n"
-"If the strategy fails before the moment asked for, the moment shown is its failure.\n"
-"exit status: 0 shown; 2 bad usage or input (--at past the end or not an alloc, --at oom\n"
-"on a trace without an OOM); 1 a device error.\n";
+static const struct opt_def explain_opts[] = {
+  {"--trace", OPT_TEXT, "FILE", "the snapshot (or any trace) to explain (required, once)"},
+  {"--trace-device", OPT_COUNT, "N", "which device of a multi-device snapshot"},
+  {"--at", OPT_TEXT, "oom|peak|EVENT", "oom: PyTorch's OOM (the default when the snapshot has one); peak: right\n"
+   "after the strategy's peak reserved (the default otherwise); EVENT: just before\n"
+   "event EVENT, an alloc (indices as first_oom_event counts)"},
+  {"--allocator", OPT_TEXT, "A", "the strategy (default: recorded, the snapshot's own with its settings);\n"
+   "caching and expandable list their segments, others give totals only"},
+  {"--alloc-conf", OPT_TEXT, "CONF", "the strategy as PyTorch's PYTORCH_CUDA_ALLOC_CONF string"},
+  OPTS_LIMIT,
+  {"--device", OPT_TEXT, "sim", "explain replays on the simulated device (cuda is refused)"},
+  {"--sim-total", OPT_BYTES, "BYTES", "the simulated device's total (default: an H100 80GB)"},
+  {"--plot", OPT_TEXT, "FILE.png|.svg", "also draw it (gnuplot): one bar per segment, blocks coloured by state,\n"
+   "the request drawn beside them"},
+  OPTS_END,
+};
 
-void explain_usage(FILE *f) { fputs(explain_help, f); }
+const struct cmd_def cmd_explain_def = {
+  "explain", "--trace FILE [--at oom|peak|EVENT] [--allocator A] [--plot FILE.png|.svg]   the memory at that moment",
+  "What did the memory look like at that moment? Replays the trace on the simulated device\n"
+  "under one strategy up to the moment, then prints every segment with its blocks\n"
+  "(allocated / free / inactive: a free piece of a split segment, which release-and-retry\n"
+  "cannot give back), reserved, allocated, the free bytes inside reserved and in how many\n"
+  "pieces, the largest free block, and the request made at that moment: whether it fits,\n"
+  "and if not why (the largest free block against the rounded request, the new segment\n"
+  "it needs against the cap, what releasing the cache could give back). The limit defaults\n"
+  "to the one the job ran under when the snapshot ended in an OOM (--no-infer-cap: none).\n",
+  explain_opts, cmd_explain,
+  "If the strategy fails before the moment asked for, the moment shown is its failure.\n"
+  "exit status: 0 shown; 2 bad usage or input (--at past the end or not an alloc, --at oom\n"
+  "on a trace without an OOM); 1 a device error.\n",
+};
+
 
 static const char *state_name(enum seg_state s) {
   switch (s) {
@@ -130,11 +137,9 @@ int cmd_explain(struct cli_opts *o) {
     fprintf(stderr, "fragbench explain: give one --trace FILE\n(see fragbench explain --help)\n");
     return 2;
   }
-  if (o->nworkloads || o->nallocators > 1 || o->ncaps > 1 || (o->ncaps && o->caps[0].kind != CAP_BYTES) || o->devices || o->timeline) {
+  if (o->nallocators > 1 || o->ncaps > 1) {
     fprintf(stderr, "fragbench explain: %s\n(see fragbench explain --help)\n",
-            o->nworkloads ? "--workload: explain reads a trace (--trace FILE)" : o->nallocators > 1 ? "one --allocator at a time" :
-            o->ncaps ? "one --cap-bytes N at most (no --cap, --cap-x)" : o->devices ? "--devices is not an explain option" :
-            "--timeline is not an explain option");
+            o->nallocators > 1 ? "one --allocator at a time" : "one limit (--limit or --cap-bytes) at most");
     return 2;
   }
   if (!strcmp(o->device, "cuda")) {
@@ -148,11 +153,18 @@ int cmd_explain(struct cli_opts *o) {
       return 2;
     }
   }
+  char err[FB_ERRLEN];
+  uint64_t cap = o->budget;   /* the limit given, resolved against the sim total */
+  if (!cap && o->oom_message) {
+    struct limit lim;
+    struct limit_ask ask = {.oom_message = o->oom_message};
+    if (limit_resolve(&ask, &lim, err)) { fprintf(stderr, "fragbench explain: %s\n", err); return 2; }
+    cap = lim.bytes;
+  }
   struct explain_opts eo = {.trace = o->traces[0], .trace_device = o->trace_device, .at = o->at,
                             .allocator = o->nallocators ? o->allocators[0] : NULL,
-                            .cap = o->ncaps ? o->caps[0].bytes : 0, .no_infer_cap = o->no_infer_cap};
+                            .cap = cap, .no_infer_cap = o->no_infer_cap};
   struct explain_state st;
-  char err[FB_ERRLEN];
   int rc = explain_run(&eo, &st, err);
   if (rc) {
     fprintf(stderr, "fragbench explain: %s\n", err);
@@ -165,9 +177,21 @@ int cmd_explain(struct cli_opts *o) {
   else printf("before event %lld of %llu%s", (long long)st.event, (unsigned long long)st.events, st.at_oom ? " (PyTorch's OOM)" : "");
   if (st.cap) printf(", cap %s (%s)", fmt_bytes(st.cap, a, sizeof a), st.cap_source);
   printf("\n");
+  {   /* where the limit came from: the sentence every command prints */
+    struct limit lim = {.from = !st.cap ? LIMIT_NONE : o->budget ? LIMIT_GIVEN : o->oom_message ? LIMIT_OOM_MESSAGE : LIMIT_INFERRED,
+                        .bytes = st.cap, .ci = st.ci};
+    snprintf(lim.source, sizeof lim.source, "%s", lim.from == LIMIT_GIVEN && o->ncaps ? o->caps[0].flag : "the OOM message");
+    char line[1024];
+    limit_sentence(&lim, line, sizeof line);
+    fprintf(stderr, "fragbench explain: %s\n", line);
+  }
   if (st.ci.has_oom) {
     char line[1024];
     cap_infer_sentence(&st.ci, line, sizeof line);
+    if (st.cap_source && strcmp(st.cap_source, "inferred")) {   /* the limit given, not the inferred one, was replayed */
+      char *cut = strstr(line, "; every strategy");
+      if (cut) *cut = 0;
+    }
     printf("the snapshot %s\n", line);
     if (st.ci.has_oom && st.at_oom && st.info.oom_released)
       printf("PyTorch released %s of cached segments right before it failed (release-and-retry)\n",

@@ -1,7 +1,14 @@
 /* cli_list.c - `fragbench list`: every workload, trace format and allocator with its
  * one-line description, anchor and parameters (with defaults). */
 #include "cli.h"
+#include "options.h"
 #include "alloc_conf.h"
+
+static const struct opt_def list_opts[] = { OPTS_END };
+
+const struct cmd_def cmd_list_def = {
+  "list", "   workloads, trace formats, allocators, parameters", "", list_opts, cmd_list, NULL,
+};
 
 int cmd_list(struct cli_opts *o) {
   (void)o;

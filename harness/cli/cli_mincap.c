@@ -2,10 +2,33 @@
  * allocator, the smallest cap that completes (mincap.c), one CSV row each: the surviving
  * run's metrics with cap_bytes = mincap_bytes and mincap_x = mincap_bytes / peak_requested. */
 #include "cli.h"
+#include "options.h"
 #include <string.h>
 #include <unistd.h>
 #include "mincap.h"
 #include "cap_infer.h"
+
+static const struct opt_def mincap_opts[] = {
+  OPTS_SELECTION,
+  OPTS_STRATEGY,
+  OPTS_DEVICE,
+  OPTS_LIMIT,
+  {"--precision", OPT_NUMBER, "F", "stop when the cap is known within this fraction (default 0.005)"},
+  {"--confirm-on", OPT_TEXT, "cuda", "replay each found cap (and one step below) on the GPU; fail loudly where it disagrees"},
+  OPTS_CHECKS,
+  {"--out", OPT_TEXT, "FILE.csv", "write the CSV there (default: stdout); written whole or not at all"},
+  OPTS_QUIET,
+  OPTS_END,
+};
+
+const struct cmd_def cmd_mincap_def = {
+  "mincap", "[selection] [--precision 0.005] [--confirm-on cuda]   smallest cap that completes",
+  "For every input x strategy, the smallest cap under which the replay completes (one CSV\n"
+  "row each: cap_bytes = mincap_bytes, mincap_x = mincap_bytes / peak_requested). A limit\n"
+  "(--limit, or the one a snapshot's OOM implies) is where each strategy's need is placed:\n"
+  "below, inside or above it.\n",
+  mincap_opts, cmd_mincap, NULL,
+};
 
 int cmd_mincap(struct cli_opts *o) {
   if (!o->nworkloads && !o->ntraces) {

@@ -2,6 +2,7 @@
  * is one row, replayed on one device; rows go to the CSV as they finish, so an error in
  * a later row loses nothing already measured. */
 #include "cli.h"
+#include "options.h"
 #include "stream_acct.h"
 #include "multi.h"
 #include "timeline.h"
@@ -131,6 +132,39 @@ static uint64_t device_total(const struct device_config *cfg) {
   device_close(&d);
   return t;
 }
+
+static const struct opt_def run_opts[] = {
+  OPTS_SELECTION,
+  OPTS_STRATEGY,
+  OPTS_DEVICE,
+  {"--devices", OPT_LIST, "LIST", "0,1 | all | sim:N: one device each (thread per device), one row each + device=all"},
+  {"--cap", OPT_LIST, "F[,F...]", "cap reserved memory at fraction F of the device total (one row per cap)"},
+  {"--cap-x", OPT_LIST, "M[,M...]", "... at M times the input's own peak requested"},
+  OPTS_LIMIT,
+  {"--on-oom", OPT_TEXT, "stop|skip", "stop the row at the first OOM (default) or skip that request"},
+  OPTS_CHECKS,
+  {"--touch", OPT_SWITCH, NULL, "cuda: write every block once after allocation (cudaMemsetAsync)"},
+  {"--no-touch", OPT_SWITCH, NULL, "cuda: no write at all, not even async's default one"},
+  {"--verify", OPT_SWITCH, NULL, "cuda: write a pattern at allocation and check it at free"},
+  {"--out", OPT_TEXT, "FILE.csv", "write the CSV there (default: stdout); written whole or not at all"},
+  {"--timeline", OPT_TEXT, "FILE.csv", "requested/allocated/reserved over the run, per row"},
+  {"--breakdown", OPT_TEXT, "FILE.csv", "peak reserved split by stream, one line per row and stream"},
+  OPTS_QUIET,
+  {"--max-reserved", OPT_BYTES, "BYTES", "a gate for CI: exit 1 when a row's peak reserved exceeds BYTES"},
+  {"--fail-on-oom", OPT_SWITCH, NULL, "a gate for CI: exit 1 when a row runs out of memory under its cap"},
+  OPTS_END,
+};
+
+const struct cmd_def cmd_run_def = {
+  "run", "[selection] [options]   replay, one CSV row per input x strategy x cap x device",
+  "Replays every input (--workload, --trace; each device trace of a snapshot) under every\n"
+  "strategy (--allocator, --alloc-conf) and every cap, one results CSV row each. With no\n"
+  "cap given, a snapshot that ended in an OOM replays under the limit it ran under, inferred\n"
+  "from it (columns cap_source, cap_lo, cap_hi); --no-infer-cap turns that off.\n",
+  run_opts, cmd_run,
+  "exit status: 0 every row ran (OOM and skipped rows included); 1 a validator failure, a\n"
+  "device error, or a row that failed --max-reserved/--fail-on-oom; 2 bad usage or bad input.\n",
+};
 
 int cmd_run(struct cli_opts *o) {
   if (!o->nworkloads && !o->ntraces) {

@@ -2,6 +2,7 @@
  * run in a child process watched by this one, so that a crash (a signal) or a hang is
  * reported and exits 1 like any other failure. Prints a per-thread report on stdout. */
 #include "cli.h"
+#include "options.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <signal.h>
@@ -79,6 +80,28 @@ static int stress_child(struct cli_opts *o) {
   free(r);
   return cls;
 }
+
+static const struct opt_def stress_opts[] = {
+  OPTS_SELECTION,
+  OPTS_STRATEGY,
+  OPTS_DEVICE,
+  {"--cap", OPT_LIST, "F", "cap reserved memory at fraction F of the device total"},
+  OPTS_LIMIT,
+  {"--threads", OPT_COUNT, "N", "host threads on the one allocator instance (1..256, default 2)"},
+  {"--seconds", OPT_NUMBER, "S", "how long (default 2; at most 86400)"},
+  {"--fail-rate", OPT_NUMBER, "P", "each device allocation fails with probability P (fault injection)"},
+  {"--seed", OPT_COUNT, "N", "seed (default 1)"},
+  {"--validate", OPT_SWITCH, NULL, "full validator checks while running"},
+  OPTS_QUIET,
+  OPTS_END,
+};
+
+const struct cmd_def cmd_stress_def = {
+  "stress", "--allocator A [--workload W | --trace F] [--threads N] [--seconds S] [--fail-rate P]",
+  "N threads on one allocator instance, in a child process watched by this one: a crash or\n"
+  "a hang is reported and exits 1. A per-thread report on stdout.\n",
+  stress_opts, cmd_stress, NULL,
+};
 
 int cmd_stress(struct cli_opts *o) {
   if (o->nallocators != 1) {

@@ -46,6 +46,12 @@ int device_list_parse(const char *text, const struct device_config *base, struct
       fprintf(stderr, "fragbench: --devices %s: device %llu does not exist (%d visible)\n", text, (unsigned long long)idx, avail);
       return 1;
     }
+    for (int k = 0; k < out->n; k++)
+      if (out->cfg[k].index == (int)idx) {
+        fprintf(stderr, "fragbench: --devices '%s': device %llu named twice (it would count twice in the aggregate)\n", text,
+                (unsigned long long)idx);
+        return 2;
+      }
     out->cfg[out->n] = *base;
     out->cfg[out->n].index = (int)idx;
     out->n++;

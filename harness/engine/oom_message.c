@@ -78,7 +78,7 @@ static int after_is(const char *text, size_t at, const char *word) {
   return 1;
 }
 
-static void fmt_gib(uint64_t b, char *out, size_t n) { snprintf(out, n, "%.2f GiB", (double)b / (double)(1ull << 30)); }
+static void fmt_gib(uint64_t b, char *out, size_t n) { snprintf(out, n, "%.4f GiB", (double)b / (double)(1ull << 30)); }
 
 int oom_message_parse(const char *text, struct oom_message *m, char *err) {
   memset(m, 0, sizeof *m);
@@ -90,6 +90,7 @@ int oom_message_parse(const char *text, struct oom_message *m, char *err) {
   }
   int have_total = 0, have_tried = 0, new_format = 0, cached = 0;
   uint64_t total_hi = 0, allowed_hi = 0;
+  char total_txt[32] = "", allowed_txt[32] = "";
   size_t start = (size_t)(oom - text);
   for (size_t i = start; text[i]; i++) {
     if (!isdigit((unsigned char)text[i]) || (i > 0 && (isdigit((unsigned char)text[i - 1]) || text[i - 1] == '.'))) continue;
@@ -98,9 +99,14 @@ int oom_message_parse(const char *text, struct oom_message *m, char *err) {
     if (before_is(text, t.at, "Tried to allocate ")) { m->tried = t.lo; have_tried = 1; }
     else if (before_is(text, t.at, "total capacity of ") || before_is(text, t.at, "total capacty of ")) {
       m->total_capacity = t.lo; total_hi = t.hi; have_total = 1; new_format = 1;
+      snprintf(total_txt, sizeof total_txt, "%.*s", (int)(t.end - t.at), text + t.at);
     } else if (after_is(text, t.end, " total capacity")) {
       m->total_capacity = t.lo; total_hi = t.hi; have_total = 1;
-    } else if (after_is(text, t.end, " allowed")) { m->allowed = t.lo; allowed_hi = t.hi; m->has_allowed = 1; }
+      snprintf(total_txt, sizeof total_txt, "%.*s", (int)(t.end - t.at), text + t.at);
+    } else if (after_is(text, t.end, " allowed")) {
+      m->allowed = t.lo; allowed_hi = t.hi; m->has_allowed = 1;
+      snprintf(allowed_txt, sizeof allowed_txt, "%.*s", (int)(t.end - t.at), text + t.at);
+    }
     else if (before_is(text, t.at, "this process has ")) m->in_use = t.lo;
     else if (after_is(text, t.end, " already allocated") || after_is(text, t.end, " is allocated by PyTorch")) m->allocated = t.lo;
     else if (after_is(text, t.end, " is reserved by PyTorch but unallocated")) m->reserved_unallocated = t.lo;
@@ -131,9 +137,9 @@ int oom_message_parse(const char *text, struct oom_message *m, char *err) {
   char a[32], b[32];
   fmt_gib(m->limit, a, sizeof a);
   fmt_gib(m->limit_hi, b, sizeof b);
-  int w = snprintf(m->source, sizeof m->source, "%llu bytes, from PyTorch's OOM message (%s, printed %s..%s: the low end)",
-                   (unsigned long long)m->limit, m->has_allowed ? "\"allowed\" of a memory fraction" : "total capacity", a, b);
-  if (w >= (int)sizeof m->source) m->source[sizeof m->source - 1] = 0;
+  /* a phrase for "limit X (N bytes): from <source>" (limit.c), at most 127 characters */
+  snprintf(m->source, sizeof m->source, "PyTorch's OOM message (%s printed %s: %s..%s, the low end taken)",
+           m->has_allowed ? "\"allowed\"" : "total capacity", m->has_allowed ? allowed_txt : total_txt, a, b);
   return 0;
 }
 

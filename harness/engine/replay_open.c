@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "livemap.h"
+#include "lookup.h"
 
 static const char *basename_of(const char *p) {
   const char *s = strrchr(p, '/');
@@ -16,6 +17,20 @@ void replay_trace_label(const char *path, char *out, size_t len) {
   snprintf(out, len, "%s", basename_of(path));
   size_t n = strlen(out);
   if (n > 3 && !strcmp(out + n - 3, ".gz")) out[n - 3] = 0;
+}
+
+void replay_unknown_workload(const char *name, char *err) {
+  struct lookup l;
+  lookup_begin(&l, err, FB_ERRLEN, "workload", name);
+  for (int i = 0; workload_table[i]; i++)
+    if (!workload_table[i]->is_trace) lookup_known(&l, workload_table[i]->name);
+}
+
+void replay_unknown_allocator(const char *name, int with_recorded, char *err) {
+  struct lookup l;
+  lookup_begin(&l, err, FB_ERRLEN, "allocator", name);
+  for (int i = 0; allocator_table[i]; i++) lookup_known(&l, allocator_table[i]->name);
+  if (with_recorded) lookup_known(&l, "recorded");
 }
 
 /* Open the workload of a spec: a generator by name, or a trace by content. */
@@ -36,9 +51,7 @@ int replay_open_workload(const struct run_spec *s, struct workload *w, uint64_t 
   if (params_parse_spec(s->workload, name, sizeof name, &tmp, err)) return -1;
   ops = workload_find(name);
   if (!ops) {
-    int n = snprintf(err, FB_ERRLEN, "unknown workload '%s'; known:", name);
-    for (int i = 0; workload_table[i] && n < FB_ERRLEN; i++)
-      if (!workload_table[i]->is_trace) n += snprintf(err + n, FB_ERRLEN - (size_t)n, " %s", workload_table[i]->name);
+    replay_unknown_workload(name, err);
     return -1;
   }
   return workload_open(w, ops, s->workload, &ctx, percent_base, err);
@@ -85,10 +98,7 @@ const struct allocator_ops *replay_resolve_allocator(const struct run_spec *s, c
   }
   const struct allocator_ops *ops = allocator_find(name);
   if (!ops) {
-    int n = snprintf(err, FB_ERRLEN, "unknown allocator '%s'; known:", name);
-    for (int i = 0; allocator_table[i] && n < FB_ERRLEN; i++)
-      n += snprintf(err + n, FB_ERRLEN - (size_t)n, " %s", allocator_table[i]->name);
-    snprintf(err + n, FB_ERRLEN - (size_t)n, " recorded");
+    replay_unknown_allocator(name, 1, err);
     return NULL;
   }
   p->percent_base = percent_base;

@@ -10,6 +10,10 @@
 
 #define HUGE_REQUEST (1ull << 48)   /* larger than any device: bad input, skipped */
 
+/* "unknown workload 'x'; known: ..." (generators only) and "unknown allocator 'x'; known:
+ * ..." (with `recorded` where it is accepted) into err, through lookup.h */
+void replay_unknown_workload(const char *name, char *err);
+void replay_unknown_allocator(const char *name, int with_recorded, char *err);
 /* "gpt_train.pickle.gz" -> "gpt_train.pickle" */
 void replay_trace_label(const char *path, char *out, size_t len);
 /* 0, or -1 with err */

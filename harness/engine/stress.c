@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "replay_open.h"
 #include "livemap.h"
 #include "timing.h"
 #include "validator.h"
@@ -284,9 +285,7 @@ static int open_source(const struct stress_spec *s, struct workload *w, uint64_t
   if (params_parse_spec(s->workload, name, sizeof name, &tmp, err)) return -1;
   const struct workload_ops *ops = workload_find(name);
   if (!ops) {
-    int n = snprintf(err, FB_ERRLEN, "unknown workload '%s'; known:", name);
-    for (int i = 0; workload_table[i] && n < FB_ERRLEN; i++)
-      if (!workload_table[i]->is_trace) n += snprintf(err + n, FB_ERRLEN - (size_t)n, " %s", workload_table[i]->name);
+    replay_unknown_workload(name, err);
     return -1;
   }
   return workload_open(w, ops, s->workload, &ctx, percent_base, err);
@@ -305,9 +304,7 @@ static const struct allocator_ops *resolve(const struct stress_spec *s, struct p
     }
     ops = allocator_find(name);
     if (!ops) {
-      int n = snprintf(err, FB_ERRLEN, "unknown allocator '%s'; known:", name);
-      for (int i = 0; allocator_table[i] && n < FB_ERRLEN; i++)
-        n += snprintf(err + n, FB_ERRLEN - (size_t)n, " %s", allocator_table[i]->name);
+      replay_unknown_allocator(name, 0, err);
       return NULL;
     }
   }

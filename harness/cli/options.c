@@ -1,0 +1,302 @@
+/* options.c - the one parser of every subcommand's option table (options.h).
+ *
+ * How it reads argv: each "--flag" (or "--flag=value") is looked up in the subcommand's
+ * own table; a flag it does not list is exit 2 naming the flag and the subcommand (or
+ * "unknown option" when no subcommand takes it). Its value is checked for emptiness (an
+ * empty value or list item is exit 2), then stored by the flag's ONE meaning (store()
+ * below, shared by every subcommand). Values that depend on other flags (N% of the device
+ * total, fractions, --max-reserved) are kept as text and resolved by finish() after the
+ * last flag, so the order of flags never matters.
+ *
+ * Adding a flag to a subcommand that another subcommand already takes: one entry in that
+ * subcommand's table (cli_<name>.c). A new flag: that entry, plus its meaning in store()
+ * (and a field in struct cli_opts, cli.h). A new subcommand: a `const struct cmd_def
+ * cmd_<name>_def` in its cli_<name>.c (name, synopsis, about, table, function) and one
+ * line in cli_commands[] (cli.c); its --help is printed from the table. */
+#include "options.h"
+#include "cli.h"
+#include <stdlib.h>
+#include <string.h>
+
+static int bad(const char *cmd, const char *fmt, const char *a, const char *b) {
+  fprintf(stderr, "fragbench %s: ", cmd);
+  fprintf(stderr, fmt, a, b);
+  fprintf(stderr, "\n(see fragbench %s --help)\n", cmd);
+  return 2;
+}
+
+/* "a,b,,c": each item non-empty (an empty CI variable must not silently drop a value) */
+static int check_items(const char *cmd, const char *flag, enum opt_type t, const char *val) {
+  if (!val[0]) return bad(cmd, "%s: empty value%s", flag, "");
+  if (t != OPT_LIST && t != OPT_LIMIT) return 0;
+  size_t n = strlen(val);
+  if (val[0] == ',' || val[n - 1] == ',' || strstr(val, ",,")) return bad(cmd, "%s '%s': an empty item in the list", flag, val);
+  return 0;
+}
+
+/* one cap per item of a comma list, kept as text until finish() */
+static int add_caps(const char *cmd, struct cli_opts *o, enum cap_kind kind, const char *flag, const char *list) {
+  const char *p = list;
+  while (*p) {
+    const char *e = strchr(p, ',');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    if (o->ncaps >= CLI_MAX) return bad(cmd, "%s: at most %s caps", flag, "64");
+    struct cap *c = &o->caps[o->ncaps++];
+    memset(c, 0, sizeof *c);
+    c->kind = kind;
+    c->flag = flag;
+    if (n >= sizeof c->text) return bad(cmd, "%s '%s': item too long", flag, list);
+    memcpy(c->text, p, n);
+    c->text[n] = 0;
+    p += n + (e ? 1 : 0);
+  }
+  return 0;
+}
+
+static int push(const char *cmd, const char **arr, int *n, const char *flag, const char *val) {
+  if (*n >= CLI_MAX) return bad(cmd, "%s: at most %s of them", flag, "64");
+  arr[(*n)++] = val;
+  return 0;
+}
+
+/* The meaning of every flag, the same on every subcommand that takes it. */
+static int store(const char *cmd, struct cli_opts *o, const char *flag, const char *val) {
+  uint64_t v;
+#define SWITCH(n, field) if (!strcmp(flag, n)) { o->field = 1; return 0; }
+  SWITCH("--validate", validate)
+  SWITCH("--strict", strict)
+  SWITCH("--verify", verify)
+  SWITCH("--touch", touch)
+  SWITCH("--no-touch", no_touch)
+  SWITCH("--quiet", quiet)
+  SWITCH("--no-infer-cap", no_infer_cap)
+  SWITCH("--fail-on-oom", fail_on_oom)
+#undef SWITCH
+  if (!strcmp(flag, "--workload")) return push(cmd, o->workloads, &o->nworkloads, flag, val);
+  if (!strcmp(flag, "--trace")) return push(cmd, o->traces, &o->ntraces, flag, val);
+  if (!strcmp(flag, "--allocator")) return push(cmd, o->allocators, &o->nallocators, flag, val);
+  if (!strcmp(flag, "--alloc-conf")) return cli_add_alloc_conf(o, val);
+  if (!strcmp(flag, "--cap")) return add_caps(cmd, o, CAP_FRACTION, flag, val);
+  if (!strcmp(flag, "--cap-x")) return add_caps(cmd, o, CAP_X, flag, val);
+  if (!strcmp(flag, "--limit") || !strcmp(flag, "--cap-bytes") || !strcmp(flag, "--budget"))
+    return add_caps(cmd, o, CAP_BYTES, flag, val);
+  if (!strcmp(flag, "--max-reserved")) { o->max_reserved_text = val; return 0; }
+  if (!strcmp(flag, "--oom-message")) { o->oom_message = val; return 0; }
+  if (!strcmp(flag, "--trace-device")) {
+    if (parse_u64(val, &v) || v > 63) return bad(cmd, "--trace-device '%s': expected a device index 0..63%s", val, "");
+    o->trace_device = (int)v;
+    return 0;
+  }
+  if (!strcmp(flag, "--device")) {
+    if (strcmp(val, "auto") && strcmp(val, "sim") && strcmp(val, "cuda")) return bad(cmd, "--device '%s': expected auto, sim or cuda%s", val, "");
+    o->device = val;
+    return 0;
+  }
+  if (!strcmp(flag, "--devices")) { o->devices = val; return 0; }
+  if (!strcmp(flag, "--sim-total") || !strcmp(flag, "--sim-usable")) {
+    if (parse_bytes(val, 0, &v) || !v) return bad(cmd, "%s '%s': expected a byte size such as 80Gi", flag, val);
+    if (v > CLI_BYTES_MAX) return bad(cmd, "%s '%s': more than the simulated device can model (at most 64 TiB)", flag, val);
+    if (flag[6] == 't') o->sim_total = v; else o->sim_usable = v;
+    return 0;
+  }
+  if (!strcmp(flag, "--on-oom")) {
+    if (!strcmp(val, "stop")) o->on_oom = ON_OOM_STOP;
+    else if (!strcmp(val, "skip")) o->on_oom = ON_OOM_SKIP;
+    else return bad(cmd, "--on-oom '%s': expected stop or skip%s", val, "");
+    return 0;
+  }
+  if (!strcmp(flag, "--seed")) { if (parse_u64(val, &o->seed)) return bad(cmd, "--seed '%s': expected a non-negative integer%s", val, ""); return 0; }
+  if (!strcmp(flag, "--out")) { o->out = val; return 0; }
+  if (!strcmp(flag, "--timeline")) { o->timeline = val; return 0; }
+  if (!strcmp(flag, "--breakdown")) { o->breakdown = val; return 0; }
+  if (!strcmp(flag, "--at")) { o->at = val; return 0; }
+  if (!strcmp(flag, "--plot")) { o->plot = val; return 0; }
+  if (!strcmp(flag, "--confirm-on")) {
+    if (strcmp(val, "cuda") && strcmp(val, "sim")) return bad(cmd, "--confirm-on '%s': expected cuda (or sim)%s", val, "");
+    o->confirm_on = val;
+    return 0;
+  }
+  if (!strcmp(flag, "--precision")) {
+    if (parse_double(val, &o->precision) || o->precision <= 0 || o->precision >= 1) return bad(cmd, "--precision '%s': expected a fraction such as 0.005%s", val, "");
+    return 0;
+  }
+  if (!strcmp(flag, "--threads")) {
+    if (parse_u64(val, &v) || !v || v > 256) return bad(cmd, "--threads '%s': expected 1..256%s", val, "");
+    o->threads = (int)v;
+    o->threads_given = 1;
+    return 0;
+  }
+  if (!strcmp(flag, "--variations")) {
+    if (parse_u64(val, &v) || !v || v > 64) return bad(cmd, "--variations '%s': expected 1..64%s", val, "");
+    o->variations = (int)v;
+    return 0;
+  }
+  if (!strcmp(flag, "--seconds")) {
+    if (parse_double(val, &o->seconds) || o->seconds <= 0) return bad(cmd, "--seconds '%s': expected a positive number%s", val, "");
+    if (o->seconds > CLI_SECONDS_MAX) return bad(cmd, "--seconds '%s': at most %s (a day)", val, "86400");
+    return 0;
+  }
+  if (!strcmp(flag, "--fail-rate")) {
+    if (parse_double(val, &o->fail_rate) || o->fail_rate < 0 || o->fail_rate > 1) return bad(cmd, "--fail-rate '%s': expected a probability in [0, 1]%s", val, "");
+    return 0;
+  }
+  return bad(cmd, "%s: no meaning defined for it (options.c store())%s", flag, "");
+}
+
+/* The type store() gives each flag: the tables must agree. */
+static const struct { const char *flag; enum opt_type type; } types[] = {
+  {"--validate", OPT_SWITCH}, {"--strict", OPT_SWITCH}, {"--verify", OPT_SWITCH}, {"--touch", OPT_SWITCH},
+  {"--no-touch", OPT_SWITCH}, {"--quiet", OPT_SWITCH}, {"--no-infer-cap", OPT_SWITCH}, {"--fail-on-oom", OPT_SWITCH},
+  {"--workload", OPT_TEXT}, {"--trace", OPT_TEXT}, {"--allocator", OPT_TEXT}, {"--alloc-conf", OPT_TEXT},
+  {"--cap", OPT_LIST}, {"--cap-x", OPT_LIST}, {"--limit", OPT_LIMIT}, {"--cap-bytes", OPT_LIMIT}, {"--budget", OPT_LIMIT},
+  {"--max-reserved", OPT_BYTES}, {"--oom-message", OPT_TEXT}, {"--trace-device", OPT_COUNT}, {"--device", OPT_TEXT},
+  {"--devices", OPT_LIST}, {"--sim-total", OPT_BYTES}, {"--sim-usable", OPT_BYTES}, {"--on-oom", OPT_TEXT},
+  {"--seed", OPT_COUNT}, {"--out", OPT_TEXT}, {"--timeline", OPT_TEXT}, {"--breakdown", OPT_TEXT}, {"--at", OPT_TEXT},
+  {"--plot", OPT_TEXT}, {"--confirm-on", OPT_TEXT}, {"--precision", OPT_NUMBER}, {"--threads", OPT_COUNT}, {"--variations", OPT_COUNT},
+  {"--seconds", OPT_NUMBER}, {"--fail-rate", OPT_NUMBER},
+};
+
+int opts_flag_type(const char *flag) {
+  for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+    if (!strcmp(types[i].flag, flag)) return (int)types[i].type;
+  return -1;
+}
+
+static const struct opt_def *find(const struct cmd_def *c, const char *flag) {
+  for (const struct opt_def *d = c->opts; d && d->flag; d++)
+    if (!strcmp(d->flag, flag)) return d;
+  return NULL;
+}
+
+/* the foreign flag's message: which subcommands do take it */
+static int foreign(const struct cmd_def *c, const char *flag) {
+  char who[256] = "";
+  size_t n = 0;
+  for (int i = 0; cli_commands[i]; i++)
+    if (find(cli_commands[i], flag) && n < sizeof who)
+      n += (size_t)snprintf(who + n, sizeof who - n, "%s%s", n ? ", " : "", cli_commands[i]->name);
+  if (!n && opts_flag_type(flag) < 0) {
+    char msg[512];
+    struct lookup l;
+    lookup_begin(&l, msg, sizeof msg, "option", flag);
+    for (const struct opt_def *d = c->opts; d && d->flag; d++) lookup_known(&l, d->flag);
+    return bad(c->name, "%s%s", lookup_text(&l), "");
+  }
+  fprintf(stderr, "fragbench %s: %s is not a %s option%s%s%s\n(see fragbench %s --help)\n", c->name, flag, c->name,
+          n ? " (it is for: " : "", n ? who : "", n ? ")" : "", c->name);
+  return 2;
+}
+
+/* a limit: a fraction of the device (0.25, N%) or bytes */
+static int finish_cap(const char *cmd, struct cap *c, uint64_t base) {
+  const char *t = c->text;
+  size_t n = strlen(t);
+  if (c->kind == CAP_FRACTION || c->kind == CAP_X) {
+    if (parse_double(t, &c->value) || c->value <= 0 || (c->kind == CAP_FRACTION && c->value > 1))
+      return bad(cmd, c->kind == CAP_FRACTION ? "%s '%s': expected a fraction in (0, 1]" : "%s '%s': expected a positive multiple such as 1.25", c->flag, t);
+    if (c->kind == CAP_X && c->value > 1e6) return bad(cmd, "%s '%s': at most 1000000 times the peak requested", c->flag, t);
+    return 0;
+  }
+  if (n && t[n - 1] == '%') {   /* N% of the device total: a fraction, resolved on the device */
+    char num[48];
+    snprintf(num, sizeof num, "%.*s", (int)(n - 1), t);
+    if (parse_double(num, &c->value) || c->value <= 0 || c->value > 100)
+      return bad(cmd, "%s '%s': expected a percentage of the device total in (0%%, 100%%]", c->flag, t);
+    c->value /= 100.0;
+    c->kind = CAP_FRACTION;
+    c->bytes = (uint64_t)(c->value * (double)base);
+    return 0;
+  }
+  if (strchr(t, '.') && !strpbrk(t, "KMGTkmgtBb") && !parse_double(t, &c->value)) {   /* 0.25: a memory fraction */
+    if (c->value <= 0 || c->value > 1)
+      return bad(cmd, "%s '%s': a number with a point is a fraction of the device total, in (0, 1]", c->flag, t);
+    c->kind = CAP_FRACTION;
+    c->bytes = (uint64_t)(c->value * (double)base);
+    return 0;
+  }
+  if (parse_bytes(t, 0, &c->bytes) || !c->bytes)
+    return bad(cmd, "%s '%s': expected a byte size such as 40G, 38Gi, 40000000000, 50%% or a fraction such as 0.25", c->flag, t);
+  if (c->bytes > CLI_BYTES_MAX) return bad(cmd, "%s '%s': more than any device holds (at most 64 TiB)", c->flag, t);
+  return 0;
+}
+
+static int finish(const struct cmd_def *c, struct cli_opts *o) {
+  uint64_t base = o->sim_total ? o->sim_total : SIM_TOTAL_DEFAULT;
+  for (int i = 0; i < o->ncaps; i++)
+    if (finish_cap(c->name, &o->caps[i], base)) return 2;
+  o->budget = 0;
+  for (int i = 0; i < o->ncaps; i++)
+    if (o->caps[i].kind != CAP_X && !o->budget) o->budget = cli_cap_bytes(&o->caps[i], base);
+  if (o->max_reserved_text) {
+    if (parse_bytes(o->max_reserved_text, base, &o->max_reserved) || !o->max_reserved)
+      return bad(c->name, "--max-reserved '%s': expected a byte size such as 40G, 38Gi or 40000000000%s", o->max_reserved_text, "");
+    if (o->max_reserved > CLI_BYTES_MAX) return bad(c->name, "--max-reserved '%s': more than any device holds (at most 64 TiB)%s", o->max_reserved_text, "");
+  }
+  if (o->sim_usable && o->sim_total && o->sim_usable > o->sim_total)
+    return bad(c->name, "--sim-usable is more than --sim-total%s%s", "", "");
+  if (o->touch && o->no_touch) return bad(c->name, "--touch and --no-touch: give one of them%s%s", "", "");
+  return 0;
+}
+
+uint64_t cli_cap_bytes(const struct cap *c, uint64_t total) {
+  if (c->kind == CAP_FRACTION) return (uint64_t)(c->value * (double)total);
+  if (c->kind == CAP_BYTES) return c->bytes;
+  return 0;
+}
+
+int opts_parse(const struct cmd_def *c, int argc, char **argv, struct cli_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->cmd = c->name;
+  o->device = "auto";
+  o->trace_device = -1;
+  o->seed = 1;
+  o->precision = 0.005;
+  o->threads = 2;
+  o->seconds = 2;
+  for (int i = 2; i < argc; i++) {
+    const char *arg = argv[i], *val = NULL;
+    if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) { opts_help(c, stdout); return -1; }
+    if (strncmp(arg, "--", 2) || !arg[2]) return bad(c->name, "unexpected argument '%s'%s", arg, "");
+    char flag[64];
+    const char *eq = strchr(arg, '=');
+    size_t fl = eq ? (size_t)(eq - arg) : strlen(arg);
+    if (fl >= sizeof flag) return bad(c->name, "unknown option '%.60s...'%s", arg, "");
+    memcpy(flag, arg, fl);
+    flag[fl] = 0;
+    const struct opt_def *d = find(c, flag);
+    if (!d) return foreign(c, flag);
+    if (d->type == OPT_SWITCH) {
+      if (eq) return bad(c->name, "%s takes no value%s", flag, "");
+    } else {
+      if (eq) val = eq + 1;
+      else if (i + 1 < argc) val = argv[++i];
+      else return bad(c->name, "%s needs a value (%s)", flag, d->value ? d->value : "");
+      if (check_items(c->name, flag, d->type, val)) return 2;
+      if (d->type != OPT_LIST && d->type != OPT_LIMIT && strchr(val, ',') && d->type != OPT_TEXT)
+        return bad(c->name, "%s '%s': one value, not a list", flag, val);
+    }
+    if (store(c->name, o, flag, val)) return 2;
+  }
+  return finish(c, o);
+}
+
+static void print_opt(FILE *f, const struct opt_def *d) {
+  char left[64];
+  snprintf(left, sizeof left, "%s%s%s", d->flag, d->value ? " " : "", d->value ? d->value : "");
+  fprintf(f, "  %-28s", left);
+  if (strlen(left) > 28) fprintf(f, "\n  %-28s", "");
+  for (const char *p = d->help; *p; p++) {
+    fputc(*p, f);
+    if (*p == '\n') fprintf(f, "  %-28s", "");
+  }
+  fputc('\n', f);
+}
+
+void opts_help(const struct cmd_def *c, FILE *f) {
+  fprintf(f, "usage: fragbench %s %s\n", c->name, c->synopsis);
+  if (c->about && c->about[0]) fprintf(f, "\n%s", c->about);
+  fprintf(f, "\noptions:\n");
+  for (const struct opt_def *d = c->opts; d && d->flag; d++) print_opt(f, d);
+  print_opt(f, &(struct opt_def){"--help", OPT_SWITCH, NULL, "this text"});
+  if (c->epilog) fprintf(f, "\n%s", c->epilog);
+}
