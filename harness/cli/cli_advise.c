@@ -2,7 +2,8 @@
  * of advise.c on one snapshot and the variations of its job, a ranked table on stderr
  * (worst case, headroom, how many variations each setting fits), one CSV row per setting
  * replayed (the recommendation first; the results columns, then headroom_bytes,
- * fits_variations, worst_peak_reserved, variations, need_bytes), and as the last line on
+ * fits_variations, worst_peak_reserved, variations, need_bytes, need_min_bytes, need_x_min,
+ * need_x_max), and as the last line on
  * stdout the PYTORCH_CUDA_ALLOC_CONF to use. */
 #include "cli.h"
 #include "options.h"
@@ -27,7 +28,9 @@ static const struct opt_def advise_opts[] = {
   {"--sim-usable", OPT_BYTES, "BYTES", "what cudaMalloc can get on sim"},
   {"--out", OPT_TEXT, "FILE.csv", "one results row per setting replayed, the recommendation first, with its\n"
    "PYTORCH_CUDA_ALLOC_CONF in the alloc_conf column and headroom_bytes, fits_variations,\n"
-   "worst_peak_reserved, variations, need_bytes appended; written whole or not at all"},
+   "worst_peak_reserved, variations, need_bytes, need_min_bytes, need_x_min,\n"
+   "need_x_max appended (need_*: the smallest limit over the variations, for the pick and the\n"
+   "references; _x: as multiples of each variation's own peak requested); written whole or not at all"},
   OPTS_QUIET,
   OPTS_END,
 };
@@ -98,7 +101,8 @@ static int write_csv(const char *path, const struct advise_result *res) {
   size_t len = 0;
   FILE *m = open_memstream(&buf, &len);
   if (!m) { fprintf(stderr, "fragbench advise: out of host memory\n"); return 1; }
-  static const char *const extra[] = {"headroom_bytes", "fits_variations", "worst_peak_reserved", "variations", "need_bytes"};
+  static const char *const extra[] = {"headroom_bytes", "fits_variations", "worst_peak_reserved", "variations", "need_bytes",
+                                      "need_min_bytes", "need_x_min", "need_x_max"};
   for (int i = 0; i <= res->n; i++) {
     char *line = NULL;
     size_t n = 0;
@@ -121,6 +125,10 @@ static int write_csv(const char *path, const struct advise_result *res) {
       else fprintf(m, ",%lld", (long long)c->headroom);
       fprintf(m, ",%d/%d,%llu,%d,", c->fits_variations, c->nvariations, (unsigned long long)c->worst_reserved, c->nvariations);
       if (c->need) fprintf(m, "%llu", (unsigned long long)c->need);
+      fputc(',', m);
+      if (c->need_min) fprintf(m, "%llu", (unsigned long long)c->need_min);
+      if (c->need_x_max > 0) fprintf(m, ",%.4f,%.4f", c->need_x_min, c->need_x_max);
+      else fputs(",,", m);
     }
     fputc('\n', m);
   }
@@ -217,7 +225,7 @@ int cmd_advise(struct cli_opts *o) {
   struct advise_result res;
   char err[FB_ERRLEN], a[32];
   struct limit lim;
-  struct limit_ask ask = {.ngiven = o->ncaps, .given_bytes = o->budget, .given_text = o->ncaps ? o->caps[0].flag : NULL,
+  struct limit_ask ask = {.ngiven = o->ncaps, .given_bytes = o->budget, .given_text = o->ncaps ? o->caps[0].text : NULL,
                           .oom_message = o->oom_message, .no_infer = o->no_infer_cap, .trace = o->traces[0],
                           .trace_device = o->trace_device};
   if (limit_resolve(&ask, &lim, err)) { fprintf(stderr, "fragbench advise: %s\n", err); return 2; }

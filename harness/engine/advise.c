@@ -203,19 +203,25 @@ int advise_run(const struct advise_opts *o, struct advise_result *res, char *err
   if (descend(&s, 0) || descend(&s, 1)) goto done;
   if (info->recorded_allocator[0] && evaluate(&s, "recorded", NULL, ADVISE_RECORDED) < 0) goto done;
   qsort_r(res->c, (size_t)res->n, sizeof *res->c, rank_budget_cmp, (void *)&o->budget);
-  /* what the settings that do not fit everywhere would need: uncapped, and for the top
-   * ones, when nothing fits, the smallest limit (mincap on every variation) */
-  int top_needs = res->c[0].fits || o->no_needs ? 0 : 3;
+  /* what the settings that do not fit everywhere would need (the smallest limit on the
+   * variations they failed), then the recommendation first */
   for (int i = 0; i < res->n; i++) {
     struct advise_candidate *c = &res->c[i];
     if (c->fits) continue;
-    int cls = advise_needs(&s.base, &vs, res->threads, res->headroom_of, top_needs-- > 0, c, err);
+    int cls = advise_needs(&s.base, &vs, res->threads, res->headroom_of, 0, c, err);
     if (cls) { if (cls > s.worst) s.worst = cls; goto done; }
   }
   put_first(res, advise_pick(res));
   res->default_i = -1;
-  for (int i = 0; i < res->n; i++)
-    if (res->c[i].origin == ADVISE_SEARCHED && !strcmp(res->c[i].spec, "caching")) res->default_i = i;
+  for (int i = 0; i < res->n; i++) {
+    struct advise_candidate *c = &res->c[i];
+    int is_default = c->origin == ADVISE_SEARCHED && !strcmp(c->spec, "caching");
+    if (is_default) res->default_i = i;
+    /* the smallest limit over every variation: the pick and the references */
+    if (o->no_needs || !(i == 0 || is_default || !strcmp(c->spec, "expandable"))) continue;
+    int cls = advise_needs(&s.base, &vs, res->threads, res->headroom_of, 1, c, err);
+    if (cls) { if (cls > s.worst) s.worst = cls; goto done; }
+  }
 done:
   variations_free(&vs);
   event_buffer_free(&buf);

@@ -76,11 +76,14 @@ struct advise_candidate {
   /* over the variations */
   int nvariations, fits_variations;   /* how many; on how many it completed (under the budget) */
   uint64_t worst_reserved;       /* the largest peak reserved of those that completed; when some did
-                                    not, of an uncapped replay of those (advise_needs), else 0 */
+                                    not, the smallest limit those need (advise_needs), if larger */
   int64_t headroom;              /* the budget (or the device) minus worst_reserved; negative: it does not fit */
   uint64_t min_events;           /* events replayed on the variation it got least far on */
   uint64_t mean_driver_ns;       /* modeled driver time, the mean over the variations */
-  uint64_t need;                 /* the smallest limit it completes under on every variation (mincap); 0 = not searched */
+  uint64_t need;                 /* the smallest limit it completes under on every variation (mincap; for
+                                    one that does not fit, on those it failed); 0 = not searched */
+  uint64_t need_min;             /* searched on every variation: the least of them (the spread: need_min..need) */
+  double need_x_min, need_x_max; /* ... and as multiples of each variation's own peak requested (0 = n/a) */
   int worst_variation;           /* which variation gave worst_reserved (or failed first) */
   uint64_t failed_mask;          /* bit v: variation v did not complete (under the budget) */
 };
@@ -105,7 +108,7 @@ struct advise_opts {
   int variations;                /* reruns replayed, the recorded one included (0 = VARIATIONS_DEFAULT, 1 = it alone) */
   uint64_t seed;                 /* the variations' seed (0 = 1) */
   int threads;                   /* replays at once (0 = the online cores) */
-  int no_needs;                  /* skip the mincap search of advise_needs when nothing fits */
+  int no_needs;                  /* skip the smallest-limit search of the pick and the references over all variations */
 };
 
 struct advise_result {
@@ -139,10 +142,10 @@ int advise_pick(const struct advise_result *res);
 struct variation_set;
 int advise_eval(const struct run_spec *base, const struct variation_set *vs, int threads, uint64_t headroom_of,
                 struct advise_candidate *c, char *err);
-/* for a candidate that does not fit everywhere: its worst peak reserved uncapped on the
- * variations it failed (worst_reserved, headroom) and, with mincap, the smallest limit it
- * needs on all of them (need). 0, or the worst exit class with err. */
+/* the smallest limit c completes under (mincap on sim, exact for these settings) on the
+ * variations it failed, or on all of them: need; for one that does not fit, worst_reserved
+ * and headroom from it. 0, or the worst exit class with err. */
 int advise_needs(const struct run_spec *base, const struct variation_set *vs, int threads, uint64_t headroom_of,
-                 int with_mincap, struct advise_candidate *c, char *err);
+                 int all_variations, struct advise_candidate *c, char *err);
 
 #endif

@@ -1,7 +1,7 @@
 /* advise_eval.c - one allocator setting judged on every variation of the job (see
  * advise.h): the variations replayed at once, one per thread (pthreads, as many as there
  * are cores), and folded into the candidate's worst case; for a setting that does not fit
- * everywhere, how much it would need (an uncapped replay, and mincap when asked). */
+ * everywhere, or when asked, the smallest limit it completes under (mincap, per variation). */
 #include "advise.h"
 #include <pthread.h>
 #include <stdio.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include "mincap.h"
 
-enum task { T_REPLAY, T_UNCAPPED, T_MINCAP };
+enum task { T_REPLAY, T_MINCAP };
 
 struct pool {
   const struct run_spec *base;
@@ -29,7 +29,6 @@ static void one(struct pool *p, int v) {
   rs.events = &p->vs->v[v];
   rs.allocator = p->spec;
   run_result_init(&p->rs[v]);
-  if (p->task == T_UNCAPPED) rs.cap_bytes = 0;
   if (p->task == T_MINCAP) p->cls[v] = mincap_find(&rs, 0.001, 0, &p->rs[v], NULL);
   else p->cls[v] = replay_run(&rs, &p->rs[v]);
 }
@@ -121,40 +120,46 @@ int advise_eval(const struct run_spec *base, const struct variation_set *vs, int
 }
 
 int advise_needs(const struct run_spec *base, const struct variation_set *vs, int threads, uint64_t headroom_of,
-                 int with_mincap, struct advise_candidate *c, char *err) {
+                 int all_variations, struct advise_candidate *c, char *err) {
   int n = vs->n;
-  struct pool p = {.base = base, .vs = vs, .spec = c->spec, .threads = threads};
-  unsigned char *failed = calloc((size_t)n, 1);
-  if (!failed || pool_alloc(&p, n)) { free(failed); pool_free(&p); snprintf(err, FB_ERRLEN, "out of host memory"); return 1; }
+  struct pool p = {.base = base, .vs = vs, .spec = c->spec, .threads = threads, .task = T_MINCAP};
+  unsigned char *which = calloc((size_t)n, 1);
+  if (!which || pool_alloc(&p, n)) { free(which); pool_free(&p); snprintf(err, FB_ERRLEN, "out of host memory"); return 1; }
+  int any = 0;
+  for (int v = 0; v < n; v++) any += which[v] = (unsigned char)(all_variations || ((c->failed_mask >> v) & 1));
+  p.only = which;
   int cls = 0;
-  if (!c->fits) {
-    /* the variations it failed, replayed without the cap: what they would have reserved */
-    p.task = T_UNCAPPED;
-    p.only = failed;
-    for (int v = 0; v < n; v++) failed[v] = (unsigned char)((c->failed_mask >> v) & 1);
+  if (any) {
     run_all(&p);
     cls = worst_class(&p, c->spec, err);
-    if (!cls) {
-      uint64_t worst = 0;
-      for (int v = 0; v < n; v++) if (failed[v] && p.rs[v].peak_reserved > worst) { worst = p.rs[v].peak_reserved; c->worst_variation = v; }
+  }
+  uint64_t need = 0, need_min = UINT64_MAX;
+  double x_min = 0, x_max = 0;
+  int unknown = 0;
+  for (int v = 0; !cls && v < n; v++) {
+    if (!which[v]) continue;
+    if (!p.rs[v].mincap_bytes) unknown = 1;          /* does not complete even on the whole device */
+    else {
+      if (p.rs[v].mincap_bytes < need_min) need_min = p.rs[v].mincap_bytes;
+      double x = p.rs[v].peak_requested ? (double)p.rs[v].mincap_bytes / (double)p.rs[v].peak_requested : 0;
+      if (x > 0 && (x_min == 0 || x < x_min)) x_min = x;
+      if (x > x_max) x_max = x;
+      if (p.rs[v].mincap_bytes > need) { need = p.rs[v].mincap_bytes; if (!c->fits) c->worst_variation = v; }
+    }
+  }
+  if (!cls) {
+    c->need = unknown ? 0 : need;
+    c->need_min = unknown || !all_variations ? 0 : need_min;
+    c->need_x_min = unknown || !all_variations ? 0 : x_min;
+    c->need_x_max = unknown || !all_variations ? 0 : x_max;
+    if (!c->fits) {                                 /* what it would take: the smallest limit it completes under */
+      uint64_t worst = unknown ? UINT64_MAX / 4 : need;
       if (worst > c->worst_reserved) c->worst_reserved = worst;
       c->headroom = (int64_t)headroom_of - (int64_t)c->worst_reserved;
-      if (c->headroom >= 0 && base->cap_bytes) c->headroom = -1;   /* it fails under the cap all the same */
+      if (c->headroom >= 0) c->headroom = -1;      /* it failed under the limit all the same (non-monotonic) */
     }
   }
-  if (!cls && with_mincap) {
-    p.task = T_MINCAP;
-    p.only = NULL;
-    run_all(&p);
-    cls = worst_class(&p, c->spec, err);
-    uint64_t need = 0;
-    for (int v = 0; !cls && v < n; v++) {
-      if (!p.rs[v].mincap_bytes) { need = 0; break; }
-      if (p.rs[v].mincap_bytes > need) need = p.rs[v].mincap_bytes;
-    }
-    if (!cls) c->need = need;
-  }
-  free(failed);
+  free(which);
   pool_free(&p);
   return cls;
 }
