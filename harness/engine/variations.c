@@ -117,9 +117,16 @@ static int boundaries_from_lifetimes(const struct event_buffer *b, const struct 
   size_t n = b->n;
   int *diff = calloc(n + 2, sizeof *diff);
   size_t *st = malloc((n + 1) * sizeof *st);
-  if (!diff || !st) { free(diff); free(st); return -1; }
-  for (size_t j = 0; j < n; j++)
+  uint64_t *live = malloc((n + 1) * sizeof *live);   /* live requested bytes before event t */
+  if (!diff || !st || !live) { free(diff); free(st); free(live); return -1; }
+  uint64_t bytes = 0;
+  for (size_t j = 0; j < n; j++) {
+    live[j] = bytes;
+    if (b->ev[j].op == OP_ALLOC) bytes += b->ev[j].size;
+    else if (b->ev[j].op == OP_FREE && l->alloc_at[j] != NONE) bytes -= b->ev[l->alloc_at[j]].size;
     if (b->ev[j].op == OP_ALLOC && !l->long_lived[j]) { diff[j + 1]++; diff[l->free_at[j] + 1]--; }
+  }
+  live[n] = bytes;
   /* c(t): short-lived blocks live before event t; its least value in the middle 80% */
   int c = 0, m = -1;
   for (size_t t = 0; t <= n; t++) {
@@ -134,7 +141,7 @@ static int boundaries_from_lifetimes(const struct event_buffer *b, const struct 
   /* slivers join the piece before */
   if (k >= 2) {
     size_t *len = malloc((size_t)k * sizeof *len);
-    if (!len) { free(st); return -1; }
+    if (!len) { free(st); free(live); return -1; }
     for (int i = 0; i < k; i++) len[i] = (i + 1 < k ? st[i + 1] : n) - st[i];
     qsort(len, (size_t)k, sizeof *len, cmp_size);
     double med = (double)len[k / 2];
@@ -146,14 +153,29 @@ static int boundaries_from_lifetimes(const struct event_buffer *b, const struct 
     }
     k = w;
   }
-  /* the period: merge p pieces when that makes iterations much more alike in length */
+  /* the period: merge p pieces when that makes iterations much more alike in length; of
+   * its phases, the one whose boundaries hold the least live memory (the step's end, not
+   * a dip inside it) */
   int best_p = 1, best_ph = 0, g;
   double best_cv = group_cv(st, k, n, 1, 0, &g);
-  for (int p = 2; p <= 4; p++)
+  for (int p = 2; p <= 4; p++) {
+    double cv = 1e9;
     for (int ph = 0; ph < p; ph++) {
-      double cv = group_cv(st, k, n, p, ph, &g);
-      if (g >= MIN_ITERATIONS && best_cv > 0.05 && cv < 0.5 * best_cv) { best_cv = cv; best_p = p; best_ph = ph; }
+      double c2 = group_cv(st, k, n, p, ph, &g);
+      if (g >= MIN_ITERATIONS && c2 < cv) cv = c2;
     }
+    if (best_cv > 0.05 && cv < 0.5 * best_cv) { best_cv = cv; best_p = p; }
+  }
+  if (best_p > 1) {
+    double least = -1;
+    for (int ph = 0; ph < best_p; ph++) {
+      double sum = 0;
+      int cnt = 0;
+      for (int i = ph; i < k; i += best_p) { sum += (double)live[st[i]]; cnt++; }
+      if (cnt && (least < 0 || sum / cnt < least)) { least = sum / cnt; best_ph = ph; }
+    }
+  }
+  free(live);
   int w = 0;
   for (int i = 0; i < k; i++)
     if (i < best_ph || (i - best_ph) % best_p == 0) st[w++] = st[i];
