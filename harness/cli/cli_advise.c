@@ -284,12 +284,17 @@ int cmd_advise(struct cli_opts *o) {
       }
     }
     if (res.n > shown) fprintf(stderr, "      (%d more in --out)\n", res.n - shown);
-    fprintf(stderr, "worst_res: the largest peak reserved over the variations (uncapped where it ran out); recorded: on the "
-            "recorded sequence alone; driver ms: the mean.\n");
+    fprintf(stderr, "worst_res: the largest peak reserved over the variations (where it ran out: the smallest limit it needs "
+            "there); recorded: on the recorded sequence alone; driver ms: the mean.\n");
     if (best->r.trace_peak_reserved)
       fprintf(stderr, "PyTorch itself reserved %s when the snapshot was recorded.\n", fmt_bytes(best->r.trace_peak_reserved, a, sizeof a));
     if (best->fits) say_pick(&res, caching, expandable);
-    else if (ao.budget) say_needs(&res, ao.budget);
+    else if (ao.budget) {
+      say_needs(&res, ao.budget);
+      if (inferred) fprintf(stderr, "The limit was inferred: the job ran under between %s and %s, and this plans for the low "
+                            "end. If it ran under more, give the limit exactly: --limit BYTES, or --oom-message FILE|- with "
+                            "PyTorch's out-of-memory text.\n", fmt_bytes(lim.ci.lo, a, sizeof a), fmt_bytes(lim.ci.hi, b, sizeof b));
+    }
     else fprintf(stderr, "No setting completes on every variation on this device.\n");
     fprintf(stderr, "This assumes a rerun draws its iterations from those recorded and that its PyTorch's allocator "
             "behaves as the one modelled here (the snapshot's PyTorch version).\n");
