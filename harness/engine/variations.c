@@ -12,7 +12,12 @@
  *
  * A variation keeps the warm-up (the prologue and the iterations that build long-lived
  * state) and the end (the iterations that free it, and the last one: an OOM snapshot's
- * partial step) in place and replays the middle iterations in another order. Every block
+ * partial step) in place and replays the middle iterations in another order (a
+ * permutation), resampled with replacement, or resampled with other shapes: every third
+ * variation scales each iteration's shape-dependent blocks (short-lived, of a size that
+ * does not recur in 90% of the iterations, as a parameter-sized gradient does) by one
+ * factor drawn so that their bytes stay within the range the recorded iterations span -
+ * sizes the recording never saw, as a rerun's batches bring. Every block
  * gets a fresh id. A block that outlives its iteration (gradients freed at the next
  * zero_grad, a kept loss) is carried: the next iteration's free of such a block frees the
  * oldest carried block of the same size (else the nearest size; none: it stays live, the
@@ -221,6 +226,8 @@ struct builder {
   unsigned char *fixed_live;      /* alloc j of the warm-up/end, long-lived, not yet freed */
   struct carried *pend; size_t npend, cappend;
   uint64_t next_id;
+  const unsigned char *varies;    /* alloc j: short-lived and of a size that changes with the step's shape */
+  double scale;                   /* this copy's sizes of varying blocks times this (1: as recorded) */
 };
 
 static int push_event(struct builder *bd, const struct event *e) {
@@ -260,6 +267,10 @@ static int emit(struct builder *bd, size_t lo, size_t hi, int fixed) {
       if (e.id >= TRACE_OOM_ID_BASE) nid |= TRACE_OOM_ID_BASE;   /* a failed request stays one */
       bd->newid[j] = nid;
       e.id = nid;
+      if (!fixed && bd->scale != 1 && bd->varies[j]) {   /* another shape: its tensors' sizes scaled, 512 B granules */
+        uint64_t sz = (uint64_t)((double)e.size * bd->scale + 0.5);
+        e.size = sz < 512 ? (sz ? sz : 1) : (sz + 511) / 512 * 512;
+      }
       size_t f = l->free_at[j];
       if (f >= hi) {
         if (l->long_lived[j]) bd->fixed_live[j] = (unsigned char)fixed;
@@ -271,7 +282,7 @@ static int emit(struct builder *bd, size_t lo, size_t hi, int fixed) {
             bd->pend = p;
             bd->cappend = cap;
           }
-          bd->pend[bd->npend++] = (struct carried){nid, e.size};
+          bd->pend[bd->npend++] = (struct carried){nid, bd->b->ev[j].size};   /* matched by the recorded size */
         }
       }
     } else if (e.op == OP_FREE) {
@@ -289,7 +300,8 @@ static int emit(struct builder *bd, size_t lo, size_t hi, int fixed) {
   return 0;
 }
 
-static int build_one(struct builder *bd, const size_t *st, int k, int head, int tail_first, const int *order, int norder) {
+static int build_one(struct builder *bd, const size_t *st, int k, int head, int tail_first, const int *order,
+                     const double *scale, int norder) {
   size_t n = bd->b->n;
   memset(bd->fixed_live, 0, n);
   bd->npend = 0;
@@ -299,9 +311,61 @@ static int build_one(struct builder *bd, const size_t *st, int k, int head, int 
   if (emit(bd, 0, head_end, 1)) return -1;
   for (int i = 0; i < norder; i++) {
     int s = order[i];
+    bd->scale = scale ? scale[i] : 1;
     if (emit(bd, st[s], s + 1 < k ? st[s + 1] : n, 0)) return -1;
   }
+  bd->scale = 1;
   return emit(bd, tail_start, n, 1);
+}
+
+struct size_seg { uint64_t size; int seg; };
+
+static int cmp_size_seg(const void *a, const void *b) {
+  const struct size_seg *x = a, *y = b;
+  if (x->size != y->size) return x->size < y->size ? -1 : 1;
+  return (x->seg > y->seg) - (x->seg < y->seg);
+}
+
+static int cmp_u64v(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Which blocks of the middle iterations change size with the step's shape: short-lived,
+ * of a size that does not come back in (nearly) every iteration - a parameter-sized
+ * gradient or optimizer temporary does. weight[i]: iteration i's bytes of those blocks. */
+static int varying_blocks(const struct event_buffer *b, const struct lifetimes *l, const size_t *st, int head,
+                          int tail_first, unsigned char *varies, double *weight) {
+  size_t n = b->n, m = 0;
+  struct size_seg *ss = malloc((n + 1) * sizeof *ss);
+  uint64_t *fixed = malloc((n + 1) * sizeof *fixed);
+  if (!ss || !fixed) { free(ss); free(fixed); return -1; }
+  for (int i = head; i < tail_first; i++)
+    for (size_t j = st[i]; j < st[i + 1]; j++)
+      if (b->ev[j].op == OP_ALLOC && !l->long_lived[j]) ss[m++] = (struct size_seg){b->ev[j].size, i};
+  qsort(ss, m, sizeof *ss, cmp_size_seg);
+  size_t nf = 0;
+  int mid = tail_first - head;
+  for (size_t a = 0; a < m;) {
+    size_t e = a;
+    int segs = 0, last = -1;
+    while (e < m && ss[e].size == ss[a].size) { if (ss[e].seg != last) { segs++; last = ss[e].seg; } e++; }
+    if (segs * 10 >= mid * 9) fixed[nf++] = ss[a].size;   /* in 90% of the iterations: not the shape's */
+    a = e;
+  }
+  free(ss);
+  memset(varies, 0, n + 1);
+  for (int i = head; i < tail_first; i++) {
+    weight[i] = 0;
+    for (size_t j = st[i]; j < st[i + 1]; j++) {
+      if (b->ev[j].op != OP_ALLOC || l->long_lived[j]) continue;
+      if (bsearch(&b->ev[j].size, fixed, nf, sizeof *fixed, cmp_u64v)) continue;
+      varies[j] = 1;
+      weight[i] += (double)b->ev[j].size;
+    }
+  }
+  free(fixed);
+  return 0;
 }
 
 int variations_build(const struct event_buffer *b, int n, uint64_t seed, struct variation_set *vs, char *err) {
@@ -346,14 +410,24 @@ int variations_build(const struct event_buffer *b, int n, uint64_t seed, struct 
     free(st);
     return 0;
   }
-  struct builder bd = {.b = b, .l = &l};
+  struct builder bd = {.b = b, .l = &l, .scale = 1};
   bd.newid = malloc((b->n + 1) * sizeof *bd.newid);
   bd.fixed_live = malloc(b->n + 1);
+  unsigned char *varies = malloc(b->n + 1);
+  double *weight = malloc((size_t)k * sizeof *weight), *scale = malloc((size_t)mid * sizeof *scale);
   int *order = malloc((size_t)mid * sizeof *order);
-  int rc = bd.newid && bd.fixed_live && order ? 0 : -1;
+  int rc = bd.newid && bd.fixed_live && order && varies && weight && scale ? 0 : -1;
+  if (!rc) rc = varying_blocks(b, &l, st, head, tail_first, varies, weight);
+  bd.varies = varies;
+  double wmin = 0, wmax = 0;
+  for (int i = head; !rc && i < tail_first; i++) {
+    if (i == head || weight[i] < wmin) wmin = weight[i];
+    if (weight[i] > wmax) wmax = weight[i];
+  }
   for (int v = 1; !rc && v < n; v++) {
     uint64_t x = seed * 0x100000001b3ull + (uint64_t)v;
-    if (v % 2) {                                    /* another order: a permutation */
+    int kind = v % 3;                               /* 1: another order, 2: another draw, 0: another draw, other shapes */
+    if (kind == 1) {                                /* another order: a permutation */
       for (int i = 0; i < mid; i++) order[i] = head + i;
       for (int i = mid - 1; i > 0; i--) {
         int r = (int)(mix64(x++) % (uint64_t)(i + 1)), t = order[i];
@@ -363,12 +437,21 @@ int variations_build(const struct event_buffer *b, int n, uint64_t seed, struct 
     } else {                                        /* another draw: resampled with replacement */
       for (int i = 0; i < mid; i++) order[i] = head + (int)(mix64(x++) % (uint64_t)mid);
     }
+    /* other shapes: each iteration's shape-dependent tensors scaled by one factor drawn so
+     * that their bytes stay within the range the recorded iterations span */
+    for (int i = 0; i < mid; i++) {
+      double w = weight[order[i]], u = (double)(mix64(x++) >> 11) / 9007199254740992.0;
+      scale[i] = kind || w <= 0 || wmax <= wmin ? 1 : (wmin + (wmax - wmin) * u) / w;
+    }
     bd.out = &vs->v[v];
     vs->v[v].info = b->info;
-    rc = build_one(&bd, st, k, head, tail_first, order, mid);
+    rc = build_one(&bd, st, k, head, tail_first, order, scale, mid);
     vs->n = v + 1;
   }
   free(order);
+  free(varies);
+  free(weight);
+  free(scale);
   free(bd.newid);
   free(bd.fixed_live);
   free(bd.pend);

@@ -1,8 +1,10 @@
 /* variations.h - what a rerun of the job might do, built from one recorded trace: its
  * iterations found (the trace's ITER events, else the points where every short-lived
  * block is freed: see variations.c), the middle ones replayed in other orders
- * (permutations) or resampled with replacement (bootstrap: one batch shape drawn twice,
- * another not at all, as another data order draws them), between the recorded warm-up
+ * (permutations), resampled with replacement (bootstrap: one batch shape drawn twice,
+ * another not at all, as another data order draws them), or resampled with their
+ * shape-dependent tensors rescaled within the range the recorded iterations span (shapes
+ * between those recorded), between the recorded warm-up
  * (model and optimizer state built) and the recorded end. Variation 0 is the recorded
  * sequence itself. Deterministic given the seed. `advise` replays every candidate setting
  * on every variation and ranks by the worst. */
