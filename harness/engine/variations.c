@@ -3,7 +3,9 @@
  * Iterations. A trace with ITER events says where they end. A PyTorch snapshot does not:
  * there an iteration starts where every short-lived block is freed - the activations,
  * gradients and optimizer temporaries of the step before - and only the long-lived ones
- * (weights, optimizer state, leaks: never freed, or alive for over a quarter of the trace)
+ * (weights, optimizer state, leaks: never freed, or alive for over a quarter of the trace;
+ * a leak of the last quarter hides the boundaries after it, which then stay in the end
+ * kept in place)
  * are live. Those points are the minima of the count of live short-lived blocks; a run of
  * them is one boundary, slivers (a logging temporary between steps) run on into the
  * iteration after, and when the pieces alternate in length (a dip inside the step, e.g. between
@@ -33,6 +35,7 @@
 #define MIN_ITERATIONS 4          /* fewer: no structure to vary */
 #define SLIVER 0.10               /* a piece shorter than this share of the median joins the one before */
 #define LONG_LIVED_SHARE 4        /* alive for over 1/4 of the trace: long-lived */
+#define ALTERNATING 0.2           /* pieces this unlike in length (CV) may be halves of one step */
 #define STATE_SHARE 0.01          /* an iteration that allocates (frees) this share of the peak of long-lived bytes */
 
 struct lifetimes {
@@ -149,7 +152,15 @@ static int boundaries_from_lifetimes(const struct event_buffer *b, const struct 
     if (!len) { free(st); free(live); return -1; }
     for (int i = 0; i < k; i++) len[i] = (i + 1 < k ? st[i + 1] : n) - st[i];
     qsort(len, (size_t)k, sizeof *len, cmp_size);
-    double med = (double)len[k / 2];
+    /* the median by events (half of the events lie in pieces at least this long): slivers
+     * may outnumber the steps */
+    size_t total = 0, run = 0;
+    for (int i = 0; i < k; i++) total += len[i];
+    double med = (double)len[k - 1];
+    for (int i = 0; i < k; i++) {
+      run += len[i];
+      if (run * 2 >= total) { med = (double)len[i]; break; }
+    }
     free(len);
     int w = 1;
     for (int i = 1; i < k; i++) {
@@ -169,7 +180,7 @@ static int boundaries_from_lifetimes(const struct event_buffer *b, const struct 
       double c2 = group_cv(st, k, n, p, ph, &g);
       if (g >= MIN_ITERATIONS && c2 < cv) cv = c2;
     }
-    if (best_cv > 0.05 && cv < 0.5 * best_cv) { best_cv = cv; best_p = p; }
+    if (best_cv > ALTERNATING && cv < 0.5 * best_cv) { best_cv = cv; best_p = p; }
   }
   if (best_p > 1) {
     double least = -1;
