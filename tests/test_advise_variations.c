@@ -10,20 +10,21 @@
 
 /* a varlen job exported, its ITER events dropped into *iters (as event indices of the
  * trace without them), loaded */
-static int varlen_without_iters(const char *name, const char *seed, struct event_buffer *b, size_t *iters, int *niters) {
+static int export_without_iters(const char *workload, const char *name, const char *seed, struct event_buffer *b,
+                                size_t *iters, int *niters) {
   char with[512], without[512], outp[512], errp[512], err[FB_ERRLEN];
   snprintf(with, sizeof with, "%s/%s_iter.csv", test_tmpdir(), name);
   snprintf(without, sizeof without, "%s/%s.csv", test_tmpdir(), name);
   snprintf(outp, sizeof outp, "%s/%s.out", test_tmpdir(), name);
   snprintf(errp, sizeof errp, "%s/%s.err", test_tmpdir(), name);
-  if (test_cli(outp, errp, "export", "--workload", "varlen:iters=12", "--seed", seed, "--out", with, NULL)) return -1;
+  if (test_cli(outp, errp, "export", "--workload", workload, "--seed", seed, "--out", with, NULL)) return -1;
   FILE *in = fopen(with, "r"), *out = fopen(without, "w");
   if (!in || !out) return -1;
   char line[256];
   long events = 0;
   *niters = 0;
   while (fgets(line, sizeof line, in)) {
-    if (!strncmp(line, "iter", 4)) { iters[(*niters)++] = (size_t)events; continue; }
+    if (!strncmp(line, "iter", 4)) { if (*niters < 512) iters[(*niters)++] = (size_t)events; continue; }
     if (line[0] != '#' && strncmp(line, "op,", 3)) events++;
     fputs(line, out);
   }
@@ -34,9 +35,9 @@ static int varlen_without_iters(const char *name, const char *seed, struct event
 
 TEST(variations_find_the_iterations_a_snapshot_does_not_mark) {
   struct event_buffer b;
-  size_t truth[64];
+  size_t truth[512];
   int nt;
-  CHECK_EQ(varlen_without_iters("vl_find", "1", &b, truth, &nt), 0);
+  CHECK_EQ(export_without_iters("varlen:iters=12", "vl_find", "1", &b, truth, &nt), 0);
   CHECK_EQ(nt, 12);
   size_t *st;
   int period;
@@ -51,6 +52,26 @@ TEST(variations_find_the_iterations_a_snapshot_does_not_mark) {
   event_buffer_free(&b);
 }
 
+/* the training generators' steps, found without their ITER events: one iteration per step
+ * (micro-batches, checkpointing, bucketed all-reduce, offload, sharded optimizer alike) */
+TEST(variations_find_each_generators_steps) {
+  static const char *const gens[] = {"checkpointing", "grad_accumulation", "amp", "ddp_buckets", "eval_accumulate",
+                                     "offload", "train_loop", "zero_shard"};
+  for (size_t g = 0; g < sizeof gens / sizeof gens[0]; g++) {
+    struct event_buffer b;
+    size_t truth[512];
+    int nt;
+    CHECK_MSG(export_without_iters(gens[g], gens[g], "1", &b, truth, &nt) == 0, "%s", gens[g]);
+    size_t *st;
+    int period;
+    char how[160];
+    int k = variations_iterations(&b, &st, &period, how, sizeof how);
+    CHECK_MSG(k == nt, "%s: %d iterations found (%s), %d steps run", gens[g], k, how, nt);
+    free(st);
+    event_buffer_free(&b);
+  }
+}
+
 static int same_events(const struct event_buffer *a, const struct event_buffer *b) {
   if (a->n != b->n) return 0;
   for (size_t j = 0; j < a->n; j++) {
@@ -62,9 +83,9 @@ static int same_events(const struct event_buffer *a, const struct event_buffer *
 
 TEST(variations_are_deterministic_well_formed_and_keep_warm_up_and_end) {
   struct event_buffer b;
-  size_t truth[64];
+  size_t truth[512];
   int nt;
-  CHECK_EQ(varlen_without_iters("vl_build", "2", &b, truth, &nt), 0);
+  CHECK_EQ(export_without_iters("varlen:iters=12", "vl_build", "2", &b, truth, &nt), 0);
   struct variation_set a, a2, c;
   char err[FB_ERRLEN];
   CHECK_MSG(!variations_build(&b, 6, 7, &a, err), "%s", err);
