@@ -78,8 +78,6 @@ static int after_is(const char *text, size_t at, const char *word) {
   return 1;
 }
 
-static void fmt_gib(uint64_t b, char *out, size_t n) { snprintf(out, n, "%.4f GiB", (double)b / (double)(1ull << 30)); }
-
 int oom_message_parse(const char *text, struct oom_message *m, char *err) {
   memset(m, 0, sizeof *m);
   const char *oom = strstr(text, "out of memory");
@@ -134,12 +132,10 @@ int oom_message_parse(const char *text, struct oom_message *m, char *err) {
   m->format = new_format ? 2 : cached == 3 ? 0 : 1;
   m->limit = m->has_allowed ? m->allowed : m->total_capacity;
   m->limit_hi = m->has_allowed ? allowed_hi : total_hi;
-  char a[32], b[32];
-  fmt_gib(m->limit, a, sizeof a);
-  fmt_gib(m->limit_hi, b, sizeof b);
-  /* a phrase for "limit X (N bytes): from <source>" (limit.c), at most 127 characters */
-  snprintf(m->source, sizeof m->source, "PyTorch's OOM message (%s printed %s: %s..%s, the low end taken)",
-           m->has_allowed ? "\"allowed\"" : "total capacity", m->has_allowed ? allowed_txt : total_txt, a, b);
+  /* a phrase for "limit X (N bytes): from <source>" (limit.c), under 128 characters */
+  snprintf(m->source, sizeof m->source, "PyTorch's OOM message (%s %.20s = %.4f..%.4f GiB: the low end)",
+           m->has_allowed ? "\"allowed\"" : "total capacity", m->has_allowed ? allowed_txt : total_txt,
+           (double)m->limit / (double)(1ull << 30), (double)m->limit_hi / (double)(1ull << 30));
   return 0;
 }
 
