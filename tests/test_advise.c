@@ -20,6 +20,7 @@ static struct advise_candidate cand(const char *spec, int fits_of_20, uint64_t w
   c.fits = fits_of_20 == 20;
   c.r.completed = c.fits;
   c.worst_reserved = worst;
+  c.worst_x = (double)worst / 1000;
   c.r.peak_reserved = worst;
   c.mean_driver_ns = driver;
   c.min_events = events;
@@ -67,9 +68,9 @@ TEST(advise_pick_is_the_simplest_within_the_tie_and_never_above_the_default) {
   CHECK_EQ(advise_pick(&res), 1);                       /* one knob, +1.5%: expandable */
   res.driver_matters_ns = 50;                           /* max_split_size_mb=128: one knob too, 80 ns less driver time */
   CHECK_EQ(advise_pick(&res), 2);
-  c[3].worst_reserved = 1010;                           /* the default within the tie: nothing to change */
+  c[3].worst_x = 1.010;                                 /* the default within the tie: nothing to change */
   CHECK_EQ(advise_pick(&res), 3);
-  c[3].worst_reserved = 1001;                           /* the default caps the others: nothing above 1001 */
+  c[3].worst_x = 1.001;                                 /* the default caps the others: nothing above 1.001 */
   c[3].k.max_split_mb = 0;
   CHECK_EQ(advise_pick(&res), 3);
   c[3] = cand("caching", 19, 1001, 5, 10);              /* the default does not fit everywhere: no cap from it */
@@ -78,6 +79,13 @@ TEST(advise_pick_is_the_simplest_within_the_tie_and_never_above_the_default) {
   res.n = 1;
   c[0].fits = 0;
   CHECK_EQ(advise_pick(&res), -1);                      /* nothing fits on every variation */
+  /* where the smallest working limit was searched, it decides, not peak reserved */
+  res.n = 4;
+  c[0].fits = 1;
+  c[0].need_x_max = 1.050;                              /* best by peak reserved, needs the most */
+  c[1].need_x_max = 1.004;                              /* expandable: reserves more than it needs */
+  c[3].need_x_max = 1.080;
+  CHECK_EQ(advise_pick(&res), 1);
 }
 
 TEST(advise_knob_values_come_from_the_request_sizes) {

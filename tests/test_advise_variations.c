@@ -98,9 +98,10 @@ TEST(variations_are_deterministic_well_formed_and_keep_warm_up_and_end) {
     CHECK(same_events(&a.v[v], &a2.v[v]));                 /* the same seed, the same variations */
     differ += !same_events(&a.v[v], &b);
     differ_seed += !same_events(&a.v[v], &c.v[v]);
-    /* the warm-up kept in place (sizes and ops; ids are fresh) and the end too */
+    /* the warm-up kept in place (ops; sizes too but where every third variation drew its
+     * step another shape; ids are fresh) and the end too */
     for (size_t j = 0; j < a.head_end; j++)
-      CHECK(a.v[v].ev[j].op == b.ev[j].op && a.v[v].ev[j].size == b.ev[j].size);
+      CHECK(a.v[v].ev[j].op == b.ev[j].op && (v % 3 == 0 || a.v[v].ev[j].size == b.ev[j].size));
     size_t tail = b.n - a.tail_start;
     for (size_t j = 0; j < tail; j++) {
       const struct event *x = &a.v[v].ev[a.v[v].n - tail + j], *y = &b.ev[a.tail_start + j];
@@ -117,7 +118,7 @@ TEST(variations_are_deterministic_well_formed_and_keep_warm_up_and_end) {
   }
   CHECK_MSG(differ == a.n - 1, "%d of %d variations differ from the recording", differ, a.n - 1);
   CHECK(differ_seed > 0);
-  CHECK(a.head_iters >= 1 && a.tail_iters >= 1);
+  CHECK(a.head_end > 0 && a.tail_iters >= 1);                 /* a warm-up (at least the prologue) and an end */
   variations_free(&a);
   variations_free(&a2);
   variations_free(&c);

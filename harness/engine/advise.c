@@ -211,17 +211,23 @@ int advise_run(const struct advise_opts *o, struct advise_result *res, char *err
     int cls = advise_needs(&s.base, &vs, res->threads, res->headroom_of, 0, c, err);
     if (cls) { if (cls > s.worst) s.worst = cls; goto done; }
   }
-  put_first(res, advise_pick(res));
-  res->default_i = -1;
-  for (int i = 0; i < res->n; i++) {
+  /* the recommendation is chosen on what the best settings need: the smallest limit each
+   * completes under on every variation (mincap; peak reserved overstates what a setting
+   * that keeps memory cached, as expandable segments do, needs), for the ADVISE_PICK_POOL
+   * best that fit everywhere and for PyTorch's default and expandable segments alone */
+  for (int i = 0, pooled = 0; !o->no_needs && i < res->n; i++) {
     struct advise_candidate *c = &res->c[i];
-    int is_default = c->origin == ADVISE_SEARCHED && !strcmp(c->spec, "caching");
-    if (is_default) res->default_i = i;
-    /* the smallest limit over every variation: the pick and the references */
-    if (o->no_needs || !(i == 0 || is_default || !strcmp(c->spec, "expandable"))) continue;
+    int ref = c->origin == ADVISE_SEARCHED && (!strcmp(c->spec, "caching") || !strcmp(c->spec, "expandable"));
+    int pool = c->fits && c->origin == ADVISE_SEARCHED && pooled < ADVISE_PICK_POOL;
+    if (!ref && !pool) continue;
+    pooled += pool;
     int cls = advise_needs(&s.base, &vs, res->threads, res->headroom_of, 1, c, err);
     if (cls) { if (cls > s.worst) s.worst = cls; goto done; }
   }
+  put_first(res, advise_pick(res));
+  res->default_i = -1;
+  for (int i = 0; i < res->n; i++)
+    if (res->c[i].origin == ADVISE_SEARCHED && !strcmp(res->c[i].spec, "caching")) res->default_i = i;
 done:
   variations_free(&vs);
   event_buffer_free(&buf);

@@ -11,10 +11,11 @@
  * recorded sequence is variation 0), the variations spread over all cores
  * (advise_eval.c), each under a cap = the budget when there is one (so
  * garbage_collection_threshold acts). The worst case over the variations decides: a
- * setting fits when it completes on all of them, and ranks by its worst-case peak
- * reserved; the recommendation (advise_rank.c) is the setting with the fewest knobs
- * changed among those that fit everywhere within ADVISE_TIE of the best worst case and
- * never above PyTorch's default's worst case; driver time decides only between settings
+ * setting fits when it completes on all of them, and ranks by its worst-case overhead
+ * (peak reserved over each variation's peak requested); the recommendation
+ * (advise_rank.c) is the setting with the fewest knobs changed among those that fit
+ * everywhere within ADVISE_TIE of the best worst case and never above PyTorch's default's
+ * worst case; driver time decides only between settings
  * whose modeled driver time differs by more than ADVISE_DRIVER_MATTERS_NS per iteration.
  * The prediction assumes PyTorch's allocator is the one of the version modelled here
  * (the snapshot's), and that a rerun's iterations are drawn from those recorded. */
@@ -77,6 +78,9 @@ struct advise_candidate {
   int nvariations, fits_variations;   /* how many; on how many it completed (under the budget) */
   uint64_t worst_reserved;       /* the largest peak reserved of those that completed; when some did
                                     not, the smallest limit those need (advise_needs), if larger */
+  double worst_x;                /* the largest peak reserved / peak requested of a variation (where it ran out: the
+                                    smallest limit it needs there / its peak requested): ranks settings whose
+                                    variations differ in size */
   int64_t headroom;              /* the budget (or the device) minus worst_reserved; negative: it does not fit */
   uint64_t min_events;           /* events replayed on the variation it got least far on */
   uint64_t mean_driver_ns;       /* modeled driver time, the mean over the variations */
@@ -90,10 +94,13 @@ struct advise_candidate {
 
 /* The ranking: < 0 when a is the better candidate. On more variations completed (under
  * the budget, if any) first; among those completing nowhere alike, the one that got
- * furthest; then the least worst-case peak reserved (the most headroom), fewer knobs, the
- * least mean driver time. Ties end on the spec text. The recommendation is then chosen by
+ * furthest; then the least worst-case overhead (worst_x: peak reserved as a multiple of
+ * each variation's own peak requested, so that one variation with larger steps does not
+ * drown the differences), the least worst-case peak reserved (the most headroom), fewer
+ * knobs, the least mean driver time. Ties end on the spec text. The recommendation is then chosen by
  * advise_pick (advise_rank.c) and advise_run puts it first. */
 #define ADVISE_TIE 0.02                       /* within 2% of the best worst case */
+#define ADVISE_PICK_POOL 6                    /* the best settings whose smallest working limit is searched */
 #define ADVISE_DRIVER_MATTERS_NS 2000000ull   /* per iteration: ~1% of a 200 ms training step */
 #define ADVISE_DRIVER_MATTERS_TRACE_NS 50000000ull   /* over the whole trace when it has no iterations */
 int advise_compare(const struct advise_candidate *a, const struct advise_candidate *b, uint64_t budget);
@@ -108,7 +115,7 @@ struct advise_opts {
   int variations;                /* reruns replayed, the recorded one included (0 = VARIATIONS_DEFAULT, 1 = it alone) */
   uint64_t seed;                 /* the variations' seed (0 = 1) */
   int threads;                   /* replays at once (0 = the online cores) */
-  int no_needs;                  /* skip the smallest-limit search of the pick and the references over all variations */
+  int no_needs;                  /* skip the smallest-limit search over all variations (the pick then goes by worst_x) */
 };
 
 struct advise_result {
@@ -134,7 +141,12 @@ int advise_run(const struct advise_opts *o, struct advise_result *res, char *err
 void advise_free(struct advise_result *res);
 
 /* advise_rank.c: the recommendation among res->c (ranked by advise_compare): the index of
- * the setting to put first (see above); -1 when none fits on every variation. */
+ * the setting to put first; -1 when none fits on every variation. Among the settings that
+ * fit everywhere and whose smallest working limit over every variation was searched
+ * (need_x_max: the ADVISE_PICK_POOL best and the references), by that worst-case need as
+ * a multiple of peak requested (without any searched: by worst_x): within ADVISE_TIE of
+ * the best, never above PyTorch's default's, the fewest knobs, then driver time where it
+ * matters. */
 int advise_pick(const struct advise_result *res);
 
 /* advise_eval.c: one setting replayed on every variation, in parallel; fills c's

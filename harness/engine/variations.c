@@ -278,7 +278,7 @@ static int emit(struct builder *bd, size_t lo, size_t hi, int fixed) {
       if (e.id >= TRACE_OOM_ID_BASE) nid |= TRACE_OOM_ID_BASE;   /* a failed request stays one */
       bd->newid[j] = nid;
       e.id = nid;
-      if (!fixed && bd->scale != 1 && bd->varies[j]) {   /* another shape: its tensors' sizes scaled, 512 B granules */
+      if (bd->scale != 1 && bd->varies[j]) {          /* another shape: its tensors' sizes scaled, 512 B granules */
         uint64_t sz = (uint64_t)((double)e.size * bd->scale + 0.5);
         e.size = sz < 512 ? (sz ? sz : 1) : (sz + 511) / 512 * 512;
       }
@@ -312,13 +312,14 @@ static int emit(struct builder *bd, size_t lo, size_t hi, int fixed) {
 }
 
 static int build_one(struct builder *bd, const size_t *st, int k, int head, int tail_first, const int *order,
-                     const double *scale, int norder) {
+                     const double *scale, double head_scale, int norder) {
   size_t n = bd->b->n;
   memset(bd->fixed_live, 0, n);
   bd->npend = 0;
   bd->next_id = 0;
   bd->out->n = 0;
   size_t head_end = st[head], tail_start = st[tail_first];
+  bd->scale = head_scale;                           /* the warm-up's first steps drew their shapes too */
   if (emit(bd, 0, head_end, 1)) return -1;
   for (int i = 0; i < norder; i++) {
     int s = order[i];
@@ -344,9 +345,10 @@ static int cmp_u64v(const void *a, const void *b) {
 
 /* Which blocks of the middle iterations change size with the step's shape: short-lived,
  * of a size that does not come back in (nearly) every iteration - a parameter-sized
- * gradient or optimizer temporary does. weight[i]: iteration i's bytes of those blocks. */
+ * gradient or optimizer temporary does. weight[i]: iteration i's bytes of those blocks;
+ * head_weight: the warm-up's (its steps drew shapes too; its long-lived state never varies). */
 static int varying_blocks(const struct event_buffer *b, const struct lifetimes *l, const size_t *st, int head,
-                          int tail_first, unsigned char *varies, double *weight) {
+                          int tail_first, unsigned char *varies, double *weight, double *head_weight) {
   size_t n = b->n, m = 0;
   struct size_seg *ss = malloc((n + 1) * sizeof *ss);
   uint64_t *fixed = malloc((n + 1) * sizeof *fixed);
@@ -366,13 +368,14 @@ static int varying_blocks(const struct event_buffer *b, const struct lifetimes *
   }
   free(ss);
   memset(varies, 0, n + 1);
-  for (int i = head; i < tail_first; i++) {
-    weight[i] = 0;
-    for (size_t j = st[i]; j < st[i + 1]; j++) {
+  for (int i = head - 1; i < tail_first; i++) {       /* i = head - 1: the warm-up, from event 0 */
+    double *w = i < head ? head_weight : &weight[i];
+    *w = 0;
+    for (size_t j = i < head ? 0 : st[i]; j < st[i + 1]; j++) {
       if (b->ev[j].op != OP_ALLOC || l->long_lived[j]) continue;
       if (bsearch(&b->ev[j].size, fixed, nf, sizeof *fixed, cmp_u64v)) continue;
       varies[j] = 1;
-      weight[i] += (double)b->ev[j].size;
+      *w += (double)b->ev[j].size;
     }
   }
   free(fixed);
@@ -399,7 +402,7 @@ int variations_build(const struct event_buffer *b, int n, uint64_t seed, struct 
   /* the warm-up: up to the last iteration of the first half that builds long-lived state;
    * the end: from the first of the second half that frees it, and the last iteration */
   double state = (double)l.peak_live * STATE_SHARE;
-  int head = 1, tail_first = k - 1;
+  int head = st[0] > 0 ? 0 : 1, tail_first = k - 1;   /* a prologue before the first boundary is the warm-up itself */
   for (int i = 0; i < k; i++) {
     size_t lo = st[i], hi = i + 1 < k ? st[i + 1] : b->n;
     double built = 0, freed = 0;
@@ -428,7 +431,8 @@ int variations_build(const struct event_buffer *b, int n, uint64_t seed, struct 
   double *weight = malloc((size_t)k * sizeof *weight), *scale = malloc((size_t)mid * sizeof *scale);
   int *order = malloc((size_t)mid * sizeof *order);
   int rc = bd.newid && bd.fixed_live && order && varies && weight && scale ? 0 : -1;
-  if (!rc) rc = varying_blocks(b, &l, st, head, tail_first, varies, weight);
+  double head_weight = 0;
+  if (!rc) rc = varying_blocks(b, &l, st, head, tail_first, varies, weight, &head_weight);
   bd.varies = varies;
   double wmin = 0, wmax = 0;
   for (int i = head; !rc && i < tail_first; i++) {
@@ -454,9 +458,12 @@ int variations_build(const struct event_buffer *b, int n, uint64_t seed, struct 
       double w = weight[order[i]], u = (double)(mix64(x++) >> 11) / 9007199254740992.0;
       scale[i] = kind || w <= 0 || wmax <= wmin ? 1 : (wmin + (wmax - wmin) * u) / w;
     }
+    double u = (double)(mix64(x++) >> 11) / 9007199254740992.0, hs = 1;
+    if (!kind && head_weight > 0 && wmax > wmin)     /* the warm-up's step: another shape of the range */
+      hs = (wmin + (wmax - wmin) * u) / head_weight;
     bd.out = &vs->v[v];
     vs->v[v].info = b->info;
-    rc = build_one(&bd, st, k, head, tail_first, order, scale, mid);
+    rc = build_one(&bd, st, k, head, tail_first, order, scale, hs, mid);
     vs->n = v + 1;
   }
   free(order);
