@@ -100,7 +100,8 @@ struct advise_candidate {
  * knobs, the least mean driver time. Ties end on the spec text. The recommendation is then chosen by
  * advise_pick (advise_rank.c) and advise_run puts it first. */
 #define ADVISE_TIE 0.02                       /* within 2% of the best worst case */
-#define ADVISE_PICK_POOL 6                    /* the best settings whose smallest working limit is searched */
+#define ADVISE_NEED_PRECISION 0.002           /* the smallest working limit to 0.2% (mincap's precision) */
+#define ADVISE_PICK_POOL 3                    /* the best settings whose smallest working limit is searched */
 #define ADVISE_DRIVER_MATTERS_NS 2000000ull   /* per iteration: ~1% of a 200 ms training step */
 #define ADVISE_DRIVER_MATTERS_TRACE_NS 50000000ull   /* over the whole trace when it has no iterations */
 int advise_compare(const struct advise_candidate *a, const struct advise_candidate *b, uint64_t budget);

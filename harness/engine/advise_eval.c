@@ -29,7 +29,7 @@ static void one(struct pool *p, int v) {
   rs.events = &p->vs->v[v];
   rs.allocator = p->spec;
   run_result_init(&p->rs[v]);
-  if (p->task == T_MINCAP) p->cls[v] = mincap_find(&rs, 0.001, 0, &p->rs[v], NULL);
+  if (p->task == T_MINCAP) p->cls[v] = mincap_find(&rs, ADVISE_NEED_PRECISION, 0, &p->rs[v], NULL);
   else p->cls[v] = replay_run(&rs, &p->rs[v]);
 }
 
