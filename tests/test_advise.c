@@ -79,8 +79,9 @@ TEST(advise_pick_is_the_simplest_within_the_tie_and_never_above_the_default) {
   res.n = 1;
   c[0].fits = 0;
   CHECK_EQ(advise_pick(&res), -1);                      /* nothing fits on every variation */
-  /* where the smallest working limit was searched, it decides, not peak reserved */
+  /* under a limit, where the smallest working limit was searched, it decides, not peak reserved */
   res.n = 4;
+  res.limited = 1;
   c[0].fits = 1;
   c[0].need_x_max = 1.050;                              /* best by peak reserved, needs the most */
   c[1].need_x_max = 1.004;                              /* expandable: reserves more than it needs */

@@ -208,6 +208,7 @@ int advise_run(const struct advise_opts *o, struct advise_result *res, char *err
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   res->threads = o->threads > 0 ? o->threads : cores > 0 ? (int)cores : 1;
   res->headroom_of = o->budget ? o->budget : device_usable(&o->device);
+  res->limited = o->budget != 0;
   res->driver_matters_ns = vs.iterations ? ADVISE_DRIVER_MATTERS_NS * (uint64_t)vs.iterations : ADVISE_DRIVER_MATTERS_TRACE_NS;
 
   if (descend(&s, 0) || descend(&s, 1)) goto done;

@@ -133,6 +133,7 @@ struct advise_result {
   uint64_t headroom_of;          /* what headroom is measured against: the budget, else the device's usable bytes */
   uint64_t driver_matters_ns;    /* a driver-time difference below this is not weighed */
   int default_i;                 /* PyTorch's default's index after ranking (-1 = none) */
+  int limited;                   /* replayed under a limit: the pick goes by the smallest working limit */
   int picked_by;                 /* why c[0] was picked: 0 the best, 1 fewer knobs within ADVISE_TIE, 2 driver time */
 };
 
@@ -143,9 +144,11 @@ void advise_free(struct advise_result *res);
 
 /* advise_rank.c: the recommendation among res->c (ranked by advise_compare): the index of
  * the setting to put first; -1 when none fits on every variation. Among the settings that
- * fit everywhere and whose smallest working limit over every variation was searched
- * (need_x_max: the ADVISE_PICK_POOL best and the references), by that worst-case need as
- * a multiple of peak requested (without any searched: by worst_x): within ADVISE_TIE of
+ * fit everywhere: under a limit, those whose smallest working limit over every variation
+ * was searched (need_x_max: the ADVISE_PICK_POOL best and the references), by that
+ * worst-case need as a multiple of peak requested; without a limit (or none searched), by
+ * worst_x, what it will reserve (a caching allocator keeps what it cached until it runs
+ * into a limit): within ADVISE_TIE of
  * the best, never above PyTorch's default's, the fewest knobs, then driver time where it
  * matters. */
 int advise_pick(const struct advise_result *res);

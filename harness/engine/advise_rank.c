@@ -46,7 +46,7 @@ int advise_pick(const struct advise_result *res) {
   if (!res->n || !res->c[0].fits) return -1;
   int by_need = 0;
   double best = 0;
-  for (int i = 0; i < res->n; i++) {
+  for (int i = 0; res->limited && i < res->n; i++) {   /* without a limit: what it will reserve */
     const struct advise_candidate *c = &res->c[i];
     if (c->fits && c->origin == ADVISE_SEARCHED && c->need_x_max > 0 && (!by_need || c->need_x_max < best)) {
       best = c->need_x_max;
