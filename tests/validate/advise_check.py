@@ -2,14 +2,15 @@
 setting `fragbench advise` recommends behave in real PyTorch as it predicts?
 
 Reruns: advise_check.py --out DIR --rerun BUILD.pickle --heldout H.pickle... [--limit L |
---oom-message FILE] [--job varlen|ckpt --job-seeds 2,3,4 [--steps N]] - advise on one run's
-snapshot (BUILD) under the limit, then, for the recommendation, PyTorch's default and
-expandable segments alone: each held-out run of the same job (another data order; never
-given to advise) replayed through PyTorch's allocator under the same limit (and predicted on
-sim), its smallest working limit on sim (mincap, as a multiple of its own peak requested,
-against the spread advise's variations gave), and with --job the real job itself rerun with
-that data order (tests/validate/varlen_job.py) under the limit. Writes DIR/rerun.csv and a
-table; exit 1 when the recommendation runs out of memory anywhere.
+--oom-message FILE] [--job 'gpt varlen=1 batch=32 seq=1024 steps=16' --job-seeds 2,3] -
+advise on one run's snapshot (BUILD) under the limit, then, for the recommendation,
+PyTorch's default and expandable segments alone: each held-out run of the same job (another
+data order; never given to advise) replayed through PyTorch's allocator under the same
+limit (and predicted on sim), its smallest working limit on sim (mincap, as a multiple of
+its own peak requested, against the spread advise's variations gave), and with --job the
+real job itself rerun with that data order (tests/validate/torch_jobs.py run JOB --seed S
+--conf CONF --fraction LIMIT/TOTAL, the job the recordings were made with) under the limit.
+Writes DIR/rerun.csv and a table; exit 1 when the recommendation runs out of memory anywhere.
 
 For each case (a PyTorch snapshot, optionally with a budget: 'FILE' or 'FILE@BUDGET'):
 runs `fragbench advise` (on sim), exports the snapshot's alloc/free sequence once
@@ -38,9 +39,9 @@ ap.add_argument("--rerun", default=None, help="reruns mode: the snapshot advise 
 ap.add_argument("--heldout", nargs="*", default=[], help="reruns mode: other runs of the same job (only to test)")
 ap.add_argument("--limit", default=None, help="reruns mode: the limit (fragbench --limit syntax)")
 ap.add_argument("--oom-message", default=None, help="reruns mode: PyTorch's OOM text giving the limit")
-ap.add_argument("--job", choices=["varlen", "ckpt"], default=None, help="reruns mode: rerun the real job too")
-ap.add_argument("--job-seeds", default="2,3,4")
-ap.add_argument("--steps", type=int, default=30)
+ap.add_argument("--job", default=None, help="reruns mode: rerun the real job too: torch_jobs.py's JOB [k=v ...]")
+ap.add_argument("--job-seeds", default="2,3")
+ap.add_argument("--total", type=int, default=0, help="device total for the fraction (default: torch's)")
 args = ap.parse_args()
 os.makedirs(args.out, exist_ok=True)
 
@@ -63,9 +64,15 @@ def rows_of(path):
 def run_json(cmd):
     p = subprocess.run(cmd, capture_output=True, text=True)
     lines = [line for line in p.stdout.splitlines() if line.startswith("{")]
-    if p.returncode or not lines:
+    if p.returncode not in (0, 3) or not lines:   # torch_jobs.py: 3 = ran out of memory (its JSON says so)
         return {"error": f"exit {p.returncode}: {p.stderr.strip()[-300:]}"}
     return json.loads(lines[-1])
+
+
+def device_total():
+    p = subprocess.run([sys.executable, "-c", "import torch; print(torch.cuda.get_device_properties(0).total_memory)"],
+                       capture_output=True, text=True)
+    return int(p.stdout.strip() or 85017493504)
 
 
 def reruns():
@@ -117,15 +124,18 @@ def reruns():
                              "error": real.get("error", "")})
             pick_failed += i == 0 and not real_ok
         if args.job:
+            total = args.total or device_total()
             for seed in [int(x) for x in args.job_seeds.split(",") if x]:
-                cmd = [sys.executable, os.path.join(HERE, "varlen_job.py"), "--seed", str(seed), "--steps", str(args.steps),
-                       "--conf", conf] + (["--ckpt"] if args.job == "ckpt" else []) + (["--limit-bytes", str(limit)] if limit else [])
+                cmd = [sys.executable, os.path.join(HERE, "torch_jobs.py"), "run"] + args.job.split() + [
+                    "--seed", str(seed), "--conf", conf]
+                if limit:
+                    cmd += ["--fraction", f"{limit / total:.9f}"]
                 real = run_json(cmd)
-                real_ok = "error" not in real and real.get("completed")
-                out_rows.append({"setting": conf, "recommended": int(i == 0), "run": f"{args.job} seed {seed}", "how": "job",
+                real_ok = "error" not in real and real.get("ok")
+                out_rows.append({"setting": conf, "recommended": int(i == 0), "run": f"job seed {seed}", "how": "job",
                                  "limit_bytes": limit, "sim_status": "", "sim_peak_reserved": "", "sim_mincap_bytes": "",
                                  "sim_mincap_x": "", "variations_need_x": "", "real_completed": int(bool(real_ok)),
-                                 "real_peak_reserved": real.get("peak_reserved", ""), "error": real.get("error", real.get("oom_message", ""))})
+                                 "real_peak_reserved": real.get("peak_reserved", ""), "error": real.get("error", real.get("oom", ""))})
                 pick_failed += i == 0 and not real_ok
     with open(os.path.join(args.out, "rerun.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(out_rows[0].keys()))
