@@ -152,7 +152,8 @@ static int write_csv(const char *path, const struct advise_result *res) {
 static void say_variations(const struct advise_result *res, uint64_t seed) {
   if (res->nvariations > 1)
     fprintf(stderr, "fragbench advise: %d variations of the job: the recorded one and %d with its %d middle iterations in other "
-            "orders or resampled (iterations: %s; %d warm-up and %d at the end kept in place), seed %llu, %d at once\n",
+            "orders, resampled, or with other shapes (iterations: %s; the warm-up - the prologue and %d iteration(s) - and %d at "
+            "the end kept in place), seed %llu, %d at once\n",
             res->nvariations, res->nvariations - 1, res->iterations - res->head_iters - res->tail_iters, res->variations_how,
             res->head_iters, res->tail_iters, (unsigned long long)seed, res->threads);
   else
