@@ -22,7 +22,6 @@ static const struct opt_def advise_opts[] = {
   {"--variations", OPT_COUNT, "N", "reruns of the job every setting is replayed on, the recorded one included\n"
    "(default 20, at most 64; 1 = the recorded sequence alone)"},
   {"--seed", OPT_COUNT, "N", "the variations' seed (default 1)"},
-  {"--threads", OPT_COUNT, "N", "replays at once (default: every core)"},
   {"--device", OPT_TEXT, "sim", "advise predicts on the simulated device (cuda is refused)"},
   {"--sim-total", OPT_BYTES, "BYTES", "the simulated device's total (default: an H100 80GB; at most 64 TiB)"},
   {"--sim-usable", OPT_BYTES, "BYTES", "what cudaMalloc can get on sim"},
@@ -219,7 +218,7 @@ int cmd_advise(struct cli_opts *o) {
   }
   struct advise_opts ao = {.trace = o->traces[0], .trace_device = o->trace_device, .budget = o->budget,
                            .progress = !o->quiet && isatty(2), .variations = o->variations, .seed = o->seed,
-                           .threads = o->threads_given ? o->threads : 0};
+                           .threads = 0};   /* every core */
   ao.device.kind = "sim";
   ao.device.sim_total = o->sim_total;
   ao.device.sim_usable = o->sim_usable;

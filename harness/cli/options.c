@@ -123,7 +123,6 @@ static int store(const char *cmd, struct cli_opts *o, const char *flag, const ch
   if (!strcmp(flag, "--threads")) {
     if (parse_u64(val, &v) || !v || v > 256) return bad(cmd, "--threads '%s': expected 1..256%s", val, "");
     o->threads = (int)v;
-    o->threads_given = 1;
     return 0;
   }
   if (!strcmp(flag, "--variations")) {
