@@ -120,3 +120,71 @@ TEST(options_absurd_values_are_refused_with_the_bound) {
   free(e);
   CHECK_EQ(test_cli(outp, errp, "run", "--workload", "script:events=a1=1K/f1", "--cap-bytes", "18446744073709551615", NULL), 2);
 }
+
+/* one name for the limit, one sentence about where it came from, on every command */
+TEST(options_the_limit_sentence_is_the_same_on_every_command) {
+  paths();
+  const char *snap = "tests/variants/oom_fragmented.pickle";
+  const char *want = "limit 47.68 MiB (50000000 bytes): given (--limit 50M)";
+  CHECK_EQ(test_cli(outp, errp, "run", "--trace", snap, "--limit", "50M", "--device", "sim", NULL), 0);
+  char *e = test_read_file(errp);
+  CHECK_CONTAINS(e, want);
+  free(e);
+  test_cli(outp, errp, "mincap", "--trace", snap, "--limit", "50M", "--device", "sim", NULL);
+  e = test_read_file(errp);
+  CHECK_CONTAINS(e, want);
+  free(e);
+  test_cli(outp, errp, "explain", "--trace", snap, "--limit", "50M", NULL);
+  e = test_read_file(errp);
+  CHECK_CONTAINS(e, want);
+  free(e);
+  char *o = test_read_file(outp);
+  CHECK(!strstr(o, "every strategy replayed under"));   /* the limit given was replayed, not the inferred one */
+  free(o);
+  test_cli(outp, errp, "advise", "--trace", snap, "--budget", "50M", NULL);
+  e = test_read_file(errp);
+  CHECK_CONTAINS(e, "limit 47.68 MiB (50000000 bytes): given (--budget 50M)");
+  free(e);
+  /* no limit given: inferred, with its interval; --no-infer-cap: none */
+  CHECK_EQ(test_cli(outp, errp, "run", "--trace", snap, "--device", "sim", NULL), 0);
+  e = test_read_file(errp);
+  CHECK_CONTAINS(e, "inferred from the snapshot's OOM, the job ran under between");
+  free(e);
+  CHECK_EQ(test_cli(outp, errp, "run", "--trace", snap, "--device", "sim", "--no-infer-cap", NULL), 0);
+  e = test_read_file(errp);
+  CHECK_CONTAINS(e, "limit: none (uncapped)");
+  free(e);
+}
+
+TEST(options_oom_message_gives_the_exact_limit) {
+  paths();
+  char msg[512];
+  snprintf(msg, sizeof msg, "%s/oom.txt", test_tmpdir());
+  FILE *f = fopen(msg, "w");
+  CHECK(f != NULL);
+  fputs("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.91 GiB. GPU 0 has a total capacity of 79.18 GiB "
+        "of which 62.10 GiB is free. Including non-PyTorch memory, this process has 17.07 GiB memory in use. 19.79 GiB "
+        "allowed; Of the allocated memory 12.81 GiB is allocated by PyTorch, and 3.52 GiB is reserved by PyTorch but "
+        "unallocated.\n", f);
+  fclose(f);
+  CHECK_EQ(test_cli(outp, errp, "run", "--workload", "script:events=a1=1K/f1", "--oom-message", msg, "--device", "sim", NULL), 0);
+  char *e = test_read_file(errp), *o = test_read_file(outp);
+  /* 19.79 GiB printed with 2 decimals: the low end, 19.785 GiB (oom_message.h) */
+  CHECK_CONTAINS(e, "limit 19.79 GiB (21243981988 bytes): from PyTorch's OOM message (\"allowed\"");
+  CHECK_CONTAINS(o, ",21243981988,");
+  free(e);
+  free(o);
+}
+
+/* the subcommands that read their own arguments refuse foreign and empty flags too */
+TEST(options_readspeed_report_compare_refuse_foreign_and_empty_flags) {
+  paths();
+  CHECK_EQ(test_cli(outp, errp, "readspeed", "--bogus", NULL), 2);
+  char *e = test_read_file(errp);
+  CHECK_CONTAINS(e, "unknown option '--bogus'");
+  free(e);
+  CHECK_EQ(test_cli(outp, errp, "readspeed", "--events", "", NULL), 2);
+  CHECK_EQ(test_cli(outp, errp, "report", "--bogus", NULL), 2);
+  CHECK_EQ(test_cli(outp, errp, "report", "--format", "", NULL), 2);
+  CHECK_EQ(test_cli(outp, errp, "compare", "a.csv", "b.csv", "--max-lines", NULL), 2);
+}

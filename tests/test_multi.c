@@ -5,6 +5,7 @@
 #include "test.h"
 #include "multi.h"
 #include "workload.h"
+#include "results_read.h"
 
 TEST(multi_aggregate_arithmetic) {
   struct run_result r[3];
@@ -83,5 +84,55 @@ TEST(multi_sim4_rows_and_imbalance) {
   }
   CHECK_EQ(k, 4);
   CHECK(fabs(imb - (double)mx / (double)mn) < 1e-3);
+  free(t);
+}
+
+/* One plan, three launchers: the same selection (two traces x two strategies x a cap of
+ * each kind) on one device and on --devices sim:2 (trace i on device i) gives the same
+ * memory columns row for row; tests/mpi_test.sh checks the MPI launcher the same way. */
+TEST(multi_same_rows_on_one_device_and_on_two) {
+  char one[512], two[512], errp[512];
+  snprintf(one, sizeof one, "%s/same1.csv", test_tmpdir());
+  snprintf(two, sizeof two, "%s/same2.csv", test_tmpdir());
+  snprintf(errp, sizeof errp, "%s/same.err", test_tmpdir());
+  const char *a = test_data("leaky_losses.pickle.gz"), *b = test_data("leaky_losses.rmm.csv");
+  CHECK_EQ(test_cli(NULL, errp, "run", "--trace", a, "--trace", b, "--allocator", "caching", "--allocator", "expandable",
+                    "--cap-x", "1.5", "--cap", "0.5", "--device", "sim", "--quiet", "--out", one, NULL), 0);
+  CHECK_EQ(test_cli(NULL, errp, "run", "--trace", a, "--trace", b, "--allocator", "caching", "--allocator", "expandable",
+                    "--cap-x", "1.5", "--cap", "0.5", "--devices", "sim:2", "--quiet", "--out", two, NULL), 0);
+  struct results r1, r2;
+  char err[512];
+  CHECK(!results_load(one, &r1, err, sizeof err));
+  CHECK(!results_load(two, &r2, err, sizeof err));
+  /* one device: per trace, per strategy, per cap; two devices: per strategy, per cap, the
+   * two traces side by side and the device=all row */
+  const char *cols[] = {"trace", "allocator", "cap_bytes", "cap_x", "status", "peak_requested", "peak_allocated", "peak_reserved"};
+  int compared = 0;
+  for (int t = 0; t < 2; t++)
+    for (int s = 0; s < 2; s++)
+      for (int c = 0; c < 2; c++) {
+        int i1 = t * 4 + s * 2 + c, i2 = (s * 2 + c) * 3 + t;
+        for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++)
+          CHECK_MSG(!strcmp(results_get(&r1, i1, cols[k]), results_get(&r2, i2, cols[k])), "row %d vs %d: %s '%s' != '%s'", i1, i2,
+                    cols[k], results_get(&r1, i1, cols[k]), results_get(&r2, i2, cols[k]));
+        compared++;
+      }
+  CHECK_EQ(compared, 8);
+  CHECK_STR(results_get(&r2, 2, "device"), "all");
+  results_free(&r1);
+  results_free(&r2);
+}
+
+/* --timeline works with several devices: each device's row has its samples, labelled */
+TEST(multi_timeline_has_every_device) {
+  char tl[512], errp[512];
+  snprintf(tl, sizeof tl, "%s/multi_tl.csv", test_tmpdir());
+  snprintf(errp, sizeof errp, "%s/multi_tl.err", test_tmpdir());
+  CHECK_EQ(test_cli(NULL, errp, "run", "--workload", "script:events=a1=4MiB/f1", "--devices", "sim:2", "--timeline", tl, "--quiet",
+                    "--out", "/dev/null", NULL), 0);
+  char *t = test_read_file(tl);
+  CHECK(t != NULL);
+  CHECK_CONTAINS(t, "@sim:0/raw,");
+  CHECK_CONTAINS(t, "@sim:1/raw,");
   free(t);
 }

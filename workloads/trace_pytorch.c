@@ -1,5 +1,5 @@
 /* trace_pytorch.c - the `pytorch_snapshot` trace reader: torch.cuda.memory._dump_snapshot
- * pickles (plain or gzip'd), replayed as DESIGN.md "Recorded traces" says:
+ * pickles (plain or gzip'd), replayed as README.md "Replay your own PyTorch snapshot" says:
  *   alloc (addr, size, stream)   -> OP_ALLOC, id = addr
  *   free_completed (addr)        -> OP_FREE (when the memory is reusable; free_requested is earlier)
  *   segment_alloc/free/map/unmap -> no event; their running sum's peak is trace_peak_reserved

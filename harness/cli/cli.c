@@ -58,12 +58,36 @@ int trace_bench_main(int argc, char **argv);
 int cmd_report_main(int argc, char **argv);
 int cmd_compare_main(int argc, char **argv);
 
+/* readspeed reads its own arguments (workloads/trace_bench.c); its flags are checked here
+ * first so that a foreign or empty one is exit 2 like everywhere else, not a file name */
+static int readspeed_check(int argc, char **argv) {
+  for (int i = 2; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) continue;
+    if (!strcmp(a, "--events") || !strcmp(a, "--frames")) {
+      uint64_t v;
+      if (i + 1 >= argc) { fprintf(stderr, "fragbench readspeed: %s needs a value (N)\n", a); return 2; }
+      if (parse_u64(argv[++i], &v) || !v || v > 100000000) {
+        fprintf(stderr, "fragbench readspeed: %s '%s': expected a count 1..100000000\n", a, argv[i]);
+        return 2;
+      }
+      continue;
+    }
+    if (!strncmp(a, "--", 2)) {
+      fprintf(stderr, "fragbench readspeed: unknown option '%s'; known: --events --frames\n(usage: fragbench readspeed %s)\n", a,
+              own_args[2][1]);
+      return 2;
+    }
+  }
+  return 0;
+}
+
 int cli_main(int argc, char **argv) {
   if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
     print_usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
-  if (!strcmp(argv[1], "readspeed")) return trace_bench_main(argc - 1, argv + 1);   /* its own options */
+  if (!strcmp(argv[1], "readspeed")) return readspeed_check(argc, argv) ? 2 : trace_bench_main(argc - 1, argv + 1);
   if (!strcmp(argv[1], "report")) return cmd_report_main(argc - 1, argv + 1);       /* a folder, its own options */
   if (!strcmp(argv[1], "compare")) return cmd_compare_main(argc - 1, argv + 1);     /* two files, its own options */
   int k = 0;

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include "replay.h"
 #include "csv.h"
+#include "outfile.h"
+#include "limit.h"
 
 #define CLI_MAX 64
 
@@ -41,6 +43,7 @@ struct cli_opts {
   char conf_spec[CLI_MAX][640]; int nconf;          /* --alloc-conf, as strategy specs (in allocators[]) */
   uint64_t budget;                                  /* the one --limit/--budget resolved against the sim total; 0 = none */
   const char *oom_message;                          /* --oom-message FILE|-: PyTorch's OOM text */
+  char oom_message_source[128];                     /* what it said, once read (the limit sentence) */
   const char *max_reserved_text;                    /* --max-reserved as given (resolved after every flag) */
   int no_infer_cap;                                 /* run: no cap inferred from a snapshot's OOM */
   const char *at, *plot;                            /* explain --at, --plot */
@@ -52,6 +55,11 @@ struct cli_opts {
 uint64_t cli_cap_bytes(const struct cap *c, uint64_t total);
 /* --alloc-conf VALUE: one more strategy spec in o->allocators. 0, or 2 with a message. */
 int cli_add_alloc_conf(struct cli_opts *o, const char *val);
+/* the plan's options from the command line's (plan.h) */
+struct plan_opts;
+void cli_plan_opts(const struct cli_opts *o, const struct device_config *devices, int ndevices, int multi, struct plan_opts *po);
+/* the one sentence about where the limit came from, on stderr (unless --quiet) */
+void cli_say_limit(const struct cli_opts *o, const struct limit *lim);
 /* "unknown WHAT 'NAME'; known: a b c" into buf (the one lookup message; lookup.h) */
 #include "lookup.h"
 /* Resolve --device auto into sim or cuda, saying which on stderr. 0, or 1 (no GPU for --device cuda). */
@@ -67,6 +75,7 @@ void cli_spec(const struct cli_opts *o, const struct device_config *cfg, const s
 
 /* Output: CSV (stdout or --out) and the table on stderr. */
 struct output {
+  struct outfile file;                      /* --out: written beside, renamed into place */
   FILE *csv;
   int close_csv;
   int rows;
@@ -82,7 +91,10 @@ void breakdown_rows(FILE *f, int run_id, const struct run_result *r, const struc
 void output_gate(struct output *out, const struct cli_opts *o);
 int output_open(struct output *out, const char *path);
 void output_row(struct output *out, const struct run_result *r);
-void output_close(struct output *out);
+/* keep: rename --out into place (0, or -1 with a message); else leave any existing file
+ * as it was */
+int output_finish(struct output *out, int keep);
+void output_abort(struct output *out);
 void table_header(void);
 void table_row(const struct run_result *r);
 

@@ -13,6 +13,7 @@
 #include "advise.h"
 #include "cap_infer.h"
 #include "limit.h"
+#include "outfile.h"
 
 static const struct opt_def advise_opts[] = {
   {"--trace", OPT_TEXT, "FILE", "the snapshot (or any trace) to advise on (required, once)"},
@@ -94,7 +95,7 @@ static int find_spec(const struct advise_result *res, const char *spec) {
   return -1;
 }
 
-/* the results CSV's columns, then advise's own; written to FILE.tmp, then renamed: whole or not at all */
+/* the results CSV's columns, then advise's own; whole or not at all (outfile.h) */
 static int write_csv(const char *path, const struct advise_result *res) {
   char *buf = NULL;
   size_t len = 0;
@@ -134,15 +135,12 @@ static int write_csv(const char *path, const struct advise_result *res) {
   fclose(m);
   int rc = 0;
   if (!strcmp(path, "-")) fwrite(buf, 1, len, stdout);
-  else {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f || fwrite(buf, 1, len, f) != len || fclose(f) || rename(tmp, path)) {
-      fprintf(stderr, "fragbench advise: %s: cannot write\n", path);
-      if (f) remove(tmp);
-      rc = 2;
-    }
+  else {                                            /* a temporary renamed into place: whole or not at all */
+    struct outfile of;
+    FILE *f = outfile_open(&of, path, "--out");
+    if (!f) rc = 2;
+    else if (fwrite(buf, 1, len, f) != len) { outfile_finish(&of, 0); fprintf(stderr, "fragbench advise: %s: cannot write\n", path); rc = 2; }
+    else if (outfile_finish(&of, 1)) rc = 2;
   }
   free(buf);
   return rc;
@@ -216,6 +214,7 @@ int cmd_advise(struct cli_opts *o) {
             "recommendation with `fragbench run --device cuda --alloc-conf ...`\n");
     return 2;
   }
+  if (outfile_check("advise", (const char *[]){"--out"}, &o->out, 1, (const char *[]){o->traces[0], o->oom_message}, 2)) return 2;
   struct advise_opts ao = {.trace = o->traces[0], .trace_device = o->trace_device, .budget = o->budget,
                            .progress = !o->quiet && isatty(2), .variations = o->variations, .seed = o->seed,
                            .threads = 0};   /* every core */
@@ -234,18 +233,15 @@ int cmd_advise(struct cli_opts *o) {
   if (!o->quiet) {
     char line[1024];
     if (inferred) {
-      cap_infer_sentence(&lim.ci, line, sizeof line);
-      char *cut = strstr(line, "; every strategy");   /* advise replays its settings, not every strategy */
-      if (cut) *cut = 0;
+      cap_infer_evidence(&lim.ci, line, sizeof line);
       fprintf(stderr, "fragbench advise: %s %s\n", o->traces[0], line);
     }
-    limit_sentence(&lim, line, sizeof line);
-    fprintf(stderr, "fragbench advise: %s\n", line);
-    if (inferred)
-      fprintf(stderr, "fragbench advise: planning for the low end of that interval, %s (%llu bytes): the limit may be "
-              "anywhere in it (give it exactly with --limit or --oom-message FILE|-)\n", fmt_bytes(ao.budget, a, sizeof a),
-              (unsigned long long)ao.budget);
   }
+  cli_say_limit(o, &lim);
+  if (inferred && !o->quiet)
+    fprintf(stderr, "fragbench advise: planning for the low end of that interval, %s (%llu bytes): the limit may be "
+            "anywhere in it (give it exactly with --limit or --oom-message FILE|-)\n", fmt_bytes(ao.budget, a, sizeof a),
+            (unsigned long long)ao.budget);
   int rc = advise_run(&ao, &res, err);
   if (rc == 2 && (inferred || lim.from == LIMIT_OOM_MESSAGE) && strstr(err, "below the trace's peak requested")) {
     /* the job itself asks for more than the limit at once: nothing fits there */

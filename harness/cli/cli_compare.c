@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "compare.h"
+#include "lookup.h"
+#include "outfile.h"
+#include "results_read.h"
 
 static const char compare_usage[] =
 "usage: fragbench compare OLD.csv NEW.csv [--max-increase P%] [--metric COL[,COL...]]...\n"
@@ -54,11 +57,33 @@ static int parse_percent(const char *s, double *frac) {
   return 0;
 }
 
-static FILE *open_out(const char *path) {
-  FILE *f = fopen(path, "w");
-  if (!f) fprintf(stderr, "fragbench compare: %s: cannot write\n", path);
-  return f;
+/* every --allocator must name a strategy of OLD or NEW: a typo must not compare 0 rows and pass */
+static int check_only(const struct cmp_opts *o, const struct results *a, const struct results *b) {
+  for (int i = 0; i < o->nonly; i++) {
+    int found = 0;
+    const struct results *t[2] = {a, b};
+    for (int k = 0; k < 2 && !found; k++)
+      for (int r = 0; r < t[k]->nrows && !found; r++) found = !strcmp(results_get(t[k], r, "allocator"), o->only[i]);
+    if (found) continue;
+    char msg[1024];
+    struct lookup l;
+    lookup_begin(&l, msg, sizeof msg, "allocator", o->only[i]);
+    for (int k = 0; k < 2; k++)
+      for (int r = 0; r < t[k]->nrows; r++) {
+        const char *name = results_get(t[k], r, "allocator");
+        int seen = !name[0];
+        for (int k2 = 0; k2 <= k && !seen; k2++)
+          for (int r2 = 0; r2 < (k2 < k ? t[k2]->nrows : r) && !seen; r2++) seen = !strcmp(results_get(t[k2], r2, "allocator"), name);
+        if (!seen) lookup_known(&l, name);
+      }
+    fprintf(stderr, "fragbench compare: --allocator: %s (in neither file)\n", lookup_text(&l));
+    return 2;
+  }
+  return 0;
 }
+
+static const char *const compare_flags[] = {"--max-increase", "--metric", "--tolerance", "--allocator", "--junit", "--json",
+                                            "--max-lines", NULL};
 
 int cmd_compare_main(int argc, char **argv) {
   struct cmp_opts o;
@@ -75,14 +100,19 @@ int cmd_compare_main(int argc, char **argv) {
       const char *eq = strchr(a, '=');
       char name[64];
       snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - a) : (int)strlen(a), a);
+      int known = 0;
+      for (int k = 0; compare_flags[k]; k++) known |= !strcmp(compare_flags[k], name);
+      if (!known) return bad("unknown option '%s'", name);
       const char *v = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
       if (!v) return bad("%s needs a value", name);
+      if (!v[0]) { fprintf(stderr, "fragbench compare: %s: empty value\n(fragbench compare --help)\n", name); return 2; }
       if (!strcmp(name, "--max-increase")) {
         if (parse_percent(v, &o.max_increase)) return bad("--max-increase '%s': expected a percentage such as 1%% or 0.5", v);
         have_inc = 1;
       } else if (!strcmp(name, "--metric")) {
         size_t n = strlen(v);
         if (used + n + 1 > sizeof metric_buf) return bad("--metric %s: too many columns", v);
+        if (v[0] == ',' || v[n - 1] == ',' || strstr(v, ",,")) return bad("--metric '%s': an empty item in the list", v);
         char *s = metric_buf + used;
         memcpy(s, v, n + 1);
         used += n + 1;
@@ -103,6 +133,8 @@ int cmd_compare_main(int argc, char **argv) {
   }
   if (nfiles < 2) return bad("%s", "two files are needed: OLD.csv NEW.csv");
   if (tol && (o.nmetrics || have_inc)) return bad("%s", "--tolerance judges every column: give it, or --metric/--max-increase, not both");
+  const char *outs[2] = {junit, json}, *flags[2] = {"--junit", "--json"}, *ins[3] = {files[0], files[1], tol};
+  if (outfile_check("compare", flags, outs, 2, ins, 3)) { cmp_opts_free(&o); return 2; }
   char err[1200];
   if (tol && cmp_load_tolerance(tol, &o, err, sizeof err)) { fprintf(stderr, "fragbench compare: %s\n", err); return 2; }
   struct results old, new;
@@ -113,13 +145,18 @@ int cmd_compare_main(int argc, char **argv) {
     fprintf(stderr, "fragbench compare: %s\n", err);
     rc = 2;
   }
+  if (!rc) rc = check_only(&o, &old, &new);
   if (!rc) {
     struct cmp_report rep;
     cmp_run(&old, &new, &o, &rep);
     cmp_print_text(stdout, &rep, &o, max_lines);
+    /* the reports are written beside their names and renamed into place (outfile.h): an
+     * existing report is replaced whole or not at all */
+    struct outfile fj = {0}, fs = {0};
     FILE *f;
-    if (junit) { if ((f = open_out(junit))) { cmp_write_junit(f, &rep, files[0], files[1]); if (fclose(f)) rc = 2; } else rc = 2; }
-    if (json) { if ((f = open_out(json))) { cmp_write_json(f, &rep, &o, files[0], files[1]); if (fclose(f)) rc = 2; } else rc = 2; }
+    if (junit) { if ((f = outfile_open(&fj, junit, "the JUnit report"))) cmp_write_junit(f, &rep, files[0], files[1]); else rc = 2; }
+    if (json && !rc) { if ((f = outfile_open(&fs, json, "the JSON report"))) cmp_write_json(f, &rep, &o, files[0], files[1]); else rc = 2; }
+    if (outfile_finish(&fj, !rc) || outfile_finish(&fs, !rc)) rc = 2;
     if (!rc) rc = rep.fail ? 1 : 0;
     cmp_report_free(&rep);
   }

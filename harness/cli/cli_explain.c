@@ -5,6 +5,7 @@
 #include "options.h"
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "explain.h"
 #include "explain_plot.h"
 #include "limit.h"
@@ -20,7 +21,7 @@ static const struct opt_def explain_opts[] = {
   {"--alloc-conf", OPT_TEXT, "CONF", "the strategy as PyTorch's PYTORCH_CUDA_ALLOC_CONF string"},
   OPTS_LIMIT,
   {"--device", OPT_TEXT, "sim", "explain replays on the simulated device (cuda is refused)"},
-  {"--sim-total", OPT_BYTES, "BYTES", "the simulated device's total (default: an H100 80GB)"},
+  {"--sim-total", OPT_BYTES, "BYTES", "the device total that --limit N% and fractions refer to (default: an H100 80GB)"},
   {"--plot", OPT_TEXT, "FILE.png|.svg", "also draw it (gnuplot): one bar per segment, blocks coloured by state,\n"
    "the request drawn beside them"},
   OPTS_END,
@@ -153,6 +154,7 @@ int cmd_explain(struct cli_opts *o) {
       return 2;
     }
   }
+  if (outfile_check("explain", (const char *[]){"--plot"}, &o->plot, 1, (const char *[]){o->traces[0], o->oom_message}, 2)) return 2;
   char err[FB_ERRLEN];
   uint64_t cap = o->budget;   /* the limit given, resolved against the sim total */
   if (!cap && o->oom_message) {
@@ -160,6 +162,7 @@ int cmd_explain(struct cli_opts *o) {
     struct limit_ask ask = {.oom_message = o->oom_message};
     if (limit_resolve(&ask, &lim, err)) { fprintf(stderr, "fragbench explain: %s\n", err); return 2; }
     cap = lim.bytes;
+    snprintf(o->oom_message_source, sizeof o->oom_message_source, "%s", lim.source);
   }
   struct explain_opts eo = {.trace = o->traces[0], .trace_device = o->trace_device, .at = o->at,
                             .allocator = o->nallocators ? o->allocators[0] : NULL,
@@ -180,18 +183,14 @@ int cmd_explain(struct cli_opts *o) {
   {   /* where the limit came from: the sentence every command prints */
     struct limit lim = {.from = !st.cap ? LIMIT_NONE : o->budget ? LIMIT_GIVEN : o->oom_message ? LIMIT_OOM_MESSAGE : LIMIT_INFERRED,
                         .bytes = st.cap, .ci = st.ci};
-    snprintf(lim.source, sizeof lim.source, "%s", lim.from == LIMIT_GIVEN && o->ncaps ? o->caps[0].flag : "the OOM message");
-    char line[1024];
-    limit_sentence(&lim, line, sizeof line);
-    fprintf(stderr, "fragbench explain: %s\n", line);
+    snprintf(lim.source, sizeof lim.source, "%s", lim.from == LIMIT_OOM_MESSAGE ? o->oom_message_source : "");
+    cli_say_limit(o, &lim);
   }
   if (st.ci.has_oom) {
     char line[1024];
-    cap_infer_sentence(&st.ci, line, sizeof line);
-    if (st.cap_source && strcmp(st.cap_source, "inferred")) {   /* the limit given, not the inferred one, was replayed */
-      char *cut = strstr(line, "; every strategy");
-      if (cut) *cut = 0;
-    }
+    /* only when the inferred limit is the one replayed does the sentence say so */
+    if (st.cap_source && !strcmp(st.cap_source, "inferred")) cap_infer_sentence(&st.ci, line, sizeof line);
+    else cap_infer_evidence(&st.ci, line, sizeof line);
     printf("the snapshot %s\n", line);
     if (st.ci.has_oom && st.at_oom && st.info.oom_released)
       printf("PyTorch released %s of cached segments right before it failed (release-and-retry)\n",
@@ -209,6 +208,8 @@ int cmd_explain(struct cli_opts *o) {
   if (st.has_request) print_why(&st);
   if (o->plot) {
     char perr[FB_ERRLEN];
+    /* drawn only once the moment is explained (a failed explain leaves an old picture as
+     * it was); the picture, its .dat and .gp are gnuplot's to write */
     int prc = explain_plot(&st, o->traces[0], o->plot, perr);
     if (prc == 0) fprintf(stderr, "fragbench explain: wrote %s\n", o->plot);
     else fprintf(stderr, "fragbench explain: %s\n", perr);

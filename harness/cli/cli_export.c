@@ -4,6 +4,7 @@
 #include "options.h"
 #include <string.h>
 #include "trace_native.h"
+#include "replay_open.h"
 
 static const struct opt_def export_opts[] = {
   OPTS_SELECTION,
@@ -25,6 +26,7 @@ int cmd_export(struct cli_opts *o) {
     fprintf(stderr, "fragbench export: give exactly one --workload W or --trace FILE, and --out FILE\n");
     return 2;
   }
+  if (outfile_check("export", (const char *[]){"--out"}, &o->out, 1, (const char *const *)o->traces, o->ntraces)) return 2;
   struct source src = {.workload = o->nworkloads ? o->workloads[0] : NULL, .trace = o->ntraces ? o->traces[0] : NULL,
                        .trace_device = o->trace_device};
   char err[FB_ERRLEN];
@@ -40,7 +42,7 @@ int cmd_export(struct cli_opts *o) {
     ops = NULL;
     if (!params_parse_spec(src.workload, name, sizeof name, &tmp, err)) {
       ops = workload_find(name);
-      if (!ops) snprintf(err, sizeof err, "unknown workload '%s' (see fragbench list)", name);
+      if (!ops) replay_unknown_workload(name, err);
     }
     params = src.workload;
   }
@@ -48,18 +50,22 @@ int cmd_export(struct cli_opts *o) {
     fprintf(stderr, "fragbench export: %s\n", err);
     return 2;
   }
-  FILE *f = fopen(o->out, "w");
-  if (!f) { fprintf(stderr, "fragbench export: %s: cannot write\n", o->out); workload_close(&w); return 2; }
+  /* the trace appears under its name only when complete: never a valid-looking part */
+  struct outfile of;
+  FILE *f = outfile_open(&of, o->out, "the trace");
+  if (!f) { workload_close(&w); return 2; }
   native_trace_write_header(f);
   struct event ev;
   int rc;
   uint64_t n = 0;
   while ((rc = workload_next(&w, &ev, err)) == 1) { native_trace_write_event(f, &ev); n++; }
   workload_close(&w);
-  if (fclose(f) || rc < 0) {
-    fprintf(stderr, "fragbench export: %s\n", rc < 0 ? err : "write failed");
+  if (rc < 0) {
+    outfile_abort(&of);
+    fprintf(stderr, "fragbench export: %s\n", err);
     return 2;
   }
+  if (outfile_finish(&of, 1)) return 2;
   if (!o->quiet) fprintf(stderr, "fragbench export: %llu events to %s\n", (unsigned long long)n, o->out);
   return 0;
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "mincap.h"
 #include "cap_infer.h"
+#include "limit.h"
 
 static const struct opt_def mincap_opts[] = {
   OPTS_SELECTION,
@@ -35,8 +36,9 @@ int cmd_mincap(struct cli_opts *o) {
     fprintf(stderr, "fragbench mincap: nothing to replay: give --workload NAME or --trace FILE (see fragbench list)\n");
     return 2;
   }
-  if (o->ncaps) {
-    fprintf(stderr, "fragbench mincap: --cap, --cap-bytes and --cap-x are for `run`; mincap finds the cap itself\n");
+  if (o->ncaps > 1) {
+    fprintf(stderr, "fragbench mincap: one limit (--limit or --cap-bytes) at most: mincap finds each cap itself and "
+            "places it against the limit\n");
     return 2;
   }
   if (o->on_oom == ON_OOM_SKIP) {
@@ -64,6 +66,9 @@ int cmd_mincap(struct cli_opts *o) {
     c.quiet = 1;
     if (cli_pick_device(&c, &confirm_cfg)) return 1;
   }
+  const char *ins[CLI_MAX];
+  for (int i = 0; i < o->ntraces; i++) ins[i] = o->traces[i];
+  if (outfile_check("mincap", (const char *[]){"--out"}, &o->out, 1, ins, o->ntraces)) return 2;
   struct output out;
   if (output_open(&out, o->out)) return 2;
   out.quiet = o->quiet;
@@ -73,17 +78,24 @@ int cmd_mincap(struct cli_opts *o) {
     struct run_spec s;
     cli_spec(o, &cfg, &src[si], &s);
     /* a snapshot that ended in an OOM: where each strategy's need falls against its limit */
-    struct cap_inference ci;
-    memset(&ci, 0, sizeof ci);
-    if (src[si].trace && !o->no_infer_cap) {
-      char err[FB_ERRLEN], line[1024];
-      if (cap_infer_trace(src[si].trace, src[si].trace_device, &ci, err)) { fprintf(stderr, "fragbench: %s\n", err); worst = 2; break; }
-      if (ci.has_oom && !o->quiet) {
-        cap_infer_sentence(&ci, line, sizeof line);
-        char *cut = strstr(line, "; every strategy");   /* mincap finds each strategy's own cap */
-        if (cut) *cut = 0;
-        fprintf(stderr, "fragbench: %s %s\n", src[si].trace, line);
-      }
+    /* the limit each strategy's need is placed against: given, from the OOM message, or
+     * inferred from a snapshot that ended in an OOM (limit.h) */
+    struct limit lim;
+    struct limit_ask ask = {.ngiven = o->ncaps, .given_bytes = o->budget, .oom_message = o->oom_message,
+                            .no_infer = o->no_infer_cap, .trace = src[si].trace, .trace_device = src[si].trace_device};
+    char err[FB_ERRLEN];
+    if (limit_resolve(&ask, &lim, err)) { fprintf(stderr, "fragbench: %s\n", err); worst = 2; break; }
+    struct cap_inference ci = lim.ci;
+    if (lim.from == LIMIT_INFERRED && !o->quiet) {
+      char line[1024];
+      cap_infer_evidence(&ci, line, sizeof line);
+      fprintf(stderr, "fragbench: %s %s\n", src[si].trace, line);
+    }
+    if (si == 0 || lim.from == LIMIT_INFERRED) cli_say_limit(o, &lim);
+    if (lim.from == LIMIT_GIVEN || lim.from == LIMIT_OOM_MESSAGE) {   /* one limit: an interval of one byte */
+      ci.has_oom = 1;
+      ci.lo = lim.bytes;
+      ci.hi = lim.bytes + 1;
     }
     for (int ai = 0; ai < nalloc; ai++) {
       s.allocator = allocs[ai];
@@ -107,13 +119,14 @@ int cmd_mincap(struct cli_opts *o) {
           r.exit_class = cls = 1;
         }
       }
-      if (ci.has_oom) { r.cap_lo = ci.lo; r.cap_hi = ci.hi; }
+      if (lim.from == LIMIT_INFERRED) { r.cap_lo = ci.lo; r.cap_hi = ci.hi; }
       output_row(&out, &r);
       if (ci.has_oom && r.mincap_bytes && !o->quiet) {
         char a[32];
         const char *place = cap_infer_place(&ci, r.mincap_bytes);
-        fprintf(stderr, "fragbench: %s x %s: needs %s: %s the limit the job ran under%s\n", r.workload, r.allocator,
+        fprintf(stderr, "fragbench: %s x %s: needs %s: %s the limit%s%s\n", r.workload, r.allocator,
                 fmt_bytes(r.mincap_bytes, a, sizeof a), !strcmp(place, "inside") ? "inside the interval of" : place,
+                lim.from == LIMIT_INFERRED ? " the job ran under" : "",
                 !strcmp(place, "below") ? " (completes under it)" : !strcmp(place, "above") ? " (fails under it)" : "");
       }
       if (cls) fprintf(stderr, "fragbench: %s x %s: %s\n", r.workload, r.allocator[0] ? r.allocator : allocs[ai], r.status);
@@ -123,7 +136,7 @@ int cmd_mincap(struct cli_opts *o) {
       if (cls == 2) break;
     }
   }
-  output_close(&out);
+  if (output_finish(&out, worst == 0) && worst < 2) worst = 2;   /* --out only when every row was found */
   if (o->confirm_on)
     fprintf(stderr, "mincap: %d of %d found caps confirmed on %s%s\n", nconfirmed, nconfirmed + ndisagree, o->confirm_on,
             ndisagree ? " - SEE THE ERRORS ABOVE" : "");

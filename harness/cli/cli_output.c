@@ -1,4 +1,5 @@
-/* cli_output.c - where rows go: the CSV (stdout or --out; flushed row by row) and a
+/* cli_output.c - where rows go: the CSV (stdout, flushed row by row, or --out: a
+ * temporary beside it renamed into place by output_finish, outfile.h) and a
  * human-readable table on stderr. */
 #include "cli.h"
 #include <math.h>
@@ -7,8 +8,8 @@
 int output_open(struct output *out, const char *path) {
   memset(out, 0, sizeof *out);
   if (path && strcmp(path, "-")) {
-    out->csv = fopen(path, "w");
-    if (!out->csv) { fprintf(stderr, "fragbench: %s: cannot write\n", path); return -1; }
+    out->csv = outfile_open(&out->file, path, "the CSV");
+    if (!out->csv) return -1;
     out->close_csv = 1;
   } else {
     out->csv = stdout;
@@ -74,7 +75,13 @@ void output_row(struct output *out, const struct run_result *r) {
   table_row(r);
 }
 
-void output_close(struct output *out) {
-  if (out->close_csv) fclose(out->csv);
+int output_finish(struct output *out, int keep) {
+  int rc = 0;
+  if (out->close_csv) rc = outfile_finish(&out->file, keep);
+  else if (out->csv) fflush(out->csv);
+  out->close_csv = 0;
   out->csv = NULL;
+  return rc;
 }
+
+void output_abort(struct output *out) { output_finish(out, 0); }

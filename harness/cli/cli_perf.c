@@ -251,7 +251,7 @@ int cmd_perf(struct cli_opts *o) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   printf("peak host RSS of this run: %.1f MiB\n", (double)ru.ru_maxrss / 1024.0);
-  output_close(&out);
+  output_finish(&out, 1);
 
   /* advise with its variations (every core) on the bundled 50k-event snapshot */
   struct advise_opts ao = {.trace = "tests/data/resnet_varsize.pickle.gz", .trace_device = -1};

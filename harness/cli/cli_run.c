@@ -1,10 +1,13 @@
-/* cli_run.c - `fragbench run`: every source (workload or device trace) x allocator x cap
- * is one row, replayed on one device; rows go to the CSV as they finish, so an error in
- * a later row loses nothing already measured. */
+/* cli_run.c - `fragbench run`: the rows are planned once in the engine (plan.h: input x
+ * strategy x cap x device, caps resolved there) and run by its one loop; this file only
+ * picks the launcher (here, a thread per device with --devices, an MPI rank per device
+ * under mpirun: multi.c, run_mpi.c) and writes what comes back: the results CSV, the
+ * timeline and the breakdown, each renamed into place only when the run succeeds. */
 #include "cli.h"
 #include "options.h"
 #include "stream_acct.h"
 #include "multi.h"
+#include "plan.h"
 #include "timeline.h"
 #include "cap_infer.h"
 #include <math.h>
@@ -37,70 +40,19 @@ int cli_pick_device(struct cli_opts *o, struct device_config *cfg) {
   return 0;
 }
 
-/* Every --workload and --allocator names something known, with known keys and values
- * of the right type: checked before any row runs, so bad usage costs no output. */
 int cli_check_selection(const struct cli_opts *o) {
-  char name[64], err[FB_ERRLEN];
-  struct params p;
-  for (int i = 0; i < o->nworkloads; i++) {
-    if (params_parse_spec(o->workloads[i], name, sizeof name, &p, err)) { fprintf(stderr, "fragbench: --workload %s\n", err); return 2; }
-    const struct workload_ops *w = workload_find(name);
-    if (!w) {
-      fprintf(stderr, "fragbench: unknown workload '%s'; known:", name);
-      for (int k = 0; workload_table[k]; k++) if (!workload_table[k]->is_trace) fprintf(stderr, " %s", workload_table[k]->name);
-      fprintf(stderr, "\n");
-      return 2;
-    }
-    p.percent_base = SIM_TOTAL_DEFAULT;
-    if (params_check(&p, w->params, w->name, err)) { fprintf(stderr, "fragbench: %s\n", err); return 2; }
-  }
-  for (int i = 0; i < o->nallocators; i++) {
-    if (params_parse_spec(o->allocators[i], name, sizeof name, &p, err)) { fprintf(stderr, "fragbench: --allocator %s\n", err); return 2; }
-    if (!strcmp(name, "recorded")) continue;   /* resolved per trace */
-    const struct allocator_ops *a = allocator_find(name);
-    if (!a) {
-      fprintf(stderr, "fragbench: unknown allocator '%s'; known:", name);
-      for (int k = 0; allocator_table[k]; k++) fprintf(stderr, " %s", allocator_table[k]->name);
-      fprintf(stderr, " recorded\n");
-      return 2;
-    }
-    p.percent_base = SIM_TOTAL_DEFAULT;
-    if (params_check(&p, a->params, a->name, err)) { fprintf(stderr, "fragbench: %s\n", err); return 2; }
-  }
+  struct plan_opts po;
+  cli_plan_opts(o, NULL, 0, 0, &po);
+  char err[FB_ERRLEN];
+  if (plan_check_selection(&po, err)) { fprintf(stderr, "fragbench: %s\n", err); return 2; }
   return 0;
 }
 
 int cli_sources(const struct cli_opts *o, struct source *out, int max, int *n) {
-  *n = 0;
-  if (cli_check_selection(o)) return 2;
-  for (int i = 0; i < o->nworkloads && *n < max; i++)
-    out[(*n)++] = (struct source){.workload = o->workloads[i], .trace_device = -1};
-  for (int i = 0; i < o->ntraces; i++) {
-    if (o->trace_device >= 0) {
-      if (*n < max) out[(*n)++] = (struct source){.trace = o->traces[i], .trace_device = o->trace_device};
-      continue;
-    }
-    /* every device trace with events: ask the reader */
-    char err[FB_ERRLEN];
-    const struct workload_ops *ops = trace_detect(o->traces[i], err);
-    struct workload w;
-    struct workload_ctx ctx = {.world = 1, .path = o->traces[i], .trace_device = -1};
-    if (!ops || workload_open(&w, ops, NULL, &ctx, SIM_TOTAL_DEFAULT, err)) {
-      fprintf(stderr, "fragbench: %s\n", err);
-      return 2;
-    }
-    struct workload_info info;
-    memset(&info, 0, sizeof info);
-    if (ops->info) ops->info(w.st, &info);
-    workload_close(&w);
-    int any = 0;
-    for (int d = 0; d < 64; d++)
-      if (info.device_mask >> d & 1) {
-        if (*n < max) out[(*n)++] = (struct source){.trace = o->traces[i], .trace_device = any || d ? d : -1};
-        any = 1;
-      }
-    if (!any && *n < max) out[(*n)++] = (struct source){.trace = o->traces[i], .trace_device = -1};
-  }
+  struct plan_opts po;
+  cli_plan_opts(o, NULL, 0, 0, &po);
+  char err[FB_ERRLEN];
+  if (plan_sources(&po, (struct plan_source *)out, max, n, err)) { fprintf(stderr, "fragbench: %s\n", err); return 2; }
   return 0;
 }
 
@@ -111,7 +63,7 @@ void cli_spec(const struct cli_opts *o, const struct device_config *cfg, const s
   s->trace_device = src->trace_device;
   s->world = 1;
   s->seed = o->seed;
-  s->device = *cfg;
+  if (cfg) s->device = *cfg;
   s->on_oom = o->on_oom;
   s->validate = o->validate;
   s->strict = o->strict;
@@ -123,14 +75,71 @@ void cli_spec(const struct cli_opts *o, const struct device_config *cfg, const s
   s->progress = !o->quiet && isatty(2);
 }
 
-static uint64_t device_total(const struct device_config *cfg) {
-  if (!strcmp(cfg->kind, "sim")) return cfg->sim_total ? cfg->sim_total : SIM_TOTAL_DEFAULT;
-  struct device d;
-  char err[FB_ERRLEN];
-  if (device_open(&d, cfg, err)) return 0;
-  uint64_t t = d.total;
-  device_close(&d);
-  return t;
+static struct plan_cap plan_caps[CLI_MAX];
+
+void cli_plan_opts(const struct cli_opts *o, const struct device_config *devices, int ndevices, int multi, struct plan_opts *po) {
+  memset(po, 0, sizeof *po);
+  po->workloads = o->workloads; po->nworkloads = o->nworkloads;
+  po->traces = o->traces; po->ntraces = o->ntraces;
+  po->trace_device = o->trace_device;
+  po->allocators = o->allocators; po->nallocators = o->nallocators;
+  for (int i = 0; i < o->ncaps; i++)
+    plan_caps[i] = (struct plan_cap){o->caps[i].kind == CAP_FRACTION ? PLAN_CAP_FRACTION : o->caps[i].kind == CAP_X ? PLAN_CAP_X
+                                     : PLAN_CAP_BYTES, o->caps[i].value, o->caps[i].bytes};
+  po->caps = plan_caps; po->ncaps = o->ncaps;
+  po->devices = devices; po->ndevices = ndevices; po->multi = multi;
+  cli_spec(o, devices, &(struct source){.trace_device = -1}, &po->base);
+  po->timeline = o->timeline != NULL;
+  po->breakdown = o->breakdown != NULL;
+  po->no_infer_cap = o->no_infer_cap;
+  po->oom_message = o->oom_message;
+}
+
+void cli_say_limit(const struct cli_opts *o, const struct limit *lim) {
+  if (o->quiet) return;
+  char line[1024], given[400];
+  struct limit l = *lim;
+  if (o->ncaps) {   /* as the user wrote it */
+    size_t k = 0;
+    given[0] = 0;
+    for (int i = 0; i < o->ncaps && k < sizeof given; i++)
+      k += (size_t)snprintf(given + k, sizeof given - k, "%s%s %s", i ? ", " : "", o->caps[i].flag, o->caps[i].text);
+    l.from = LIMIT_GIVEN;
+    l.bytes = o->ncaps == 1 && o->caps[0].kind != CAP_X ? o->budget : 0;
+    snprintf(l.source, sizeof l.source, "%.120s", given);
+  }
+  limit_sentence(&l, line, sizeof line);
+  fprintf(stderr, "fragbench %s: %s\n", o->cmd, line);
+}
+
+struct run_emit { struct output *out; FILE *tl, *bd; int write; };
+
+/* what one group's rows gave: the CSV, the timeline, the breakdown, messages */
+static int emit(struct plan *p, struct plan_row *rows, int n, struct run_result *res, void *ctx) {
+  struct run_emit *e = ctx;
+  int worst = 0;
+  for (int i = 0; i < n; i++)
+    if (res[i].exit_class == 2 && !res[i].allocator[0] && !res[i].workload[0]) {   /* the input itself is bad */
+      if (e->write) fprintf(stderr, "fragbench: %s\n", res[i].status + 7);
+      return 2;
+    }
+  for (int i = 0; i < n; i++) {
+    const struct run_result *r = &res[i];
+    if (r->exit_class > worst) worst = r->exit_class;
+    if (!e->write) continue;
+    if (e->bd) breakdown_rows(e->bd, e->out->rows + 1, r, &rows[i].acct);
+    output_row(e->out, r);
+    if (e->tl && rows[i].timeline_len) fwrite(rows[i].timeline, 1, rows[i].timeline_len, e->tl);
+    const char *a = r->allocator[0] ? r->allocator : rows[i].spec.allocator;
+    if (r->exit_class && p->o.multi) fprintf(stderr, "fragbench: device %d: %s x %s: %s\n", i, r->workload, a, r->status);
+    else if (r->exit_class) fprintf(stderr, "fragbench: %s x %s: %s\n", r->workload, a, r->status);
+  }
+  if (p->o.multi && e->write) {
+    struct run_result agg;
+    aggregate_rows(res, n, &agg);
+    output_row(e->out, &agg);
+  }
+  return worst;
 }
 
 static const struct opt_def run_opts[] = {
@@ -171,100 +180,76 @@ int cmd_run(struct cli_opts *o) {
     fprintf(stderr, "fragbench run: nothing to replay: give --workload NAME or --trace FILE (see fragbench list)\n");
     return 2;
   }
-  static const char *default_alloc[] = {"raw"};
-  const char **allocs = o->nallocators ? o->allocators : default_alloc;
-  int nalloc = o->nallocators ? o->nallocators : 1;
+  int world = mpi_world(), root = mpi_rank() == 0;
+  if (world > 1 && (o->timeline || o->breakdown || o->devices)) {
+    fprintf(stderr, "fragbench run: %s is not available under MPI (one process writes the CSV; the timeline and the "
+            "breakdown stay with each rank): run the same rows with --devices instead\n",
+            o->timeline ? "--timeline" : o->breakdown ? "--breakdown" : "--devices (one device per rank already)");
+    return 2;
+  }
   if (cli_check_selection(o)) return 2;
   struct device_config cfg;
   if (cli_pick_device(o, &cfg)) return 1;
-  if (mpi_world() > 1) return cmd_run_mpi(o, &cfg);
-  if (o->breakdown && (o->devices || mpi_world() > 1)) {
-    fprintf(stderr, "fragbench run: --breakdown splits one device's rows; it does not work with --devices or MPI yet\n");
-    return 2;
+  struct device_list *dl = calloc(1, sizeof *dl);
+  if (!dl) return 1;
+  int multi = 0, rc;
+  if (o->devices) {
+    if ((rc = device_list_parse(o->devices, &cfg, dl))) { free(dl); return rc; }
+    multi = 1;
+  } else if (world > 1) {
+    mpi_devices(&cfg, dl);
+    multi = 1;
+  } else {
+    dl->n = 1;
+    dl->cfg[0] = cfg;
   }
-  if (o->devices) return cmd_run_multi(o, &cfg);
-  struct source src[CLI_MAX * 4];
-  int nsrc;
-  if (cli_sources(o, src, CLI_MAX * 4, &nsrc)) return 2;
-  uint64_t total = device_total(&cfg);
-  /* one snapshot that ended in an OOM, no cap given: replay under the limit it ran under */
-  struct cap_inference ci;
-  memset(&ci, 0, sizeof ci);
-  if (!o->ncaps && !o->no_infer_cap && nsrc == 1 && src[0].trace) {
-    char err[FB_ERRLEN], line[1024];
-    if (cap_infer_trace(src[0].trace, src[0].trace_device, &ci, err)) { fprintf(stderr, "fragbench: %s\n", err); return 2; }
-    if (ci.has_oom) {
-      cap_infer_sentence(&ci, line, sizeof line);
-      if (!o->quiet) fprintf(stderr, "fragbench: %s %s\n", src[0].trace, line);
-    }
+  struct plan_opts po;
+  cli_plan_opts(o, dl->cfg, dl->n, multi, &po);
+  struct plan p;
+  char err[FB_ERRLEN];
+  if (plan_build(&po, &p, err)) { fprintf(stderr, "fragbench: %s\n", err); free(dl); return 2; }
+  if (root && p.lim.from == LIMIT_INFERRED && !o->quiet) {
+    char line[1024];
+    cap_infer_sentence(&p.lim.ci, line, sizeof line);
+    fprintf(stderr, "fragbench: %s %s\n", p.rows[0].spec.trace, line);
   }
+  if (root) cli_say_limit(o, &p.lim);
 
   struct output out;
-  if (output_open(&out, o->out)) return 2;
-  out.quiet = o->quiet;
-  output_gate(&out, o);
-  FILE *tl = NULL;
-  if (o->timeline) {
-    tl = fopen(o->timeline, "w");
-    if (!tl) { fprintf(stderr, "fragbench: %s: cannot write the timeline\n", o->timeline); output_close(&out); return 2; }
-    fputs(TIMELINE_HEADER, tl);
-  }
-  FILE *bd = NULL;
-  if (o->breakdown) {
-    bd = fopen(o->breakdown, "w");
-    if (!bd) { fprintf(stderr, "fragbench: %s: cannot write the breakdown\n", o->breakdown); if (tl) fclose(tl); output_close(&out); return 2; }
-    breakdown_header(bd);
-  }
-  int worst = 0;
-  for (int si = 0; si < nsrc && worst < 2; si++) {
-    struct run_spec s;
-    cli_spec(o, &cfg, &src[si], &s);
-    uint64_t peak_req = 0;
-    for (int c = 0; c < o->ncaps; c++)
-      if (o->caps[c].kind == CAP_X && !peak_req) {
-        char err[FB_ERRLEN];
-        if (workload_peak_requested(&s, &peak_req, err)) { fprintf(stderr, "fragbench: %s\n", err); worst = 2; break; }
-      }
-    if (worst) break;
-    for (int ai = 0; ai < nalloc && worst < 2; ai++) {
-      int ncap = o->ncaps ? o->ncaps : 1;
-      for (int c = 0; c < ncap; c++) {
-        s.allocator = allocs[ai];
-        s.cap_bytes = 0;
-        s.cap_x = 0;
-        s.cap_source = o->ncaps ? "given" : ci.has_oom ? "inferred" : NULL;
-        s.cap_lo = ci.has_oom ? ci.lo : 0;
-        s.cap_hi = ci.has_oom ? ci.hi : 0;
-        if (ci.has_oom) s.cap_bytes = ci.cap;
-        if (o->ncaps) {
-          const struct cap *cp = &o->caps[c];
-          if (cp->kind == CAP_FRACTION) s.cap_bytes = (uint64_t)(cp->value * (double)total);
-          else if (cp->kind == CAP_BYTES) s.cap_bytes = cp->bytes;
-          else { s.cap_x = cp->value; s.cap_bytes = (uint64_t)ceil(cp->value * (double)peak_req); }
-        }
-        s.timeline = tl;   /* rows named as the results CSV names the strategy ("recorded" resolved) */
-        s.timeline_label = nsrc > 1 ? (src[si].workload ? src[si].workload : src[si].trace) : NULL;
-        struct run_result r;
-        run_result_init(&r);
-        struct stream_acct acct;
-        if (bd) { stream_acct_init(&acct); s.breakdown = &acct; }
-        int cls = replay_run(&s, &r);
-        if (bd) { breakdown_rows(bd, out.rows + 1, &r, &acct); stream_acct_free(&acct); s.breakdown = NULL; }
-        if (cls == 2 && !r.allocator[0] && !r.workload[0]) {
-          fprintf(stderr, "fragbench: %s\n", r.status + 7);
-          worst = 2;
-          break;
-        }
-        output_row(&out, &r);
-        if (cls) fprintf(stderr, "fragbench: %s x %s: %s\n", r.workload, r.allocator[0] ? r.allocator : allocs[ai], r.status);
-        if (cls > worst) worst = cls;
-        if (cls == 2) break;
-      }
+  struct run_emit e = {.out = &out, .write = root};
+  struct outfile tl = {0}, bd = {0};
+  rc = 0;
+  if (root) {
+    const char *inputs[CLI_MAX + 2];
+    int ni = 0;
+    for (int i = 0; i < o->ntraces; i++) inputs[ni++] = o->traces[i];
+    if (o->oom_message) inputs[ni++] = o->oom_message;
+    const char *outs[3] = {o->out, o->timeline, o->breakdown}, *flags[3] = {"--out", "--timeline", "--breakdown"};
+    if (outfile_check("run", flags, outs, 3, inputs, ni)) rc = 2;
+    else if (output_open(&out, o->out)) rc = 2;
+    else {
+      out.quiet = o->quiet;
+      output_gate(&out, o);
+      if (o->timeline && !(e.tl = outfile_open(&tl, o->timeline, "the timeline"))) rc = 2;
+      if (e.tl) fputs(TIMELINE_HEADER, e.tl);
+      if (!rc && o->breakdown && !(e.bd = outfile_open(&bd, o->breakdown, "the breakdown"))) rc = 2;
+      if (e.bd) breakdown_header(e.bd);
+      if (rc) { outfile_abort(&tl); output_abort(&out); }
     }
   }
-  if (tl) fclose(tl);
-  if (bd && fclose(bd)) { fprintf(stderr, "fragbench: %s: write failed\n", o->breakdown); if (worst < 2) worst = 2; }
-  output_close(&out);
-  if (out.gate_failed && worst < 1) worst = 1;
-  return worst;
+  rc = mpi_agree(rc);
+  if (rc) { plan_release(&p); free(dl); return rc; }
+  plan_exec_fn exec = o->devices ? multi_exec_threads : world > 1 ? mpi_exec : plan_exec_here;
+  int worst = plan_run(&p, exec, NULL, emit, &e);
+  plan_release(&p);
+  free(dl);
+  if (root) {
+    if (out.gate_failed && worst < 1) worst = 1;
+    /* the outputs appear under their names only when the command succeeds (exit 0; a row's
+     * OOM is a result); otherwise every existing file stays as it was */
+    int keep = worst == 0;
+    if (outfile_finish(&tl, keep) || outfile_finish(&bd, keep)) { if (worst < 2) worst = 2; keep = 0; }
+    if (output_finish(&out, keep) && worst < 2) worst = 2;
+  }
+  return mpi_agree(worst);
 }

@@ -15,6 +15,7 @@
  * line in cli_commands[] (cli.c); its --help is printed from the table. */
 #include "options.h"
 #include "cli.h"
+#include "instage.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -234,6 +235,12 @@ static int finish(const struct cmd_def *c, struct cli_opts *o) {
   if (o->sim_usable && o->sim_total && o->sim_usable > o->sim_total)
     return bad(c->name, "--sim-usable is more than --sim-total%s%s", "", "");
   if (o->touch && o->no_touch) return bad(c->name, "--touch and --no-touch: give one of them%s%s", "", "");
+  for (int i = 0; i < o->ntraces; i++) {   /* a pipe or fifo is read once, into a copy every reader shares */
+    char err[600];
+    const char *p = instage(o->traces[i], err, sizeof err);
+    if (!p) { fprintf(stderr, "fragbench %s: --trace %s\n", c->name, err); return 2; }
+    o->traces[i] = p;
+  }
   return 0;
 }
 
@@ -274,7 +281,7 @@ int opts_parse(const struct cmd_def *c, int argc, char **argv, struct cli_opts *
       if (d->type != OPT_LIST && d->type != OPT_LIMIT && strchr(val, ',') && d->type != OPT_TEXT)
         return bad(c->name, "%s '%s': one value, not a list", flag, val);
     }
-    if (store(c->name, o, flag, val)) return 2;
+    if (store(c->name, o, d->flag, val)) return 2;   /* d->flag: static, kept in caps[].flag */
   }
   return finish(c, o);
 }

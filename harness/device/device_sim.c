@@ -3,7 +3,7 @@
  * 2^47-byte range, 2 MiB aligned, never reused (best-fit ties between equal-size blocks
  * break by address; descending fresh addresses reproduce PyTorch's choices on real
  * traces). Each call adds a modeled driver time from the cost table measured on an H100
- * (CUDA 13.0, driver 580): see DESIGN.md "Sim cost table". */
+ * (CUDA 13.0, driver 580): the table is in this file (README.md "CSV columns", modeled_driver_ns). */
 #include "device.h"
 #include <stdio.h>
 #include <stdlib.h>

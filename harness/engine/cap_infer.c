@@ -139,7 +139,8 @@ int cap_infer_trace(const char *trace, int trace_device, struct cap_inference *o
   return rc;
 }
 
-void cap_infer_sentence(const struct cap_inference *ci, char *buf, size_t n) {
+/* the evidence alone; with replayed, also the cap every strategy replays under */
+static void sentence(const struct cap_inference *ci, char *buf, size_t n, int replayed) {
   char a[32], b[32], c[32], q[32], f[32];
   fmt_bytes(ci->lo, a, sizeof a);
   fmt_bytes(ci->hi, b, sizeof b);
@@ -160,7 +161,7 @@ void cap_infer_sentence(const struct cap_inference *ci, char *buf, size_t n) {
     k += (size_t)snprintf(buf + k, n - k, "the device itself was full, the limit was %s", c);
   else
     k += (size_t)snprintf(buf + k, n - k, "the limit was between %s and %s", a, b);
-  if (k >= n) return;
+  if (k >= n || !replayed) return;
   k += (size_t)snprintf(buf + k, n - k, "; every strategy replayed under %s (%llu bytes)", c, (unsigned long long)ci->cap);
   if (k < n && !ci->matched) {
     if (ci->replay_event < 0 || ci->replay_event == NEVER)
@@ -171,6 +172,9 @@ void cap_infer_sentence(const struct cap_inference *ci, char *buf, size_t n) {
   }
   if (k < n) snprintf(buf + k, n - k, "; --cap-bytes overrides, --no-infer-cap turns this off");
 }
+
+void cap_infer_sentence(const struct cap_inference *ci, char *buf, size_t n) { sentence(ci, buf, n, 1); }
+void cap_infer_evidence(const struct cap_inference *ci, char *buf, size_t n) { sentence(ci, buf, n, 0); }
 
 const char *cap_infer_place(const struct cap_inference *ci, uint64_t need) {
   return need < ci->lo ? "below" : need < ci->hi ? "inside" : "above";

@@ -33,6 +33,9 @@ int cap_infer_events(const struct event_buffer *b, const char *trace, int trace_
 int cap_infer_trace(const char *trace, int trace_device, struct cap_inference *out, char *err);
 /* The one sentence for stderr: "ends in an OOM at event N: ..." */
 void cap_infer_sentence(const struct cap_inference *ci, char *buf, size_t n);
+/* The same up to the limit's interval, without the cap every strategy replays under (for
+ * commands that do not replay under it: mincap, advise, explain with a limit given) */
+void cap_infer_evidence(const struct cap_inference *ci, char *buf, size_t n);
 /* "below" / "inside" / "above" the interval, for a strategy needing `need` bytes */
 const char *cap_infer_place(const struct cap_inference *ci, uint64_t need);
 

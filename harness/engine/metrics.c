@@ -1,4 +1,4 @@
-/* metrics.c - see metrics.h. DESIGN.md "Metrics and the CSV contract" defines each one. */
+/* metrics.c - see metrics.h. README.md "CSV columns" defines each one. */
 #include "metrics.h"
 #include <math.h>
 #include <string.h>

@@ -1,0 +1,226 @@
+/* plan.c - the rows of a run built once, their caps resolved in one place, run by one
+ * loop; see plan.h. */
+#include "plan.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "replay_open.h"
+
+int plan_check_selection(const struct plan_opts *o, char *err) {
+  char name[64], e[FB_ERRLEN];
+  struct params p;
+  for (int i = 0; i < o->nworkloads; i++) {
+    if (params_parse_spec(o->workloads[i], name, sizeof name, &p, e)) { snprintf(err, FB_ERRLEN, "--workload %.400s", e); return 2; }
+    const struct workload_ops *w = workload_find(name);
+    if (!w) { replay_unknown_workload(name, err); return 2; }
+    p.percent_base = SIM_TOTAL_DEFAULT;
+    if (params_check(&p, w->params, w->name, err)) return 2;
+  }
+  for (int i = 0; i < o->nallocators; i++) {
+    if (params_parse_spec(o->allocators[i], name, sizeof name, &p, e)) { snprintf(err, FB_ERRLEN, "--allocator %.400s", e); return 2; }
+    if (!strcmp(name, "recorded")) continue;   /* resolved per trace */
+    const struct allocator_ops *a = allocator_find(name);
+    if (!a) { replay_unknown_allocator(name, 1, err); return 2; }
+    p.percent_base = SIM_TOTAL_DEFAULT;
+    if (params_check(&p, a->params, a->name, err)) return 2;
+  }
+  return 0;
+}
+
+int plan_sources(const struct plan_opts *o, struct plan_source *out, int max, int *n, char *err) {
+  *n = 0;
+  if (plan_check_selection(o, err)) return 2;
+  for (int i = 0; i < o->nworkloads && *n < max; i++)
+    out[(*n)++] = (struct plan_source){.workload = o->workloads[i], .trace_device = -1};
+  for (int i = 0; i < o->ntraces; i++) {
+    if (o->trace_device >= 0) {
+      if (*n < max) out[(*n)++] = (struct plan_source){.trace = o->traces[i], .trace_device = o->trace_device};
+      continue;
+    }
+    /* every device trace with events: ask the reader */
+    const struct workload_ops *ops = trace_detect(o->traces[i], err);
+    struct workload w;
+    struct workload_ctx ctx = {.world = 1, .path = o->traces[i], .trace_device = -1};
+    if (!ops || workload_open(&w, ops, NULL, &ctx, SIM_TOTAL_DEFAULT, err)) return 2;
+    struct workload_info info;
+    memset(&info, 0, sizeof info);
+    if (ops->info) ops->info(w.st, &info);
+    workload_close(&w);
+    int any = 0;
+    for (int d = 0; d < 64; d++)
+      if (info.device_mask >> d & 1) {
+        if (*n < max) out[(*n)++] = (struct plan_source){.trace = o->traces[i], .trace_device = any || d ? d : -1};
+        any = 1;
+      }
+    if (!any && *n < max) out[(*n)++] = (struct plan_source){.trace = o->traces[i], .trace_device = -1};
+  }
+  return 0;
+}
+
+static int add_row(struct plan *p, int cap_rows, const struct plan_source *src, int g, int slot, const char *alloc,
+                   const struct plan_cap *cap, const char *label) {
+  if (p->n >= cap_rows) return -1;
+  struct plan_row *r = &p->rows[p->n++];
+  memset(r, 0, sizeof *r);
+  r->group = g;
+  r->slot = slot;
+  r->source = g;
+  r->cap = *cap;
+  struct run_spec *s = &r->spec;
+  *s = p->o.base;
+  s->workload = src->workload;
+  s->trace = src->trace;
+  s->trace_device = src->trace_device;
+  s->allocator = alloc;
+  s->device = p->o.devices[p->o.multi ? slot : 0];
+  s->rank = p->o.multi ? slot : 0;
+  s->world = p->o.multi ? p->width : 1;
+  s->seed = p->o.base.seed + (uint64_t)slot * 1000003u;   /* per-rank seeds */
+  if (p->o.multi) s->progress = 0;
+  s->cap_bytes = 0;
+  s->cap_x = 0;
+  s->cap_source = p->o.ncaps ? "given" : NULL;
+  if (cap->kind == PLAN_CAP_INFERRED) {
+    s->cap_source = p->lim.from == LIMIT_INFERRED ? "inferred" : "oom_message";
+    s->cap_lo = p->lim.ci.has_oom ? p->lim.ci.lo : 0;
+    s->cap_hi = p->lim.ci.has_oom ? p->lim.ci.hi : 0;
+  }
+  if (label) {
+    const char *name = src->workload ? src->workload : src->trace;
+    if (p->o.multi) snprintf(r->label, sizeof r->label, "%s@%s:%d", name, s->device.kind, s->device.index);
+    else snprintf(r->label, sizeof r->label, "%s", name);
+  }
+  return 0;
+}
+
+int plan_build(const struct plan_opts *o, struct plan *p, char *err) {
+  memset(p, 0, sizeof *p);
+  p->o = *o;
+  static const char *const raw[] = {"raw"};
+  const char *const *allocs = o->nallocators ? o->allocators : raw;
+  int nalloc = o->nallocators ? o->nallocators : 1;
+  if (o->ndevices < 1 || o->ndevices > PLAN_MAX) { snprintf(err, FB_ERRLEN, "1..%d devices", PLAN_MAX); return 2; }
+  p->width = o->multi ? o->ndevices : 1;
+  struct plan_source *src = calloc(PLAN_MAX * 4, sizeof *src);
+  if (!src) { snprintf(err, FB_ERRLEN, "out of host memory"); return 2; }
+  int nsrc = 0;
+  if (!o->multi) {
+    if (plan_sources(o, src, PLAN_MAX * 4, &nsrc, err)) { free(src); return 2; }
+  } else {
+    if (plan_check_selection(o, err)) { free(src); return 2; }
+    nsrc = o->nworkloads + (o->ntraces ? 1 : 0);   /* each workload on every device; the traces together */
+  }
+  /* the limit of rows with no cap given: the OOM message's, or one snapshot's inferred one */
+  struct limit_ask ask = {.oom_message = o->ncaps ? NULL : o->oom_message, .no_infer = o->no_infer_cap || o->ncaps,
+                          .trace = !o->multi && nsrc == 1 && src[0].trace ? src[0].trace : NULL,
+                          .trace_device = src[0].trace_device};
+  if (limit_resolve(&ask, &p->lim, err)) { free(src); return 2; }
+  struct plan_cap none = {PLAN_CAP_NONE, 0, 0}, inferred = {PLAN_CAP_INFERRED, 0, p->lim.bytes};
+  const struct plan_cap *caps = o->ncaps ? o->caps : p->lim.from != LIMIT_NONE ? &inferred : &none;
+  int ncap = o->ncaps ? o->ncaps : 1;
+  int cap_rows = nsrc * nalloc * ncap * p->width;
+  p->rows = calloc((size_t)(cap_rows ? cap_rows : 1), sizeof *p->rows);
+  p->nsources = nsrc;
+  p->peak = calloc((size_t)(nsrc ? nsrc : 1) * (size_t)p->width, sizeof *p->peak);
+  if (!p->rows || !p->peak) { free(src); plan_release(p); snprintf(err, FB_ERRLEN, "out of host memory"); return 2; }
+  const char *label = o->timeline && (nsrc > 1 || o->multi) ? "" : NULL;
+  for (int g = 0; g < nsrc; g++)
+    for (int a = 0; a < nalloc; a++)
+      for (int c = 0; c < ncap; c++)
+        for (int slot = 0; slot < p->width; slot++) {
+          struct plan_source s = src[g];
+          if (o->multi) {
+            s = (struct plan_source){.trace_device = -1};
+            if (g < o->nworkloads) s.workload = o->workloads[g];
+            else if (o->ntraces > 1) s.trace = o->traces[slot % o->ntraces];
+            else { s.trace = o->traces[0]; s.trace_device = slot; }
+          }
+          add_row(p, cap_rows, &s, g, slot, allocs[a], &caps[c], label);
+        }
+  p->ngroups = p->width ? p->n / p->width : 0;
+  free(src);
+  return 0;
+}
+
+void plan_release(struct plan *p) {
+  for (int i = 0; p->rows && i < p->n; i++) free(p->rows[i].timeline);
+  free(p->rows);
+  free(p->peak);
+  p->rows = NULL;
+  p->peak = NULL;
+  p->n = 0;
+}
+
+static uint64_t slot_total(struct plan *p, const struct plan_row *row) {
+  uint64_t *t = &p->total[row->slot];
+  if (*t) return *t;
+  const struct device_config *cfg = &row->spec.device;
+  if (!strcmp(cfg->kind, "sim")) return *t = cfg->sim_total ? cfg->sim_total : SIM_TOTAL_DEFAULT;
+  struct device d;
+  char err[FB_ERRLEN];
+  if (device_open(&d, cfg, err)) return 0;
+  *t = d.total;
+  device_close(&d);
+  return *t;
+}
+
+static int row_error(struct run_result *r, const char *msg) {
+  snprintf(r->status, sizeof r->status, "error: %.400s", msg);
+  r->exit_class = 2;
+  return 2;
+}
+
+int plan_row_run(struct plan *p, struct plan_row *row, struct run_result *r) {
+  struct run_spec s = row->spec;
+  run_result_init(r);
+  char err[FB_ERRLEN];
+  switch (row->cap.kind) {
+  case PLAN_CAP_NONE: break;
+  case PLAN_CAP_FRACTION: s.cap_bytes = (uint64_t)(row->cap.value * (double)slot_total(p, row)); break;
+  case PLAN_CAP_BYTES: case PLAN_CAP_INFERRED: s.cap_bytes = row->cap.bytes; break;
+  case PLAN_CAP_X: {
+    uint64_t *peak = &p->peak[row->source * p->width + row->slot];
+    if (!*peak && workload_peak_requested(&s, peak, err)) return row_error(r, err);
+    s.cap_x = row->cap.value;
+    s.cap_bytes = (uint64_t)ceil(row->cap.value * (double)*peak);
+    break;
+  }
+  }
+  FILE *tl = NULL;
+  if (p->o.timeline) {
+    free(row->timeline);
+    row->timeline = NULL;
+    tl = open_memstream(&row->timeline, &row->timeline_len);
+    if (!tl) return row_error(r, "out of host memory (timeline)");
+    s.timeline = tl;
+    s.timeline_label = row->label[0] ? row->label : NULL;
+  }
+  if (p->o.breakdown) { stream_acct_init(&row->acct); s.breakdown = &row->acct; }
+  int cls = replay_run(&s, r);
+  if (tl && fclose(tl)) return row_error(r, "out of host memory (timeline)");
+  return cls;
+}
+
+void plan_exec_here(struct plan *p, struct plan_row *rows, int n, struct run_result *res, void *ctx) {
+  (void)ctx;
+  for (int i = 0; i < n; i++) plan_row_run(p, &rows[i], &res[i]);
+}
+
+int plan_run(struct plan *p, plan_exec_fn exec, void *exec_ctx, plan_emit_fn emit, void *emit_ctx) {
+  int worst = 0;
+  struct run_result *res = calloc((size_t)p->width, sizeof *res);
+  if (!res) return 1;
+  for (int g = 0; g < p->ngroups && worst < 2; g++) {
+    struct plan_row *rows = &p->rows[g * p->width];
+    exec(p, rows, p->width, res, exec_ctx);
+    int w = emit(p, rows, p->width, res, emit_ctx);
+    for (int i = 0; i < p->width; i++) {
+      free(rows[i].timeline);
+      rows[i].timeline = NULL;
+      if (p->o.breakdown) stream_acct_free(&rows[i].acct);
+    }
+    if (w > worst) worst = w;
+  }
+  free(res);
+  return worst;
+}
