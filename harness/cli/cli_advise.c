@@ -49,8 +49,10 @@ const struct cmd_def cmd_advise_def = {
   "core. The worst case over the variations decides: a setting fits when it completes on\n"
   "all of them; headroom_bytes = the limit (else the device) minus its worst-case peak\n"
   "reserved. The recommendation fits on every variation, needs no more than PyTorch's\n"
-  "default and at most 2% more than the best, and changes the fewest knobs; driver time\n"
-  "decides only where it differs by more than 2 ms per iteration.\n"
+  "default and at most 2% more than the best (under a limit: the smallest limit it\n"
+  "completes under on every variation; without one: its worst-case peak reserved, each as\n"
+  "a multiple of the variation's peak requested), and changes the fewest knobs; driver\n"
+  "time decides only where it differs by more than 2 ms per iteration.\n"
   "\n"
   "The limit: --limit (--budget, --cap-bytes) in bytes, N% of the device or a fraction as\n"
   "set_per_process_memory_fraction takes it; --oom-message FILE|- reads it from PyTorch's\n"
@@ -186,8 +188,15 @@ static void say_pick(const struct advise_result *res, int caching, int expandabl
     if (res->c[i].worst_reserved < best) best = res->c[i].worst_reserved;
     if (res->c[i].mean_driver_ns < fastest) fastest = res->c[i].mean_driver_ns;
   }
-  fprintf(stderr, "  %d knob(s) changed from PyTorch's defaults; %+.2f%% against the best worst case listed (%s)",
+  fprintf(stderr, "  %d knob(s) changed from PyTorch's defaults; %+.2f%% against the least worst-case peak reserved listed (%s)",
           advise_knobs_count(&p->k), 100.0 * ((double)p->worst_reserved / (double)best - 1), fmt_bytes(best, a, sizeof a));
+  if (p->need_x_max > 0) {
+    double least = p->need_x_max;
+    for (int i = 0; i < res->n; i++)
+      if (res->c[i].fits && res->c[i].need_x_max > 0 && res->c[i].need_x_max < least) least = res->c[i].need_x_max;
+    fprintf(stderr, ";\n  smallest working limit over the variations %s = %.3f..%.3f x peak requested (the least of the "
+            "settings searched: %.3f)", fmt_bytes(p->need, c, sizeof c), p->need_x_min, p->need_x_max, least);
+  }
   for (int r = 0; r < 2; r++) {
     int i = r ? expandable : caching;
     if (i < 0 || i == 0) continue;

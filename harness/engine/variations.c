@@ -3,28 +3,29 @@
  * Iterations. A trace with ITER events says where they end. A PyTorch snapshot does not:
  * there an iteration starts where every short-lived block is freed - the activations,
  * gradients and optimizer temporaries of the step before - and only the long-lived ones
- * (weights, optimizer state, leaks: never freed, or alive for over a quarter of the trace;
- * a leak of the last quarter hides the boundaries after it, which then stay in the end
- * kept in place)
- * are live. Those points are the minima of the count of live short-lived blocks; a run of
- * them is one boundary, slivers (a logging temporary between steps) run on into the
- * iteration after, and when the pieces alternate in length (a dip inside the step, e.g. between
- * backward and the optimizer with long-lived gradients) they are merged by the period
- * whose iterations are most alike in length.
+ * are live (weights, optimizer state, leaks: never freed, or alive for over a quarter of
+ * the trace; a leak of the last quarter hides the boundaries after it, which then stay in
+ * the end kept in place). Those points are the minima of the count of live short-lived
+ * blocks; a run of them is one boundary; slivers (under a tenth of the median piece by
+ * events: a logging temporary between steps) run on into the iteration after; and pieces
+ * that alternate in length (a dip inside the step, e.g. zero_grad between forward and
+ * backward) are merged by the period whose iterations are most alike in length, at the
+ * phase whose boundaries hold the least live memory.
  *
- * A variation keeps the warm-up (the prologue and the iterations that build long-lived
- * state) and the end (the iterations that free it, and the last one: an OOM snapshot's
- * partial step) in place and replays the middle iterations in another order (a
- * permutation), resampled with replacement, or resampled with other shapes: every third
- * variation scales each iteration's shape-dependent blocks (short-lived, of a size that
- * does not recur in 90% of the iterations, as a parameter-sized gradient does) by one
- * factor drawn so that their bytes stay within the range the recorded iterations span -
- * sizes the recording never saw, as a rerun's batches bring. Every block
- * gets a fresh id. A block that outlives its iteration (gradients freed at the next
- * zero_grad, a kept loss) is carried: the next iteration's free of such a block frees the
- * oldest carried block of the same size (else the nearest size; none: it stays live, the
- * cautious side). A long-lived block is never freed early: a middle iteration's free of one
- * is dropped, the end's frees of the warm-up's blocks kept. */
+ * A variation keeps the warm-up (a prologue before the first boundary, and iterations of
+ * the first half that build long-lived state) and the end (the iterations that free it,
+ * and the last one: an OOM snapshot's partial step) in place and replays the middle
+ * iterations in another order (a permutation), resampled with replacement, or resampled
+ * with other shapes: every third variation scales each iteration's shape-dependent blocks
+ * (short-lived, of a size that does not recur in 90% of the iterations, as a
+ * parameter-sized gradient does) - the warm-up's step's too - by one factor drawn so that
+ * their bytes stay within the range the recorded iterations span: sizes the recording
+ * never saw, as a rerun's batches bring. Every block gets a fresh id. A block that
+ * outlives its iteration (gradients freed at the next zero_grad, a kept loss) is carried:
+ * the next iteration's free of such a block frees the oldest carried block of the same
+ * recorded size (else the nearest size; none: it stays live, the cautious side). A
+ * long-lived block is never freed early: a middle iteration's free of one is dropped, the
+ * end's frees of the warm-up's blocks kept. */
 #include "variations.h"
 #include <math.h>
 #include <stdio.h>
@@ -33,7 +34,7 @@
 
 #define NONE ((size_t)-1)
 #define MIN_ITERATIONS 4          /* fewer: no structure to vary */
-#define SLIVER 0.10               /* a piece shorter than this share of the median joins the one before */
+#define SLIVER 0.10               /* a piece shorter than this share of the median runs on into the next */
 #define LONG_LIVED_SHARE 4        /* alive for over 1/4 of the trace: long-lived */
 #define ALTERNATING 0.2           /* pieces this unlike in length (CV) may be halves of one step */
 #define STATE_SHARE 0.01          /* an iteration that allocates (frees) this share of the peak of long-lived bytes */
