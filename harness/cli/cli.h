@@ -39,6 +39,7 @@ struct cli_opts {
   double precision;                   /* mincap */
   const char *confirm_on;             /* mincap: confirm each found cap on this device kind */
   int threads; double seconds; double fail_rate;   /* stress */
+  int variations;                                   /* advise --variations; 0 = its default */
   char conf_spec[CLI_MAX][640]; int nconf;          /* --alloc-conf, as strategy specs (in allocators[]) */
   uint64_t budget;                                  /* the one --limit/--budget resolved against the sim total; 0 = none */
   const char *oom_message;                          /* --oom-message FILE|-: PyTorch's OOM text */

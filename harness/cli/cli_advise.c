@@ -1,7 +1,10 @@
-/* cli_advise.c - `fragbench advise --trace FILE [--budget BYTES] [--out FILE.csv]`: the
- * search of advise.c on one snapshot, a ranked table on stderr, one CSV row per setting
- * replayed (the recommendation first), and as the last line on stdout the
- * PYTORCH_CUDA_ALLOC_CONF to use. */
+/* cli_advise.c - `fragbench advise --trace FILE [--limit L] [--out FILE.csv]`: the search
+ * of advise.c on one snapshot and the variations of its job, a ranked table on stderr
+ * (worst case, headroom, how many variations each setting fits), one CSV row per setting
+ * replayed (the recommendation first; the results columns, then headroom_bytes,
+ * fits_variations, worst_peak_reserved, variations, need_bytes, need_min_bytes, need_x_min,
+ * need_x_max), and as the last line on
+ * stdout the PYTORCH_CUDA_ALLOC_CONF to use. */
 #include "cli.h"
 #include "options.h"
 #include <stdlib.h>
@@ -10,64 +13,200 @@
 #include "advise.h"
 #include "cap_infer.h"
 #include "limit.h"
+#include "outfile.h"
 
 static const struct opt_def advise_opts[] = {
   {"--trace", OPT_TEXT, "FILE", "the snapshot (or any trace) to advise on (required, once)"},
   {"--trace-device", OPT_COUNT, "N", "which device of a multi-device snapshot (default: the first with events)"},
   OPTS_LIMIT,
-  {"--budget", OPT_LIMIT, "BYTES|N%|FRACTION", "the same as --limit: replays every setting under it and recommends\n"
-   "the one that completes with the least modeled driver time"},
+  {"--budget", OPT_LIMIT, "BYTES|N%|FRACTION", "the same as --limit"},
+  {"--variations", OPT_COUNT, "N", "reruns of the job every setting is replayed on, the recorded one included\n"
+   "(default 20, at most 64; 1 = the recorded sequence alone)"},
+  {"--seed", OPT_COUNT, "N", "the variations' seed (default 1)"},
   {"--device", OPT_TEXT, "sim", "advise predicts on the simulated device (cuda is refused)"},
   {"--sim-total", OPT_BYTES, "BYTES", "the simulated device's total (default: an H100 80GB; at most 4 TiB)"},
   {"--sim-usable", OPT_BYTES, "BYTES", "what cudaMalloc can get on sim"},
   {"--out", OPT_TEXT, "FILE.csv", "one results row per setting replayed, the recommendation first, with its\n"
-   "PYTORCH_CUDA_ALLOC_CONF in the alloc_conf column; written whole or not at all"},
+   "PYTORCH_CUDA_ALLOC_CONF in the alloc_conf column and headroom_bytes, fits_variations,\n"
+   "worst_peak_reserved, variations, need_bytes, need_min_bytes, need_x_min,\n"
+   "need_x_max appended (need_*: the smallest limit over the variations, for the pick and the\n"
+   "references; _x: as multiples of each variation's own peak requested); written whole or not at all"},
   OPTS_QUIET,
   OPTS_END,
 };
 
 const struct cmd_def cmd_advise_def = {
-  "advise", "--trace FILE [--limit BYTES|N%|F] [--out FILE.csv]   the PYTORCH_CUDA_ALLOC_CONF to use",
+  "advise", "--trace FILE [--limit BYTES|N%|F] [--oom-message FILE|-] [--out FILE.csv]   the PYTORCH_CUDA_ALLOC_CONF to use",
   "Which PYTORCH_CUDA_ALLOC_CONF should this job use? Replays the snapshot (or any trace)\n"
   "on the simulated device under PyTorch's allocator settings - expandable_segments,\n"
   "max_split_size_mb, max_non_split_rounding_mb, roundup_power2_divisions and, with a\n"
   "limit, garbage_collection_threshold - with values read off the trace's request sizes,\n"
-  "by coordinate descent from PyTorch's defaults (expandable segments off and on): one knob\n"
-  "varied at a time, the best kept, until a round changes nothing.\n"
+  "by coordinate descent from PyTorch's defaults (expandable segments off and on).\n"
   "\n"
-  "Without a limit it recommends the setting that needs the least peak reserved memory; for\n"
-  "a snapshot that ended in an OOM the limit is the one the job ran under, inferred from it\n"
-  "(said on stderr; --no-infer-cap turns that off). With a limit (--limit, --budget,\n"
-  "--oom-message) every setting replays under it and the one that completes with the least\n"
-  "modeled driver time wins; a limit below the trace's peak requested is refused (exit 2).\n",
+  "A job is never rerun with the same batches: every setting is replayed on variations of\n"
+  "the job built from the snapshot - its iterations (found from where every short-lived\n"
+  "block is freed) in other orders and resampled, the warm-up and the end kept - on every\n"
+  "core. The worst case over the variations decides: a setting fits when it completes on\n"
+  "all of them; headroom_bytes = the limit (else the device) minus its worst-case peak\n"
+  "reserved. The recommendation fits on every variation, needs no more than PyTorch's\n"
+  "default and at most 2% more than the best (under a limit: the smallest limit it\n"
+  "completes under on every variation; without one: its worst-case peak reserved, each as\n"
+  "a multiple of the variation's peak requested), and changes the fewest knobs; driver\n"
+  "time decides only where it differs by more than 2 ms per iteration.\n"
+  "\n"
+  "The limit: --limit (--budget, --cap-bytes) in bytes, N% of the device or a fraction as\n"
+  "set_per_process_memory_fraction takes it; --oom-message FILE|- reads it from PyTorch's\n"
+  "out-of-memory text (the low end of its 2-decimal printing); for a snapshot that ended in\n"
+  "an OOM it is otherwise inferred, and advise plans for the LOW end of the inferred\n"
+  "interval (--no-infer-cap turns that off). A limit below the trace's peak requested is\n"
+  "refused (exit 2).\n",
   advise_opts, cmd_advise,
   "Prints a ranked table on stderr and, as the last line on stdout,\n"
-  "PYTORCH_CUDA_ALLOC_CONF=... to export before the job starts.\n"
+  "PYTORCH_CUDA_ALLOC_CONF=... to export before the job starts. Exit 1 when no setting fits\n"
+  "on every variation (the smallest limit the top settings need is printed).\n"
   "\n"
-  "The prediction assumes the job makes the same allocation sequence again (same model,\n"
-  "batch shapes and order) and that its PyTorch's allocator behaves as the one modelled\n"
-  "here (c10/cuda/CUDACachingAllocator.cpp as of the PyTorch that recorded the bundled\n"
-  "snapshots, 2.11).\n",
+  "The prediction assumes a rerun draws its iterations from those recorded, and that its\n"
+  "PyTorch's allocator behaves as the one modelled here (c10/cuda/CUDACachingAllocator.cpp\n"
+  "as of the PyTorch that recorded the bundled snapshots, 2.11).\n",
 };
-
 
 static const char *conf_of(const struct advise_candidate *c) {
   return c->r.alloc_conf[0] ? c->r.alloc_conf : c->spec;
 }
 
-static void table_line(int rank, const struct advise_candidate *c, uint64_t budget, const char *mark) {
-  char res[32], conf[80];
+static void fmt_signed(int64_t v, char *out, size_t n) {
+  char b[24];
+  if (v == INT64_MIN) { snprintf(out, n, "?"); return; }
+  fmt_bytes((uint64_t)(v < 0 ? -v : v), b, sizeof b);
+  snprintf(out, n, "%s%s", v < 0 ? "-" : "", b);
+}
+
+static void table_line(int rank, const struct advise_candidate *c, const char *mark) {
+  char worst[32], head[32], rec[32], conf[80], fits[16];
   snprintf(conf, sizeof conf, "%.79s", conf_of(c));
-  if (strlen(conf_of(c)) > 70) snprintf(conf + 66, sizeof conf - 66, "...");
-  const char *fits = c->fits ? "yes" : "no";
-  fprintf(stderr, "%4d  %-70s %12s %9.3f  %-4s %10.2f  %s%s\n", rank, conf, fmt_bytes(c->r.peak_reserved, res, sizeof res),
-          c->r.overhead, budget || !c->fits ? fits : "-", (double)c->r.modeled_driver_ns / 1e6, mark,
+  if (strlen(conf_of(c)) > 62) snprintf(conf + 58, sizeof conf - 58, "...");
+  snprintf(fits, sizeof fits, "%d/%d", c->fits_variations, c->nvariations);
+  fmt_signed(c->headroom, head, sizeof head);
+  fprintf(stderr, "%4d  %-62s %11s %11s %6s %10.2f %11s  %s%s\n", rank, conf, fmt_bytes(c->worst_reserved, worst, sizeof worst),
+          head, fits, (double)c->mean_driver_ns / 1e6, fmt_bytes(c->r.peak_reserved, rec, sizeof rec), mark,
           c->origin == ADVISE_RECORDED ? " (the snapshot's own settings)" : "");
 }
 
 static int find_spec(const struct advise_result *res, const char *spec) {
   for (int i = 0; i < res->n; i++) if (!strcmp(res->c[i].spec, spec)) return i;
   return -1;
+}
+
+/* the results CSV's columns, then advise's own; whole or not at all (outfile.h) */
+static int write_csv(const char *path, const struct advise_result *res) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&buf, &len);
+  if (!m) { fprintf(stderr, "fragbench advise: out of host memory\n"); return 1; }
+  static const char *const extra[] = {"headroom_bytes", "fits_variations", "worst_peak_reserved", "variations", "need_bytes",
+                                      "need_min_bytes", "need_x_min", "need_x_max"};
+  for (int i = 0; i <= res->n; i++) {
+    char *line = NULL;
+    size_t n = 0;
+    FILE *l = open_memstream(&line, &n);
+    if (!l) break;
+    if (!i) csv_write_header(l);
+    else {
+      char id[16];
+      snprintf(id, sizeof id, "%d", i);
+      csv_write_row(l, id, &res->c[i - 1].r);
+    }
+    fclose(l);
+    if (n && line[n - 1] == '\n') line[--n] = 0;
+    fputs(line, m);
+    free(line);
+    if (!i) for (size_t k = 0; k < sizeof extra / sizeof extra[0]; k++) fprintf(m, ",%s", extra[k]);
+    else {
+      const struct advise_candidate *c = &res->c[i - 1];
+      if (c->headroom == INT64_MIN) fputc(',', m);
+      else fprintf(m, ",%lld", (long long)c->headroom);
+      fprintf(m, ",%d/%d,%llu,%d,", c->fits_variations, c->nvariations, (unsigned long long)c->worst_reserved, c->nvariations);
+      if (c->need) fprintf(m, "%llu", (unsigned long long)c->need);
+      fputc(',', m);
+      if (c->need_min) fprintf(m, "%llu", (unsigned long long)c->need_min);
+      if (c->need_x_max > 0) fprintf(m, ",%.4f,%.4f", c->need_x_min, c->need_x_max);
+      else fputs(",,", m);
+    }
+    fputc('\n', m);
+  }
+  fclose(m);
+  int rc = 0;
+  if (!strcmp(path, "-")) fwrite(buf, 1, len, stdout);
+  else {                                            /* a temporary renamed into place: whole or not at all */
+    struct outfile of;
+    FILE *f = outfile_open(&of, path, "--out");
+    if (!f) rc = 2;
+    else if (fwrite(buf, 1, len, f) != len) { outfile_finish(&of, 0); fprintf(stderr, "fragbench advise: %s: cannot write\n", path); rc = 2; }
+    else if (outfile_finish(&of, 1)) rc = 2;
+  }
+  free(buf);
+  return rc;
+}
+
+static void say_variations(const struct advise_result *res, uint64_t seed) {
+  if (res->nvariations > 1)
+    fprintf(stderr, "fragbench advise: %d variations of the job: the recorded one and %d with its %d middle iterations in other "
+            "orders, resampled, or with other shapes (iterations: %s; the warm-up - the prologue and %d iteration(s) - and %d at "
+            "the end kept in place), seed %llu, %d at once\n",
+            res->nvariations, res->nvariations - 1, res->iterations - res->head_iters - res->tail_iters, res->variations_how,
+            res->head_iters, res->tail_iters, (unsigned long long)seed, res->threads);
+  else
+    fprintf(stderr, "fragbench advise: the recorded sequence only: %s; the advice holds for this sequence, not for reruns "
+            "that draw other batches\n", res->variations_how);
+}
+
+/* what each of the top settings needs when none fits under the limit */
+static void say_needs(const struct advise_result *res, uint64_t limit) {
+  char a[32], b[32];
+  fprintf(stderr, "No setting completes under the budget (%s) on every variation. The smallest limit each of the top settings needs "
+          "(every variation completes, sim, exact for these settings):\n", fmt_bytes(limit, a, sizeof a));
+  for (int i = 0, shown = 0; i < res->n && shown < 3; i++) {
+    const struct advise_candidate *c = &res->c[i];
+    if (!c->need) continue;
+    fprintf(stderr, "  %-62s needs %s (%llu bytes), %+.1f%% of the limit\n", conf_of(c), fmt_bytes(c->need, b, sizeof b),
+            (unsigned long long)c->need, 100.0 * ((double)c->need / (double)limit - 1));
+    shown++;
+  }
+}
+
+static void say_pick(const struct advise_result *res, int caching, int expandable) {
+  const struct advise_candidate *p = &res->c[0];
+  char a[32], b[32], c[32];
+  fmt_signed(p->headroom, b, sizeof b);
+  fprintf(stderr, "Recommended: fits on %d/%d variations, worst-case peak reserved %s, headroom %s against %s%s.\n",
+          p->fits_variations, p->nvariations, fmt_bytes(p->worst_reserved, a, sizeof a), b,
+          fmt_bytes(res->headroom_of, c, sizeof c), res->headroom_of && p->headroom < (int64_t)(res->headroom_of / 50) ?
+          " (under 2%: thin)" : "");
+  uint64_t best = p->worst_reserved, fastest = p->mean_driver_ns;
+  for (int i = 0; i < res->n; i++) {
+    if (!res->c[i].fits) continue;
+    if (res->c[i].worst_reserved < best) best = res->c[i].worst_reserved;
+    if (res->c[i].mean_driver_ns < fastest) fastest = res->c[i].mean_driver_ns;
+  }
+  fprintf(stderr, "  %d knob(s) changed from PyTorch's defaults; %+.2f%% against the least worst-case peak reserved listed (%s)",
+          advise_knobs_count(&p->k), 100.0 * ((double)p->worst_reserved / (double)best - 1), fmt_bytes(best, a, sizeof a));
+  if (p->need_x_max > 0) {
+    double least = p->need_x_max;
+    for (int i = 0; i < res->n; i++)
+      if (res->c[i].fits && res->c[i].need_x_max > 0 && res->c[i].need_x_max < least) least = res->c[i].need_x_max;
+    fprintf(stderr, ";\n  smallest working limit over the variations %s = %.3f..%.3f x peak requested (the least of the "
+            "settings searched: %.3f)", fmt_bytes(p->need, c, sizeof c), p->need_x_min, p->need_x_max, least);
+  }
+  for (int r = 0; r < 2; r++) {
+    int i = r ? expandable : caching;
+    if (i < 0 || i == 0) continue;
+    const struct advise_candidate *q = &res->c[i];
+    if (q->fits) fprintf(stderr, "; %s %s worst case", r ? "expandable segments alone" : "PyTorch's default", fmt_bytes(q->worst_reserved, a, sizeof a));
+    else fprintf(stderr, "; %s fits on %d/%d", r ? "expandable segments alone" : "PyTorch's default", q->fits_variations, q->nvariations);
+  }
+  fprintf(stderr, ".\n  Modeled driver time (mean over the variations): %.1f ms, the fastest fitting setting %.1f ms; a "
+          "difference under %.0f ms (2 ms per iteration) is not weighed.\n", (double)p->mean_driver_ns / 1e6,
+          (double)fastest / 1e6, (double)res->driver_matters_ns / 1e6);
 }
 
 int cmd_advise(struct cli_opts *o) {
@@ -86,31 +225,39 @@ int cmd_advise(struct cli_opts *o) {
   }
   if (outfile_check("advise", (const char *[]){"--out"}, &o->out, 1, (const char *[]){o->traces[0], o->oom_message}, 2)) return 2;
   struct advise_opts ao = {.trace = o->traces[0], .trace_device = o->trace_device, .budget = o->budget,
-                           .progress = !o->quiet && isatty(2)};
+                           .progress = !o->quiet && isatty(2), .variations = o->variations, .seed = o->seed,
+                           .threads = 0};   /* every core */
   ao.device.kind = "sim";
   ao.device.sim_total = o->sim_total;
   ao.device.sim_usable = o->sim_usable;
   struct advise_result res;
-  char err[FB_ERRLEN];
-  int inferred = 0;
+  char err[FB_ERRLEN], a[32];
   struct limit lim;
-  struct limit_ask ask = {.ngiven = o->ncaps, .given_bytes = o->budget, .given_text = o->ncaps ? o->caps[0].flag : NULL,
+  struct limit_ask ask = {.ngiven = o->ncaps, .given_bytes = o->budget, .given_text = o->ncaps ? o->caps[0].text : NULL,
                           .oom_message = o->oom_message, .no_infer = o->no_infer_cap, .trace = o->traces[0],
                           .trace_device = o->trace_device};
   if (limit_resolve(&ask, &lim, err)) { fprintf(stderr, "fragbench advise: %s\n", err); return 2; }
+  int inferred = lim.from == LIMIT_INFERRED;
+  ao.budget = inferred ? lim.ci.lo : lim.bytes;     /* inferred: plan for the low end of the interval */
   if (!o->quiet) {
     char line[1024];
-    if (lim.from == LIMIT_INFERRED) {
+    if (inferred) {
       cap_infer_evidence(&lim.ci, line, sizeof line);
       fprintf(stderr, "fragbench advise: %s %s\n", o->traces[0], line);
     }
   }
   cli_say_limit(o, &lim);
-  ao.budget = lim.bytes;
-  inferred = lim.from == LIMIT_INFERRED;
+  if (inferred && !o->quiet)
+    fprintf(stderr, "fragbench advise: planning for the low end of that interval, %s (%llu bytes): the limit may be "
+            "anywhere in it (give it exactly with --limit or --oom-message FILE|-)\n", fmt_bytes(ao.budget, a, sizeof a),
+            (unsigned long long)ao.budget);
   int rc = advise_run(&ao, &res, err);
-  if (rc == 2 && inferred) {   /* the job needed more than its limit whatever the setting */
-    if (!o->quiet) fprintf(stderr, "fragbench advise: %s; advising without a budget\n", err);
+  if (rc == 2 && (inferred || lim.from == LIMIT_OOM_MESSAGE) && strstr(err, "below the trace's peak requested")) {
+    /* the job itself asks for more than the limit at once: nothing fits there */
+    fprintf(stderr, "fragbench advise: nothing fits under %s: %s\n", fmt_bytes(ao.budget, a, sizeof a), err);
+    if (inferred) fprintf(stderr, "fragbench advise: that is the low end of the inferred interval; if the job ran under more, "
+                          "give the limit with --limit BYTES or --oom-message FILE|- (PyTorch's OOM text)\n");
+    if (!o->quiet) fprintf(stderr, "fragbench advise: advising without a budget, for the memory each setting needs\n");
     advise_free(&res);
     ao.budget = 0;
     rc = advise_run(&ao, &res, err);
@@ -121,55 +268,41 @@ int cmd_advise(struct cli_opts *o) {
     return rc;
   }
   if (!res.n) { fprintf(stderr, "fragbench advise: nothing was replayed\n"); advise_free(&res); return 1; }
-
-  struct output out = {0};
-  if (o->out) {
-    if (output_open(&out, o->out)) { advise_free(&res); return 2; }
-    for (int i = 0; i < res.n; i++) {
-      char id[16];
-      snprintf(id, sizeof id, "%d", i + 1);
-      csv_write_row(out.csv, id, &res.c[i].r);
-    }
-    if (output_finish(&out, 1)) { advise_free(&res); return 2; }   /* complete: every setting replayed */
-  }
+  if (o->out && (rc = write_csv(o->out, &res))) { advise_free(&res); return rc; }
 
   const struct advise_candidate *best = &res.c[0];
   int caching = find_spec(&res, "caching"), expandable = find_spec(&res, "expandable"), recorded = find_spec(&res, "recorded");
   if (!o->quiet) {
-    char a[32], b[32];
-    fprintf(stderr, "fragbench advise: %s: peak requested %s; %d settings replayed in %.2f s (%d descent rounds)%s%s\n",
-            best->r.workload, fmt_bytes(res.peak_requested, a, sizeof a), res.n, res.elapsed_s, res.rounds,
-            ao.budget ? ", budget " : "", ao.budget ? fmt_bytes(ao.budget, b, sizeof b) : "");
-    fprintf(stderr, "%4s  %-70s %12s %9s  %-4s %10s\n", "rank", "PYTORCH_CUDA_ALLOC_CONF", "peak_res", "overhead",
-            "fits", "driver ms");
+    char b[32];
+    say_variations(&res, o->seed ? o->seed : 1);
+    fprintf(stderr, "fragbench advise: %s: peak requested %s; %d settings x %d variations replayed in %.2f s (%d descent rounds)%s%s\n",
+            best->r.workload, fmt_bytes(res.peak_requested, a, sizeof a), res.n, res.nvariations, res.elapsed_s, res.rounds,
+            ao.budget ? ", limit " : ", no limit: headroom against the device's ", fmt_bytes(res.headroom_of, b, sizeof b));
+    fprintf(stderr, "%4s  %-62s %11s %11s %6s %10s %11s\n", "rank", "PYTORCH_CUDA_ALLOC_CONF", "worst_res", "headroom",
+            "fits", "driver ms", "recorded");
     int shown = 0;
     for (int i = 0; i < res.n; i++) {
       int ref = i == caching || i == expandable || i == recorded;
       if (shown < 12 || ref) {
-        table_line(i + 1, &res.c[i], ao.budget, i == caching ? "  <- PyTorch's default" :
-                   i == expandable ? "  <- expandable segments alone" : "");
+        table_line(i + 1, &res.c[i], i == caching ? "  <- PyTorch's default" : i == expandable ? "  <- expandable segments alone" : "");
         shown++;
       }
     }
     if (res.n > shown) fprintf(stderr, "      (%d more in --out)\n", res.n - shown);
+    fprintf(stderr, "worst_res: the largest peak reserved over the variations (where it ran out: the smallest limit it needs "
+            "there); recorded: on the recorded sequence alone; driver ms: the mean.\n");
     if (best->r.trace_peak_reserved)
       fprintf(stderr, "PyTorch itself reserved %s when the snapshot was recorded.\n", fmt_bytes(best->r.trace_peak_reserved, a, sizeof a));
-    if (expandable >= 0 && res.c[expandable].r.peak_reserved && best->fits && !ao.budget)
-      fprintf(stderr, "Recommended: %s peak reserved predicted (%+.1f%% against expandable_segments:True alone).\n",
-              fmt_bytes(best->r.peak_reserved, a, sizeof a),
-              100.0 * ((double)best->r.peak_reserved / (double)res.c[expandable].r.peak_reserved - 1));
-    if (expandable >= 0 && best->fits && ao.budget) {
-      const struct advise_candidate *e = &res.c[expandable];
-      fprintf(stderr, "Recommended: completes under the budget, %s peak reserved, %.2f ms modeled driver time; "
-              "expandable_segments:True alone ", fmt_bytes(best->r.peak_reserved, a, sizeof a), (double)best->r.modeled_driver_ns / 1e6);
-      if (e->fits) fprintf(stderr, "fits too, with %.2f ms.\n", (double)e->r.modeled_driver_ns / 1e6);
-      else fprintf(stderr, "runs out of memory at event %llu.\n", (unsigned long long)e->r.first_oom_event);
+    if (best->fits) say_pick(&res, caching, expandable);
+    else if (ao.budget) {
+      say_needs(&res, ao.budget);
+      if (inferred) fprintf(stderr, "The limit was inferred: the job ran under between %s and %s, and this plans for the low "
+                            "end. If it ran under more, give the limit exactly: --limit BYTES, or --oom-message FILE|- with "
+                            "PyTorch's out-of-memory text.\n", fmt_bytes(lim.ci.lo, a, sizeof a), fmt_bytes(lim.ci.hi, b, sizeof b));
     }
-    if (!best->fits)
-      fprintf(stderr, "No setting completes%s: the best got to event %llu of the trace.\n",
-              ao.budget ? " under the budget" : "", (unsigned long long)best->r.events);
-    fprintf(stderr, "This assumes the job makes the same allocation sequence again and that its PyTorch's "
-            "allocator behaves as the one modelled here (the snapshot's PyTorch version).\n");
+    else fprintf(stderr, "No setting completes on every variation on this device.\n");
+    fprintf(stderr, "This assumes a rerun draws its iterations from those recorded and that its PyTorch's allocator "
+            "behaves as the one modelled here (the snapshot's PyTorch version).\n");
   }
   if (!best->fits) { advise_free(&res); return 1; }
   printf("PYTORCH_CUDA_ALLOC_CONF=%s\n", best->r.alloc_conf);

@@ -132,6 +132,11 @@ static int store(const char *cmd, struct cli_opts *o, const char *flag, const ch
     o->threads = (int)v;
     return 0;
   }
+  if (!strcmp(flag, "--variations")) {
+    if (parse_u64(val, &v) || !v || v > 64) return bad(cmd, "--variations '%s': expected 1..64%s", val, "");
+    o->variations = (int)v;
+    return 0;
+  }
   if (!strcmp(flag, "--seconds")) {
     if (parse_double(val, &o->seconds) || o->seconds <= 0) return bad(cmd, "--seconds '%s': expected a positive number%s", val, "");
     if (o->seconds > CLI_SECONDS_MAX) return bad(cmd, "--seconds '%s': at most %s (a day)", val, "86400");
@@ -193,7 +198,7 @@ static const struct { const char *flag; enum opt_type type; } types[] = {
   {"--max-reserved", OPT_BYTES}, {"--oom-message", OPT_TEXT}, {"--trace-device", OPT_COUNT}, {"--device", OPT_TEXT},
   {"--devices", OPT_LIST}, {"--sim-total", OPT_BYTES}, {"--sim-usable", OPT_BYTES}, {"--on-oom", OPT_TEXT},
   {"--seed", OPT_COUNT}, {"--out", OPT_TEXT}, {"--timeline", OPT_TEXT}, {"--breakdown", OPT_TEXT}, {"--at", OPT_TEXT},
-  {"--plot", OPT_TEXT}, {"--confirm-on", OPT_TEXT}, {"--precision", OPT_NUMBER}, {"--threads", OPT_COUNT},
+  {"--plot", OPT_TEXT}, {"--confirm-on", OPT_TEXT}, {"--precision", OPT_NUMBER}, {"--threads", OPT_COUNT}, {"--variations", OPT_COUNT},
   {"--seconds", OPT_NUMBER}, {"--fail-rate", OPT_NUMBER},
   {"--vary", OPT_TEXT}, {"--from", OPT_COUNT}, {"--to", OPT_COUNT}, {"--margin", OPT_BYTES},
   {"--max-increase", OPT_NUMBER}, {"--metric", OPT_LIST}, {"--tolerance", OPT_TEXT}, {"--junit", OPT_TEXT},

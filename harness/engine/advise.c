@@ -1,43 +1,24 @@
 /* advise.c - the search behind `fragbench advise` (see advise.h): one pass over the
- * trace for its request sizes and peak, then coordinate descent over PyTorch's knobs from
- * the defaults with expandable segments off and on, every distinct setting replayed once
- * on the simulated device (a cache by spec) from the trace held in memory (trace_mem.c:
- * read and decompressed once), then every replayed setting ranked. */
+ * trace for its request sizes and peak, the variations of the job built from it, then
+ * coordinate descent over PyTorch's knobs from the defaults with expandable segments off
+ * and on, every distinct setting replayed once per variation on the simulated device (a
+ * cache by spec; advise_eval.c) from the traces held in memory, then every replayed
+ * setting ranked and the recommendation put first (advise_rank.c). */
 #include "advise.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "timing.h"
 
 #define MAX_ROUNDS_DEFAULT 6
-
-static int knob_count_of(const struct advise_candidate *c) {
-  return c->origin == ADVISE_RECORDED ? 99 : advise_knobs_count(&c->k);   /* recorded: last among equals */
-}
-
-static int cmp_u(uint64_t x, uint64_t y) { return x < y ? -1 : x > y; }
-
-int advise_compare(const struct advise_candidate *a, const struct advise_candidate *b, uint64_t budget) {
-  int d;
-  if (a->fits != b->fits) return a->fits ? -1 : 1;
-  if (!a->fits) {                                   /* neither completes: the one that got further */
-    if ((d = cmp_u(b->r.events, a->r.events))) return d;
-    if ((d = cmp_u(a->r.peak_reserved, b->r.peak_reserved))) return d;
-  } else if (budget) {
-    if ((d = cmp_u(a->r.modeled_driver_ns, b->r.modeled_driver_ns))) return d;
-    if ((d = cmp_u(a->r.peak_reserved, b->r.peak_reserved))) return d;
-  } else {
-    if ((d = cmp_u(a->r.peak_reserved, b->r.peak_reserved))) return d;
-    if ((d = cmp_u(a->r.modeled_driver_ns, b->r.modeled_driver_ns))) return d;
-  }
-  if ((d = knob_count_of(a) - knob_count_of(b))) return d;
-  return strcmp(a->spec, b->spec);
-}
+#define DESCENT_STEP 0.001        /* the least improvement of worst-case overhead that moves the descent */
 
 struct search {
   const struct advise_opts *o;
   struct advise_result *res;
   struct run_spec base;
+  const struct variation_set *vs;
   int worst;
   char *err;
 };
@@ -58,17 +39,21 @@ static int evaluate(struct search *s, const char *spec, const struct advise_knob
   if (k) c->k = *k;
   snprintf(c->spec, sizeof c->spec, "%s", spec);
   c->origin = origin;
-  struct run_spec rs = s->base;
-  rs.allocator = c->spec;
-  run_result_init(&c->r);
-  int cls = replay_run(&rs, &c->r);
+  int cls = advise_eval(&s->base, s->vs, res->threads, res->headroom_of, c, s->err);
   if (cls) {
-    snprintf(s->err, FB_ERRLEN, "%.200s: %.300s", spec, c->r.status);
     if (cls > s->worst) s->worst = cls;
     return -1;
   }
-  c->fits = c->r.completed && !c->r.oom_count;
   return res->n++;
+}
+
+/* a move of the descent: ranked better, and by more than noise where both fit everywhere
+ * (worst-case overhead 0.1% lower, or the same with fewer knobs): moves of 0.01% would
+ * keep it going for rounds without changing the advice */
+static int better_enough(const struct advise_candidate *a, const struct advise_candidate *b, uint64_t budget) {
+  if (advise_compare(a, b, budget) >= 0) return 0;
+  if (!a->fits || !b->fits) return 1;
+  return a->worst_x < b->worst_x * (1 - DESCENT_STEP) || advise_knobs_count(&a->k) < advise_knobs_count(&b->k);
 }
 
 /* 0 and 1 divisions both mean plain 512 B rounding: one spelling per setting, 1 inside
@@ -105,7 +90,7 @@ static int try_knob(struct search *s, struct advise_knobs *cur, int *cur_i, int 
     if (knob != 1 && !k.max_split_mb) k.non_split_mb = 0;   /* rounding only acts with max_split_size */
     int i = eval_knobs(s, &k);
     if (i < 0) return -1;
-    if (advise_compare(&s->res->c[i], &s->res->c[best_i], s->o->budget) < 0) { best_i = i; best = k; }
+    if (better_enough(&s->res->c[i], &s->res->c[best_i], s->o->budget)) { best_i = i; best = k; }
   }
   if (best_i == *cur_i) return 0;
   *cur = best;
@@ -148,42 +133,25 @@ static uint64_t *request_sizes(const struct event_buffer *b, size_t *n) {
   return sizes;
 }
 
-/* how much there is to write: knobs, then the pieces of a roundup list, then characters */
-static int simpler(const struct advise_candidate *a, const struct advise_candidate *b) {
-  int d = knob_count_of(a) - knob_count_of(b);
-  if (d) return d < 0;
-  int ra = 0, rb = 0;
-  for (int i = 1; i < ADVISE_INTERVALS; i++) {
-    ra += a->k.roundup[i] != a->k.roundup[i - 1];
-    rb += b->k.roundup[i] != b->k.roundup[i - 1];
-  }
-  if (ra != rb) return ra < rb;
-  return strlen(a->spec) < strlen(b->spec);
-}
-
-/* The recommendation: of the settings as good as the best one, give or take
- * ADVISE_DRIVER_TIE of its driver time (and, with a budget, of its peak reserved; without
- * one, the same peak reserved), the simplest goes first: a knob that saves 0.1% of the
- * driver time is not worth setting. */
-static void simplest_first(struct advise_result *res, uint64_t budget) {
-  const struct advise_candidate *best = &res->c[0];
-  if (!res->n || !best->fits) return;
-  double tie = 1 + ADVISE_DRIVER_TIE;
-  int pick = 0;
-  for (int i = 1; i < res->n; i++) {
-    const struct advise_candidate *c = &res->c[i];
-    if (!c->fits || (double)c->r.modeled_driver_ns > (double)best->r.modeled_driver_ns * tie) continue;
-    if (budget ? (double)c->r.peak_reserved > (double)best->r.peak_reserved * tie : c->r.peak_reserved != best->r.peak_reserved)
-      continue;
-    if (simpler(c, &res->c[pick])) pick = i;
-  }
-  if (!pick) return;
+/* the recommendation first, the others in rank order behind it */
+static void put_first(struct advise_result *res, int pick) {
+  if (pick <= 0) return;
   struct advise_candidate *tmp = malloc(sizeof *tmp);
   if (!tmp) return;
   *tmp = res->c[pick];
   memmove(&res->c[1], &res->c[0], (size_t)pick * sizeof *res->c);
   res->c[0] = *tmp;
   free(tmp);
+}
+
+/* what the device lets the allocator have: headroom's measure without a budget */
+static uint64_t device_usable(const struct device_config *cfg) {
+  struct device d;
+  char err[FB_ERRLEN];
+  if (device_open(&d, cfg, err)) return cfg->sim_usable ? cfg->sim_usable : cfg->sim_total;
+  uint64_t u = d.usable ? d.usable : d.total;
+  device_close(&d);
+  return u;
 }
 
 static int rank_budget_cmp(const void *a, const void *b, void *budget) {
@@ -226,11 +194,53 @@ int advise_run(const struct advise_opts *o, struct advise_result *res, char *err
   advise_space_from_sizes(sizes, n, res->peak_requested, o->budget, &res->space);
   free(sizes);
 
+  /* the reruns: variations of the job, replayed on all cores */
+  struct variation_set vs;
+  int nvar = o->variations > 0 ? o->variations : VARIATIONS_DEFAULT;
+  if (nvar > VARIATIONS_MAX) nvar = VARIATIONS_MAX;
+  if (variations_build(&buf, nvar, o->seed ? o->seed : 1, &vs, err)) { event_buffer_free(&buf); return 1; }
+  s.vs = &vs;
+  res->nvariations = vs.n;
+  res->iterations = vs.iterations;
+  res->head_iters = vs.head_iters;
+  res->tail_iters = vs.tail_iters;
+  snprintf(res->variations_how, sizeof res->variations_how, "%s", vs.how);
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  res->threads = o->threads > 0 ? o->threads : cores > 0 ? (int)cores : 1;
+  res->headroom_of = o->budget ? o->budget : device_usable(&o->device);
+  res->limited = o->budget != 0;
+  res->driver_matters_ns = vs.iterations ? ADVISE_DRIVER_MATTERS_NS * (uint64_t)vs.iterations : ADVISE_DRIVER_MATTERS_TRACE_NS;
+
   if (descend(&s, 0) || descend(&s, 1)) goto done;
   if (info->recorded_allocator[0] && evaluate(&s, "recorded", NULL, ADVISE_RECORDED) < 0) goto done;
   qsort_r(res->c, (size_t)res->n, sizeof *res->c, rank_budget_cmp, (void *)&o->budget);
-  simplest_first(res, o->budget);
+  /* what the settings that do not fit everywhere would need (the smallest limit on the
+   * variations they failed), then the recommendation first */
+  for (int i = 0; i < res->n; i++) {
+    struct advise_candidate *c = &res->c[i];
+    if (c->fits) continue;
+    int cls = advise_needs(&s.base, &vs, res->threads, res->headroom_of, 0, c, err);
+    if (cls) { if (cls > s.worst) s.worst = cls; goto done; }
+  }
+  /* the recommendation is chosen on what the best settings need: the smallest limit each
+   * completes under on every variation (mincap; peak reserved overstates what a setting
+   * that keeps memory cached, as expandable segments do, needs), for the ADVISE_PICK_POOL
+   * best that fit everywhere and for PyTorch's default and expandable segments alone */
+  for (int i = 0, pooled = 0; !o->no_needs && i < res->n; i++) {
+    struct advise_candidate *c = &res->c[i];
+    int ref = c->origin == ADVISE_SEARCHED && (!strcmp(c->spec, "caching") || !strcmp(c->spec, "expandable"));
+    int pool = c->fits && c->origin == ADVISE_SEARCHED && pooled < ADVISE_PICK_POOL;
+    if (!ref && !pool) continue;
+    pooled += pool;
+    int cls = advise_needs(&s.base, &vs, res->threads, res->headroom_of, 1, c, err);
+    if (cls) { if (cls > s.worst) s.worst = cls; goto done; }
+  }
+  put_first(res, advise_pick(res));
+  res->default_i = -1;
+  for (int i = 0; i < res->n; i++)
+    if (res->c[i].origin == ADVISE_SEARCHED && !strcmp(res->c[i].spec, "caching")) res->default_i = i;
 done:
+  variations_free(&vs);
   event_buffer_free(&buf);
   res->elapsed_s = (double)(now_ns() - t0) / 1e9;
   return s.worst;

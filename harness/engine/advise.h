@@ -1,21 +1,30 @@
 /* advise.h - `fragbench advise`: which PYTORCH_CUDA_ALLOC_CONF should this job use?
  * A search over PyTorch's own allocator settings (expandable_segments, max_split_size_mb,
- * max_non_split_rounding_mb, roundup_power2_divisions, garbage_collection_threshold),
- * every candidate one sim replay of the trace. The knobs' candidate values come from the
- * trace's request sizes (advise_space.c); the search is coordinate descent from PyTorch's
- * defaults, with expandable segments off and on (advise.c): vary one knob over its
- * values, keep the best, repeat until a round changes nothing.
+ * max_non_split_rounding_mb, roundup_power2_divisions, garbage_collection_threshold).
+ * The knobs' candidate values come from the trace's request sizes (advise_space.c); the
+ * search is coordinate descent from PyTorch's defaults, with expandable segments off and
+ * on (advise.c): vary one knob over its values, keep the best, repeat until a round
+ * changes nothing.
  *
- * Without a budget the best candidate needs the least peak reserved memory; with one,
- * every candidate replays under a cap = budget (so garbage_collection_threshold acts),
- * and the best completes under it with the least modeled driver time. The prediction
- * assumes the job makes the same allocation sequence again, and that PyTorch's allocator
- * is the one of the version modelled here (the snapshot's). */
+ * A job is never rerun with the same batches, so every candidate is replayed on every
+ * variation of the job (variations.h: its iterations in other orders and resampled; the
+ * recorded sequence is variation 0), the variations spread over all cores
+ * (advise_eval.c), each under a cap = the budget when there is one (so
+ * garbage_collection_threshold acts). The worst case over the variations decides: a
+ * setting fits when it completes on all of them, and ranks by its worst-case overhead
+ * (peak reserved over each variation's peak requested); the recommendation
+ * (advise_rank.c) is the setting with the fewest knobs changed among those that fit
+ * everywhere within ADVISE_TIE of the best worst case and never above PyTorch's default's
+ * worst case; driver time decides only between settings
+ * whose modeled driver time differs by more than ADVISE_DRIVER_MATTERS_NS per iteration.
+ * The prediction assumes PyTorch's allocator is the one of the version modelled here
+ * (the snapshot's), and that a rerun's iterations are drawn from those recorded. */
 #ifndef FB_ADVISE_H
 #define FB_ADVISE_H
 #include <stddef.h>
 #include <stdint.h>
 #include "replay.h"
+#include "variations.h"
 
 #define ADVISE_INTERVALS 16      /* roundup_power2_divisions intervals: 1 MiB .. 32 GiB */
 #define ADVISE_MAX_VALUES 24
@@ -63,18 +72,38 @@ struct advise_candidate {
   struct advise_knobs k;
   char spec[700];
   enum advise_origin origin;     /* searched, or the snapshot's own setting (`recorded`) */
-  int fits;                      /* completed without an OOM (under the budget, if any) */
-  struct run_result r;
+  int fits;                      /* completed without an OOM on every variation (under the budget, if any) */
+  struct run_result r;           /* the recorded sequence's replay (variation 0) */
+  /* over the variations */
+  int nvariations, fits_variations;   /* how many; on how many it completed (under the budget) */
+  uint64_t worst_reserved;       /* the largest peak reserved of those that completed; when some did
+                                    not, the smallest limit those need (advise_needs), if larger */
+  double worst_x;                /* the largest peak reserved / peak requested of a variation (where it ran out: the
+                                    smallest limit it needs there / its peak requested): ranks settings whose
+                                    variations differ in size */
+  int64_t headroom;              /* the budget (or the device) minus worst_reserved; negative: it does not fit */
+  uint64_t min_events;           /* events replayed on the variation it got least far on */
+  uint64_t mean_driver_ns;       /* modeled driver time, the mean over the variations */
+  uint64_t need;                 /* the smallest limit it completes under on every variation (mincap; for
+                                    one that does not fit, on those it failed); 0 = not searched */
+  uint64_t need_min;             /* searched on every variation: the least of them (the spread: need_min..need) */
+  double need_x_min, need_x_max; /* ... and as multiples of each variation's own peak requested (0 = n/a) */
+  int worst_variation;           /* which variation gave worst_reserved (or failed first) */
+  uint64_t failed_mask;          /* bit v: variation v did not complete (under the budget) */
 };
 
-/* The ranking: < 0 when a is the better candidate. Without a budget: completed first,
- * then the least peak reserved, the least modeled driver time, fewer knobs. With one:
- * fits first, then the least driver time, the least peak reserved, fewer knobs; among
- * those that do not fit, the one that got furthest. Ties end on the spec text. The
- * recommendation is then the simplest setting (fewest knobs, shortest roundup list)
- * within ADVISE_DRIVER_TIE of the best's driver time, and of its peak reserved with a
- * budget (the same peak reserved without one); advise_run puts it first. */
-#define ADVISE_DRIVER_TIE 0.02
+/* The ranking: < 0 when a is the better candidate. On more variations completed (under
+ * the budget, if any) first; among those completing nowhere alike, the one that got
+ * furthest; then the least worst-case overhead (worst_x: peak reserved as a multiple of
+ * each variation's own peak requested, so that one variation with larger steps does not
+ * drown the differences), the least worst-case peak reserved (the most headroom), fewer
+ * knobs, the least mean driver time. Ties end on the spec text. The recommendation is then chosen by
+ * advise_pick (advise_rank.c) and advise_run puts it first. */
+#define ADVISE_TIE 0.02                       /* within 2% of the best worst case */
+#define ADVISE_NEED_PRECISION 0.002           /* the smallest working limit to 0.2% (mincap's precision) */
+#define ADVISE_PICK_POOL 3                    /* the best settings whose smallest working limit is searched */
+#define ADVISE_DRIVER_MATTERS_NS 2000000ull   /* per iteration: ~1% of a 200 ms training step */
+#define ADVISE_DRIVER_MATTERS_TRACE_NS 50000000ull   /* over the whole trace when it has no iterations */
 int advise_compare(const struct advise_candidate *a, const struct advise_candidate *b, uint64_t budget);
 
 struct advise_opts {
@@ -84,6 +113,10 @@ struct advise_opts {
   struct device_config device;   /* the simulated device */
   int max_rounds;                /* coordinate descent rounds per start (0 = 6) */
   int progress;                  /* a line per round on stderr */
+  int variations;                /* reruns replayed, the recorded one included (0 = VARIATIONS_DEFAULT, 1 = it alone) */
+  uint64_t seed;                 /* the variations' seed (0 = 1) */
+  int threads;                   /* replays at once (0 = the online cores) */
+  int no_needs;                  /* skip the smallest-limit search over all variations (the pick then goes by worst_x) */
 };
 
 struct advise_result {
@@ -94,11 +127,41 @@ struct advise_result {
   double elapsed_s;              /* the whole search */
   struct advise_space space;
   char recorded_allocator[32];   /* the snapshot's allocator, "" if it does not say */
+  /* the variations */
+  int nvariations, iterations, head_iters, tail_iters, threads;
+  char variations_how[160];
+  uint64_t headroom_of;          /* what headroom is measured against: the budget, else the device's usable bytes */
+  uint64_t driver_matters_ns;    /* a driver-time difference below this is not weighed */
+  int default_i;                 /* PyTorch's default's index after ranking (-1 = none) */
+  int limited;                   /* replayed under a limit: the pick goes by the smallest working limit */
+  int picked_by;                 /* why c[0] was picked: 0 the best, 1 fewer knobs within ADVISE_TIE, 2 driver time */
 };
 
 /* Runs the search. 0; or 2 (bad input, a budget below peak requested) / 1 (a device or
  * validator error) with err set. res is filled in either case; advise_free it. */
 int advise_run(const struct advise_opts *o, struct advise_result *res, char *err);
 void advise_free(struct advise_result *res);
+
+/* advise_rank.c: the recommendation among res->c (ranked by advise_compare): the index of
+ * the setting to put first; -1 when none fits on every variation. Among the settings that
+ * fit everywhere: under a limit, those whose smallest working limit over every variation
+ * was searched (need_x_max: the ADVISE_PICK_POOL best and the references), by that
+ * worst-case need as a multiple of peak requested; without a limit (or none searched), by
+ * worst_x, what it will reserve (a caching allocator keeps what it cached until it runs
+ * into a limit): within ADVISE_TIE of
+ * the best, never above PyTorch's default's, the fewest knobs, then driver time where it
+ * matters. */
+int advise_pick(const struct advise_result *res);
+
+/* advise_eval.c: one setting replayed on every variation, in parallel; fills c's
+ * aggregates (and c->r from variation 0). 0, or the worst exit class with err. */
+struct variation_set;
+int advise_eval(const struct run_spec *base, const struct variation_set *vs, int threads, uint64_t headroom_of,
+                struct advise_candidate *c, char *err);
+/* the smallest limit c completes under (mincap on sim, exact for these settings) on the
+ * variations it failed, or on all of them: need; for one that does not fit, worst_reserved
+ * and headroom from it. 0, or the worst exit class with err. */
+int advise_needs(const struct run_spec *base, const struct variation_set *vs, int threads, uint64_t headroom_of,
+                 int all_variations, struct advise_candidate *c, char *err);
 
 #endif

@@ -19,7 +19,7 @@ int limit_resolve(const struct limit_ask *a, struct limit *l, char *err) {
     if (oom_message_read(a->oom_message, &m, err)) return 2;
     l->from = LIMIT_OOM_MESSAGE;
     l->bytes = m.limit;
-    snprintf(l->source, sizeof l->source, "%s", m.source);
+    snprintf(l->source, sizeof l->source, "%.127s", m.source);
     return 0;
   }
   if (a->trace && !a->no_infer) {

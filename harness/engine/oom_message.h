@@ -1,22 +1,39 @@
-/* oom_message.h - the memory limit PyTorch's own out-of-memory error text states: the
- * "N GiB allowed" of a memory fraction, else the GPU's total capacity (the current
- * message and the older "(GPU 0; 79.15 GiB total capacity; ...)" one).
- * A minimal reader written for the command line's --oom-message (issue 29 item 4); the
- * advise work owns this API and may extend it. */
+/* oom_message.h - the memory limit, exactly, from the text PyTorch printed when the job ran
+ * out of memory (`--oom-message FILE|-`). Formats understood (c10/cuda/CUDACachingAllocator.cpp):
+ *   2.1 and later: "CUDA out of memory. Tried to allocate 3.91 GiB. GPU 0 has a total
+ *     capacity of 79.18 GiB of which 62.10 GiB is free. [Process N has X memory in use.]
+ *     Including non-PyTorch memory, this process has 17.07 GiB memory in use. [19.79 GiB
+ *     allowed; ]Of the allocated memory 12.81 GiB is allocated by PyTorch, and 3.52 GiB is
+ *     reserved by PyTorch but unallocated. ..." ("capacty", the 2.1 typo, too)
+ *   1.x - 2.0: "CUDA out of memory. Tried to allocate 36.00 MiB (GPU 0; 7.93 GiB total
+ *     capacity; 130.35 MiB already allocated; 47.06 MiB free; [19.79 GiB allowed; ]188.00 MiB
+ *     reserved in total by PyTorch)"; before 1.4 "... 188.00 MiB cached)".
+ * Any prefix ("torch.OutOfMemoryError: ", "HIP out of memory") and line breaks are fine.
+ *
+ * The limit is the "N allowed" of a memory fraction (set_per_process_memory_fraction),
+ * else the total capacity. PyTorch prints sizes with 2 decimals (format_size: bytes, KiB,
+ * MiB, GiB), so a printed "19.79 GiB" is any value in [19.785, 19.795) GiB: every field here
+ * is the LOW end of its printed interval (for the limit: plan for the least it can be),
+ * and limit_hi the high end. A size printed in bytes is exact. */
 #ifndef FB_OOM_MESSAGE_H
 #define FB_OOM_MESSAGE_H
+#include <stddef.h>
 #include <stdint.h>
+#include "event.h"
 
 struct oom_message {
-  uint64_t limit;          /* the limit to use, bytes */
-  uint64_t total;          /* the GPU's total capacity; 0 = not stated */
-  uint64_t allowed;        /* "N allowed" (a memory fraction); 0 = not stated */
-  char source[96];         /* a short phrase: where limit came from */
+  uint64_t limit;                  /* allowed if has_allowed, else total_capacity (low end) */
+  uint64_t total_capacity, allowed, tried, in_use, allocated, reserved_unallocated;
+  int has_allowed;                 /* a memory fraction was set: "N allowed" */
+  char source[160];                /* the sentence for stderr: where the limit came from */
+  /* beyond the API the CLI uses: */
+  uint64_t limit_hi;               /* the limit is in [limit, limit_hi) (printed precision) */
+  int format;                      /* 2 = 2.1+ sentences, 1 = 1.x parenthesis, 0 = pre-1.4 "cached" */
 };
 
-/* Reads the text from a file or "-" (stdin). 0, or 2 with err (FB_ERRLEN). */
+/* 0, or -1 with err: what was expected and where (byte offset) in the text. */
+int oom_message_parse(const char *text, struct oom_message *m, char *err /* FB_ERRLEN */);
+/* Reads the file ("-": stdin) whole, then parses it; err names the file. 0, or -1. */
 int oom_message_read(const char *path_or_dash, struct oom_message *m, char *err);
-/* The same from text in memory. */
-int oom_message_parse(const char *text, struct oom_message *m, char *err);
 
 #endif

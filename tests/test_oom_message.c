@@ -1,0 +1,94 @@
+/* test_oom_message.c - the limit read from PyTorch's OOM text: the memory fraction's
+ * "allowed" wins over the total capacity, every format PyTorch has printed (2.1+ sentences,
+ * the 2.1 "capacty" typo, 1.x parentheses with and without "allowed", pre-1.4 "cached"),
+ * the low end of the 2-decimal printing, and text that is no OOM message refused. */
+#include <stdlib.h>
+#include "test.h"
+#include "oom_message.h"
+
+#define GIB (1ull << 30)
+#define MIB (1ull << 20)
+
+static const char issue_text[] =
+  "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.91 GiB. GPU 0 has a total capacity of 79.18 GiB "
+  "of which 62.10 GiB is free. Including non-PyTorch memory, this process has 17.07 GiB memory in use. 19.79 GiB "
+  "allowed; Of the allocated memory 12.81 GiB is allocated by PyTorch, and 3.52 GiB is reserved by PyTorch but "
+  "unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True "
+  "to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)";
+
+TEST(oom_message_allowed_is_the_limit_at_its_low_end) {
+  struct oom_message m;
+  char err[FB_ERRLEN];
+  CHECK_MSG(!oom_message_parse(issue_text, &m, err), "%s", err);
+  CHECK(m.has_allowed);
+  /* 19.79 GiB printed: the value is in [19.785, 19.795) GiB; the limit is the low end */
+  CHECK(m.limit == m.allowed);
+  CHECK(m.limit <= (uint64_t)(19.785 * GIB) + 1 && m.limit >= (uint64_t)(19.785 * GIB));
+  CHECK(m.limit_hi > (uint64_t)(19.794 * GIB) && m.limit_hi <= (uint64_t)(19.795 * GIB));
+  CHECK(m.total_capacity >= (uint64_t)(79.175 * GIB) && m.total_capacity < (uint64_t)(79.18 * GIB));
+  CHECK(m.tried >= (uint64_t)(3.905 * GIB) && m.tried < (uint64_t)(3.91 * GIB));
+  CHECK(m.in_use >= (uint64_t)(17.065 * GIB) && m.in_use < (uint64_t)(17.07 * GIB));
+  CHECK(m.allocated >= (uint64_t)(12.805 * GIB) && m.allocated < (uint64_t)(12.81 * GIB));
+  CHECK(m.reserved_unallocated >= (uint64_t)(3.515 * GIB) && m.reserved_unallocated < (uint64_t)(3.52 * GIB));
+  CHECK(m.format == 2);
+  CHECK(strstr(m.source, "allowed") != NULL);
+}
+
+TEST(oom_message_total_capacity_without_a_fraction_and_the_typo) {
+  struct oom_message m;
+  char err[FB_ERRLEN];
+  const char *t = "CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacty of 79.15 GiB of which "
+                  "4.62 MiB is free. Process 21 has 4.00 GiB memory in use. Including non-PyTorch memory, this process "
+                  "has 75.14 GiB memory in use. Of the allocated memory 74.50 GiB is allocated by PyTorch, and 128.00 MiB "
+                  "is reserved by PyTorch but unallocated.";
+  CHECK_MSG(!oom_message_parse(t, &m, err), "%s", err);
+  CHECK(!m.has_allowed);
+  CHECK(m.limit == m.total_capacity);
+  CHECK(m.limit >= (uint64_t)(79.145 * GIB) && m.limit < (uint64_t)(79.15 * GIB));
+  CHECK(m.tried >= 20 * MIB - MIB / 200 && m.tried < 20 * MIB);
+  CHECK(m.in_use >= (uint64_t)(75.135 * GIB) && m.in_use < (uint64_t)(75.14 * GIB));   /* this process's, not process 21's */
+}
+
+TEST(oom_message_reads_the_1x_formats) {
+  struct oom_message m;
+  char err[FB_ERRLEN];
+  const char *t = "RuntimeError: CUDA out of memory. Tried to allocate 36.00 MiB (GPU 0; 7.93 GiB total capacity; 130.35 MiB "
+                  "already allocated; 47.06 MiB free; 188.00 MiB reserved in total by PyTorch) If reserved memory is >> "
+                  "allocated memory try setting max_split_size_mb to avoid fragmentation.";
+  CHECK_MSG(!oom_message_parse(t, &m, err), "%s", err);
+  CHECK(!m.has_allowed && m.format == 1);
+  CHECK(m.limit >= (uint64_t)(7.925 * GIB) && m.limit < (uint64_t)(7.93 * GIB));
+  CHECK(m.allocated >= (uint64_t)(130.345 * MIB) && m.allocated < (uint64_t)(130.35 * MIB));
+  /* reserved in total 188 MiB, of which 130.35 allocated */
+  CHECK(m.reserved_unallocated > 57 * MIB && m.reserved_unallocated < 58 * MIB);
+  const char *f = "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 1; 79.15 GiB total capacity; 15.00 GiB already "
+                  "allocated; 60.30 GiB free; 19.79 GiB allowed; 16.00 GiB reserved in total by PyTorch)";
+  CHECK_MSG(!oom_message_parse(f, &m, err), "%s", err);
+  CHECK(m.has_allowed && m.limit == m.allowed);
+  CHECK(m.limit >= (uint64_t)(19.785 * GIB) && m.limit < (uint64_t)(19.79 * GIB));
+  const char *c = "RuntimeError: CUDA out of memory. Tried to allocate 512 bytes (GPU 0; 11.17 GiB total capacity;\n"
+                  "10.50 GiB already allocated; 3.81 MiB free; 10.71 GiB cached)";
+  CHECK_MSG(!oom_message_parse(c, &m, err), "%s", err);
+  CHECK(m.tried == 512 && m.format == 0);
+  CHECK(m.limit >= (uint64_t)(11.165 * GIB) && m.limit < (uint64_t)(11.17 * GIB));
+}
+
+TEST(oom_message_refuses_text_that_is_no_oom_message) {
+  struct oom_message m;
+  char err[FB_ERRLEN];
+  CHECK(oom_message_parse("RuntimeError: expected scalar type Float but found Half", &m, err) == -1);
+  CHECK(strstr(err, "out of memory") != NULL);
+  CHECK(oom_message_parse("CUDA out of memory. Tried to allocate 2.00 GiB", &m, err) == -1);
+  CHECK(strstr(err, "total capacity") != NULL);
+  char path[512];
+  snprintf(path, sizeof path, "%s/missing_oom.txt", test_tmpdir());
+  CHECK(oom_message_read(path, &m, err) == -1);
+  CHECK(strstr(err, "missing_oom.txt") != NULL);
+  snprintf(path, sizeof path, "%s/oom.txt", test_tmpdir());
+  FILE *fp = fopen(path, "w");
+  CHECK(fp);
+  fputs(issue_text, fp);
+  fclose(fp);
+  CHECK_MSG(!oom_message_read(path, &m, err), "%s", err);
+  CHECK(m.has_allowed);
+}
