@@ -106,7 +106,8 @@ def main():
         for r in csv.DictReader(open(cpath)):
             if r.get("allocator", "async") == "async" and r.get("status", "ok").startswith("ok") and r["peak_reserved"].isdigit():
                 cuda_ref.setdefault(r["job"], []).append(int(r["peak_reserved"]))
-    jobs = sorted(f[:-len(".pickle")] for f in os.listdir(data) if f.endswith(".pickle"))
+    names = os.listdir(data)   # JOB.pickle, or JOB.pickle.gz as committed in tests/data/recorded/async
+    jobs = sorted(f.split(".pickle")[0] for f in names if f.endswith(".pickle") or f.endswith(".pickle.gz"))
     if split != "all":
         jobs = [j for j in jobs if labels.get(j) == split]
     if not jobs:
@@ -118,6 +119,8 @@ def main():
         "sim caching", "sim expand", "cuda (driver) range", "ranking"))
     for j in jobs:
         trace = os.path.join(data, j + ".pickle")
+        if not os.path.exists(trace):
+            trace += ".gz"
         sim = {r["allocator"]: r for r in fb_run(bin_, trace, "sim", [asy, "caching", "expandable"], os.path.join(out, "sim_%s.csv" % j))}
         if "async" not in sim:
             continue
