@@ -31,70 +31,21 @@ void sim_va_init(struct sim_va *v, uint64_t top) {
   v->fresh = top;
   v->top = top;
   v->reusing = 0;
-  v->live_key = v->live_size = NULL;
-  v->live_cap = v->live_n = 0;
+  v->live = calloc(top / SIM_VA_PAGE / 64 + 1, sizeof *v->live);   /* NULL: see sim_va_take */
   v->free_bytes = 0;
   ordset_init(&v->by_addr, cmp_addr);
   ordset_init(&v->by_size, cmp_size);
 }
 
-/* ---- the live ranges while fresh space lasts: linear probing, backward-shift delete ---- */
-static uint64_t slot_of(const struct sim_va *v, uint64_t addr) {
-  uint64_t h = (addr >> 12) * 0x9E3779B97F4A7C15ull;   /* addresses are ours, not an input's */
-  return (h ^ h >> 32) & (v->live_cap - 1);
-}
-
-static int live_grow(struct sim_va *v) {
-  uint64_t cap = v->live_cap ? v->live_cap * 2 : 1024;
-  uint64_t *k = calloc(cap, sizeof *k), *z = calloc(cap, sizeof *z);
-  if (!k || !z) { free(k); free(z); return -1; }
-  uint64_t *ok = v->live_key, *oz = v->live_size, ocap = v->live_cap;
-  v->live_key = k;
-  v->live_size = z;
-  v->live_cap = cap;
-  for (uint64_t i = 0; i < ocap; i++)
-    if (ok[i]) {
-      uint64_t j = slot_of(v, ok[i] - 1);
-      while (k[j]) j = (j + 1) & (cap - 1);
-      k[j] = ok[i];
-      z[j] = oz[i];
-    }
-  free(ok);
-  free(oz);
-  return 0;
-}
-
-static int live_put(struct sim_va *v, uint64_t addr, uint64_t size) {
-  if ((v->live_n + 1) * 2 > v->live_cap && live_grow(v)) return -1;
-  uint64_t j = slot_of(v, addr);
-  while (v->live_key[j]) j = (j + 1) & (v->live_cap - 1);
-  v->live_key[j] = addr + 1;
-  v->live_size[j] = size;
-  v->live_n++;
-  return 0;
-}
-
-static void live_del(struct sim_va *v, uint64_t addr) {
-  if (!v->live_cap) return;
-  uint64_t m = v->live_cap - 1, j = slot_of(v, addr);
-  while (v->live_key[j] && v->live_key[j] != addr + 1) j = (j + 1) & m;
-  if (!v->live_key[j]) return;   /* not handed out here: nothing to forget */
-  v->live_key[j] = 0;
-  v->live_n--;
-  for (uint64_t k = (j + 1) & m; v->live_key[k]; k = (k + 1) & m) {   /* close the gap */
-    uint64_t home = slot_of(v, v->live_key[k] - 1);
-    if (((k - home) & m) >= ((k - j) & m)) {
-      v->live_key[j] = v->live_key[k];
-      v->live_size[j] = v->live_size[k];
-      v->live_key[k] = 0;
-      j = k;
-    }
+/* ---- the live pages while fresh space lasts: one bit per SIM_VA_PAGE ---- */
+static void mark(uint64_t *bits, uint64_t addr, uint64_t size, int on) {
+  uint64_t p = addr / SIM_VA_PAGE, e = p + size / SIM_VA_PAGE;
+  while (p < e) {
+    uint64_t w = p >> 6, lo = p & 63, n = e - p < 64 - lo ? e - p : 64 - lo;
+    uint64_t m = (n == 64 ? ~0ull : ((1ull << n) - 1)) << lo;
+    if (on) bits[w] |= m; else bits[w] &= ~m;
+    p += n;
   }
-}
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return (x > y) - (x < y);
 }
 
 static int add_range(struct sim_va *v, uint64_t addr, uint64_t size) {
@@ -108,35 +59,34 @@ static int add_range(struct sim_va *v, uint64_t addr, uint64_t size) {
   return 0;
 }
 
-/* The fresh space ran out: the free ranges are what is not live in [0, top), built once. */
+/* The fresh space ran out: the free ranges are the runs of pages not live in [0, top),
+ * built once (a word at a time where a word is all free or all live). */
 static int start_reusing(struct sim_va *v) {
-  uint64_t n = 0, *pairs = malloc((v->live_n ? v->live_n : 1) * 2 * sizeof *pairs);
-  if (!pairs) return -1;
-  for (uint64_t i = 0; i < v->live_cap; i++)
-    if (v->live_key[i]) { pairs[2 * n] = v->live_key[i] - 1; pairs[2 * n + 1] = v->live_size[i]; n++; }
-  qsort(pairs, n, 2 * sizeof *pairs, cmp_u64);   /* by address (the first of each pair) */
-  uint64_t at = 0;
+  uint64_t pages = v->top / SIM_VA_PAGE, run = 0, p = 0;
   int rc = 0;
-  for (uint64_t i = 0; i < n && !rc; i++) {
-    if (pairs[2 * i] > at) rc = add_range(v, at, pairs[2 * i] - at);
-    at = pairs[2 * i] + pairs[2 * i + 1];
+  while (p < pages && !rc) {
+    uint64_t w = v->live[p >> 6];
+    if (!(p & 63) && p + 64 <= pages && (w == 0 || w == ~0ull)) {
+      if (w == 0) run += 64;
+      else if (run) { rc = add_range(v, (p - run) * SIM_VA_PAGE, run * SIM_VA_PAGE); run = 0; }
+      p += 64;
+      continue;
+    }
+    if (!(w >> (p & 63) & 1)) run++;
+    else if (run) { rc = add_range(v, (p - run) * SIM_VA_PAGE, run * SIM_VA_PAGE); run = 0; }
+    p++;
   }
-  if (!rc && v->top > at) rc = add_range(v, at, v->top - at);
-  free(pairs);
-  free(v->live_key);
-  free(v->live_size);
-  v->live_key = v->live_size = NULL;
-  v->live_cap = v->live_n = 0;
+  if (!rc && run) rc = add_range(v, (pages - run) * SIM_VA_PAGE, run * SIM_VA_PAGE);
+  free(v->live);
+  v->live = NULL;
   v->fresh = 0;
   v->reusing = 1;
   return rc;
 }
 
 void sim_va_destroy(struct sim_va *v) {
-  free(v->live_key);
-  free(v->live_size);
-  v->live_key = v->live_size = NULL;
-  v->live_cap = v->live_n = 0;
+  free(v->live);
+  v->live = NULL;
   struct ordnode *n;
   while ((n = ordset_first(&v->by_addr))) {
     struct va_range *r = BY_ADDR(n);
@@ -152,8 +102,9 @@ int sim_va_take(struct sim_va *v, uint64_t size, uint64_t align, uint64_t *addr,
   uint64_t r = round_up(size, align);
   if (!r) return -1;
   if (!v->reusing) {
+    if (!v->live || r % SIM_VA_PAGE) { *oom = !v->live; return -1; }
     if (r <= v->fresh) {
-      if (live_put(v, v->fresh - r, r)) { *oom = 1; return -1; }
+      mark(v->live, v->fresh - r, r, 1);
       v->fresh -= r;
       *addr = v->fresh;
       return 0;
@@ -179,7 +130,10 @@ int sim_va_take(struct sim_va *v, uint64_t size, uint64_t align, uint64_t *addr,
 int sim_va_give(struct sim_va *v, uint64_t addr, uint64_t size, uint64_t align) {
   uint64_t r = round_up(size, align);
   if (!r) return 0;
-  if (!v->reusing) { live_del(v, addr); return 0; }
+  if (!v->reusing) {
+    if (v->live && !(r % SIM_VA_PAGE) && addr + r <= v->top) mark(v->live, addr, r, 0);
+    return 0;
+  }
   struct va_range key = {.addr = addr};
   struct ordnode *pn = ordset_floor(&v->by_addr, &key.by_addr);
   struct va_range *prev = pn ? BY_ADDR(pn) : NULL;
