@@ -103,19 +103,8 @@ done
 CONFIRM=""
 [ "$kind" = cuda ] && CONFIRM="--confirm-on cuda"
 
-# a CSV line into f[1..n], quoted fields ("" for a quote) kept whole
-CSV_AWK='function splitcsv(line, f,   n, i, c, q, cur) {
-  n = 0; cur = ""; q = 0
-  for (i = 1; i <= length(line); i++) {
-    c = substr(line, i, 1)
-    if (q) { if (c == "\"") { if (substr(line, i + 1, 1) == "\"") { cur = cur c; i++ } else q = 0 } else cur = cur c }
-    else if (c == "\"") q = 1
-    else if (c == ",") { f[++n] = cur; cur = "" }
-    else cur = cur c
-  }
-  f[++n] = cur
-  return n
-}'
+# a CSV line into f[1..n], quoted fields kept whole (splitcsv)
+CSV_AWK=$(cat "$(dirname "$0")/csv_split.awk")
 label_of() { l=$(basename "$1"); echo "${l%.gz}"; }
 # every source as "LABEL FLAG SOURCE", in order
 sources=$( { for w in $workloads; do echo "$w --workload $w"; done

@@ -56,19 +56,7 @@ for p in $FIT; do
       echo "| $w | $p | | | | | | failed: $(head -n 1 "$log" | tr '|' '/') |" >> "$md"
       continue
     fi
-    row_awk='
-      function splitcsv(line, f,   n, i, c, q, cur) {
-        n = 0; cur = ""; q = 0
-        for (i = 1; i <= length(line); i++) {
-          c = substr(line, i, 1)
-          if (q) { if (c == "\"") { if (substr(line, i + 1, 1) == "\"") { cur = cur c; i++ } else q = 0 } else cur = cur c }
-          else if (c == "\"") q = 1
-          else if (c == ",") { f[++n] = cur; cur = "" }
-          else cur = cur c
-        }
-        f[++n] = cur
-        return n
-      }
+    row_awk="$(cat "$(dirname "$0")/csv_split.awk")"'
       function gb(x) { return x == "" ? "-" : sprintf("%.2f GB", x / 1e9) }
       { n = splitcsv($0, f) }
       NR == 1 { for (i = 1; i <= n; i++) col[f[i]] = i; next }
