@@ -90,6 +90,9 @@ static int advice_sentence(const struct run_folder *f, int w, double cap, FILE *
   double r = rt_num(results_get(&t, 0, "peak_reserved")), budget = rt_num(results_get(&t, 0, "cap_bytes"));
   if (budget <= 0) budget = cap;
   int dflt = !strcmp(lab, "caching");   /* PyTorch's default, no knob */
+  /* advise found nothing under the limit and advised without it: say so, not a negative headroom */
+  int over = fits && budget > 0 && r > budget;
+  if (over) fputs("nothing PyTorch can set fits under the limit; without it, ", o);
   if (!fits) fputs("no PyTorch setting fits (`fragbench advise`); the nearest is ", o);
   else fputs(dflt ? "keep " : "set ", o);
   if (dflt) fputs("**PyTorch's default** (`PYTORCH_CUDA_ALLOC_CONF` unset", o);
@@ -103,7 +106,10 @@ static int advice_sentence(const struct run_folder *f, int w, double cap, FILE *
     if (budget > 0) fprintf(o, " under the %s limit", rt_bytes_d(budget, a, B));
   } else if (r > 0) {
     fprintf(o, ": peak reserved %s (%s)", rt_bytes_d(r, a, B), rt_x(results_get(&t, 0, "overhead"), b, B));
-    if (budget > 0) fprintf(o, ", %s of headroom under the %s limit", rt_bytes_d(budget - r, c, B), rt_bytes_d(budget, a, B));
+    if (over) {
+      double req = rt_num(results_get(&t, 0, "peak_requested"));
+      fprintf(o, "; the job asks for %s at once, more than the %s limit", rt_bytes_d(req, c, B), rt_bytes_d(budget, a, B));
+    } else if (budget > 0) fprintf(o, ", %s of headroom under the %s limit", rt_bytes_d(budget - r, c, B), rt_bytes_d(budget, a, B));
     else fputs("; no limit known to measure headroom against (the snapshot did not run out of memory)", o);
   }
   results_free(&t);
