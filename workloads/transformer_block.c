@@ -56,6 +56,22 @@ static void cast_bias(struct model *m, uint64_t p) {
   if (m->o.amp && idlist_push(&m->cast_cache, A(m, model_param_numel(&m->sh, p) * m->adt))) m->q->oom = 1;
 }
 
+/* fc2 (its weight cast under amp), the activation fc2 read and both weights done, then the
+ * second residual: the block's output. Both block shapes end so. */
+static uint64_t fc2_and_residual(struct model *m, struct block_rec *r, uint64_t P, const struct block_sizes *z,
+                                 enum fwd_mode mode, int act) {
+  cast_weight(m, r, SV_W_FC2, P + BP_FC2_W, mode);
+  cast_bias(m, P + BP_FC2_B);
+  uint64_t mlp = A(m, z->u_a);
+  done(m, r, act, mode);
+  done(m, r, SV_W_FC1, mode);
+  done(m, r, SV_W_FC2, mode);
+  uint64_t out = A(m, z->u_r);
+  Fr(m, mlp);
+  done(m, r, SV_RES1, mode);
+  return out;
+}
+
 uint64_t model_block_forward(struct model *m, uint64_t layer, enum fwd_mode mode, int keep_input) {
   if (m->sh.arch == ARCH_GPT) return gpt_block_forward(m, layer, mode, keep_input);
   struct block_sizes z = sizes_of(m);
@@ -117,16 +133,7 @@ uint64_t model_block_forward(struct model *m, uint64_t layer, enum fwd_mode mode
   save(m, r, SV_ACT, z.f_a);
   Fr(m, h);
   done(m, r, SV_FC1_IN, mode);
-  cast_weight(m, r, SV_W_FC2, P + BP_FC2_W, mode);
-  cast_bias(m, P + BP_FC2_B);
-  uint64_t mlp = A(m, z.u_a);
-  done(m, r, SV_ACT, mode);
-  done(m, r, SV_W_FC1, mode);
-  done(m, r, SV_W_FC2, mode);
-  uint64_t out = A(m, z.u_r);
-  Fr(m, mlp);
-  done(m, r, SV_RES1, mode);
-  return out;
+  return fc2_and_residual(m, r, P, &z, mode, SV_ACT);
 }
 
 uint64_t model_linear_backward(struct model *m, uint64_t rows, uint64_t in, uint64_t out, uint64_t pw, int has_bias,
@@ -304,16 +311,7 @@ uint64_t gpt_block_forward(struct model *m, uint64_t layer, enum fwd_mode mode, 
   done(m, r, SV_FC1_IN, mode);
   save(m, r, SV_GELU, z.f_a);
   done(m, r, SV_ACT, mode);
-  cast_weight(m, r, SV_W_FC2, P + BP_FC2_W, mode);
-  cast_bias(m, P + BP_FC2_B);
-  uint64_t mlp = A(m, z.u_a);
-  done(m, r, SV_GELU, mode);
-  done(m, r, SV_W_FC1, mode);
-  done(m, r, SV_W_FC2, mode);
-  uint64_t out = A(m, z.u_r);
-  Fr(m, mlp);
-  done(m, r, SV_RES1, mode);
-  return out;
+  return fc2_and_residual(m, r, P, &z, mode, SV_GELU);
 }
 
 /* a LayerNorm's backward into the residual gradient (amp: the linear's grad cast first) */
