@@ -255,13 +255,22 @@ void model_block_backward(struct model *m, uint64_t layer) {
  * saves its input (fc1's output) and fc2 saves GELU's output: two ffn-wide tensors per
  * block where relu keeps one. Under autocast the LayerNorms and residual stay fp32 and
  * their outputs are cast for the linears. */
-static uint64_t ln_out_for_linear(struct model *m, struct block_rec *r, int slot, struct block_sizes *z) {
-  if (!m->o.amp) {
-    save(m, r, slot, z->u_r);
-    return 0;
+/* A LayerNorm whose output a linear reads: fp32 saved as the linear's input, or under amp
+ * an fp32 output cast (the cast is what the linear saves); its mean and rstd kept while
+ * the output is made, then done. */
+static void layernorm_for_linear(struct model *m, struct block_rec *r, int in, int mean, int rstd,
+                                 const struct block_sizes *z, enum fwd_mode mode) {
+  uint64_t ln = 0;
+  if (m->o.amp) ln = A(m, z->u_r);
+  else save(m, r, in, z->u_r);
+  save(m, r, mean, z->stats);
+  save(m, r, rstd, z->stats);
+  if (ln) {
+    save(m, r, in, z->u_a);
+    Fr(m, ln);
   }
-  uint64_t ln = A(m, z->u_r);
-  return ln;
+  done(m, r, mean, mode);
+  done(m, r, rstd, mode);
 }
 
 uint64_t gpt_block_forward(struct model *m, uint64_t layer, enum fwd_mode mode, int keep_input) {
@@ -269,15 +278,7 @@ uint64_t gpt_block_forward(struct model *m, uint64_t layer, enum fwd_mode mode, 
   struct block_rec *r = &m->rec[layer];
   uint64_t P = model_block_param(layer, 0);
 
-  uint64_t ln1 = ln_out_for_linear(m, r, SV_QKV_IN, &z);
-  save(m, r, SV_LN1_MEAN, z.stats);
-  save(m, r, SV_LN1_RSTD, z.stats);
-  if (ln1) {   /* amp: the cast is what qkv saves */
-    save(m, r, SV_QKV_IN, z.u_a);
-    Fr(m, ln1);
-  }
-  done(m, r, SV_LN1_MEAN, mode);
-  done(m, r, SV_LN1_RSTD, mode);
+  layernorm_for_linear(m, r, SV_QKV_IN, SV_LN1_MEAN, SV_LN1_RSTD, &z, mode);
   cast_weight(m, r, SV_W_QKV, P + BP_QKV_W, mode);
   cast_bias(m, P + BP_QKV_B);
   save(m, r, SV_QKV, 3 * z.u_a);
@@ -296,15 +297,7 @@ uint64_t gpt_block_forward(struct model *m, uint64_t layer, enum fwd_mode mode, 
   Fr(m, proj);
   if (!keep_input) done(m, r, SV_X_IN, mode);
 
-  uint64_t ln2 = ln_out_for_linear(m, r, SV_FC1_IN, &z);
-  save(m, r, SV_LN2_MEAN, z.stats);
-  save(m, r, SV_LN2_RSTD, z.stats);
-  if (ln2) {
-    save(m, r, SV_FC1_IN, z.u_a);
-    Fr(m, ln2);
-  }
-  done(m, r, SV_LN2_MEAN, mode);
-  done(m, r, SV_LN2_RSTD, mode);
+  layernorm_for_linear(m, r, SV_FC1_IN, SV_LN2_MEAN, SV_LN2_RSTD, &z, mode);
   cast_weight(m, r, SV_W_FC1, P + BP_FC1_W, mode);
   cast_bias(m, P + BP_FC1_B);
   save(m, r, SV_ACT, z.f_a);    /* fc1's output, GELU's input */
