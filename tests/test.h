@@ -23,6 +23,8 @@ int test_cli(const char *out_path, const char *err_path, const char *argv0, ...)
 int test_gpu_visible(char *why);
 /* whole file into a malloc'd NUL-terminated buffer (NULL if missing) */
 char *test_read_file(const char *path);
+/* write text to test_tmpdir()/name; the path (the last 4 stay valid) */
+const char *test_write_tmp(const char *name, const char *text);
 
 #define TEST_(name, gpu)                                                        \
   static void name(void);                                                       \

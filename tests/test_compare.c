@@ -10,24 +10,13 @@
 
 static const char *HDR = "run_id,version,workload,trace,allocator,params,device,cap_bytes,cap_x,status,completed,events,peak_reserved,ns_per_op\n";
 
-static const char *write_tmp(const char *name, const char *text) {
-  static char path[4][512];
-  static int k;
-  char *p = path[k++ % 4];
-  snprintf(p, 512, "%s/%s", test_tmpdir(), name);
-  FILE *f = fopen(p, "w");
-  fputs(text, f);
-  fclose(f);
-  return p;
-}
-
 /* OLD: two rows; NEW: the same rows with the given peak_reserved values */
 static void pair(const char *old_name, const char *new_name, const char *new_a, const char *new_b, const char **po, const char **pn) {
   char o[1024], n[1024];
   snprintf(o, sizeof o, "%s1,0.1.0,train_loop,,caching,,sim,,,ok,1,20000,1000000,100\n2,0.1.0,train_loop,,bfc,,sim,,,ok,1,20000,2000000,100\n", HDR);
   snprintf(n, sizeof n, "%s1,0.1.0,train_loop,,caching,,sim,,,ok,1,20000,%s,100\n2,0.1.0,train_loop,,bfc,,sim,,,ok,1,20000,%s,100\n", HDR, new_a, new_b);
-  *po = write_tmp(old_name, o);
-  *pn = write_tmp(new_name, n);
+  *po = test_write_tmp(old_name, o);
+  *pn = test_write_tmp(new_name, n);
 }
 
 static int run_engine(const char *po, const char *pn, struct cmp_opts *o, struct cmp_report *r) {
@@ -92,7 +81,7 @@ TEST(compare_a_missing_row_fails_and_a_new_row_passes) {
   char o[1024], n[1024];
   snprintf(o, sizeof o, "%s1,0.1.0,train_loop,,caching,,sim,,,ok,1,20000,1000000,100\n2,0.1.0,train_loop,,bfc,,sim,,,ok,1,20000,2000000,100\n", HDR);
   snprintf(n, sizeof n, "%s1,0.1.0,train_loop,,caching,,sim,,,ok,1,20000,1000000,100\n2,0.1.0,train_loop,,pool,,sim,,,ok,1,20000,2000000,100\n", HDR);
-  const char *po = write_tmp("o4.csv", o), *pn = write_tmp("n4.csv", n);
+  const char *po = test_write_tmp("o4.csv", o), *pn = test_write_tmp("n4.csv", n);
   struct cmp_opts opt; cmp_opts_init(&opt);
   struct cmp_report r;
   CHECK_EQ(run_engine(po, pn, &opt, &r), 0);
@@ -105,8 +94,8 @@ TEST(compare_a_missing_row_fails_and_a_new_row_passes) {
   CHECK_EQ(r.fail, 0);
   cmp_report_free(&r);
   /* only the new row: it passes */
-  const char *pn2 = write_tmp("n4b.csv", n);
-  const char *po2 = write_tmp("o4b.csv", HDR);
+  const char *pn2 = test_write_tmp("n4b.csv", n);
+  const char *po2 = test_write_tmp("o4b.csv", HDR);
   cmp_opts_init(&opt);
   CHECK_EQ(run_engine(po2, pn2, &opt, &r), 0);
   CHECK_EQ(r.newrows, 2);
@@ -120,7 +109,7 @@ TEST(compare_a_row_that_no_longer_completes_is_worse) {
   snprintf(n, sizeof n, "%s1,0.1.0,train_loop,,caching,,sim,1000,1.05,oom,0,20000,1000,100\n", HDR);
   struct cmp_opts opt; cmp_opts_init(&opt);
   struct cmp_report r;
-  CHECK_EQ(run_engine(write_tmp("o5.csv", o), write_tmp("n5.csv", n), &opt, &r), 0);
+  CHECK_EQ(run_engine(test_write_tmp("o5.csv", o), test_write_tmp("n5.csv", n), &opt, &r), 0);
   CHECK_EQ(r.worse, 1);
   CHECK_STR(r.lines[0].column, "completed");
   CHECK_CONTAINS(r.lines[0].note, "ok -> oom");
@@ -133,7 +122,7 @@ TEST(compare_a_figure_now_measured_passes_and_one_no_longer_measured_fails) {
   snprintf(n, sizeof n, "%s1,0.1.0,w,,async,,sim,,,ok,1,5,100,1\n2,0.1.0,w,,pool,,sim,,,skipped: needs a GPU,0,,,\n", HDR);
   struct cmp_opts opt; cmp_opts_init(&opt);
   struct cmp_report r;
-  CHECK_EQ(run_engine(write_tmp("o10.csv", o), write_tmp("n10.csv", n), &opt, &r), 0);
+  CHECK_EQ(run_engine(test_write_tmp("o10.csv", o), test_write_tmp("n10.csv", n), &opt, &r), 0);
   CHECK_EQ(r.rows[0].failed, 0);    /* async: now runs and is measured */
   CHECK_EQ(r.rows[1].failed, 1);    /* pool: no longer completes, no longer measured */
   CHECK_EQ(r.newrows, 0);           /* no new rows: the same two keys */
@@ -151,7 +140,7 @@ TEST(compare_matches_rows_by_key_not_order_and_reads_both_formats) {
            "3,0.1.0,w,,caching,a=1,sim,,,ok,1,5,100,1\n", HDR);
   struct cmp_opts opt; cmp_opts_init(&opt);
   struct cmp_report r;
-  CHECK_EQ(run_engine(write_tmp("o6.csv", o), write_tmp("n6.csv", n), &opt, &r), 0);
+  CHECK_EQ(run_engine(test_write_tmp("o6.csv", o), test_write_tmp("n6.csv", n), &opt, &r), 0);
   CHECK_EQ(r.compared, 3);
   CHECK_EQ(r.nlines, 0);
   CHECK_EQ(r.fail, 0);
@@ -159,7 +148,7 @@ TEST(compare_matches_rows_by_key_not_order_and_reads_both_formats) {
 }
 
 TEST(compare_tolerance_file_fails_any_memory_change_and_only_warns_on_timing) {
-  const char *tol = write_tmp("tol.csv", "# a comment\ncolumn,mode,abs,rel,factor\nrun_id,ignore,,,\nversion,ignore,,,\n"
+  const char *tol = test_write_tmp("tol.csv", "# a comment\ncolumn,mode,abs,rel,factor\nrun_id,ignore,,,\nversion,ignore,,,\n"
                                          "ns_per_op,warn,,,3\n");
   char o[1024], n[1024];
   snprintf(o, sizeof o, "%s1,0.1.0,w,,caching,,sim,,,ok,1,20000,1000,100\n", HDR);
@@ -168,18 +157,18 @@ TEST(compare_tolerance_file_fails_any_memory_change_and_only_warns_on_timing) {
   char err[256];
   CHECK_EQ(cmp_load_tolerance(tol, &opt, err, sizeof err), 0);
   struct cmp_report r;
-  CHECK_EQ(run_engine(write_tmp("o7.csv", o), write_tmp("n7.csv", n), &opt, &r), 0);
+  CHECK_EQ(run_engine(test_write_tmp("o7.csv", o), test_write_tmp("n7.csv", n), &opt, &r), 0);
   CHECK_EQ(r.changed, 1);           /* peak_reserved, though lower: regress wants the same figures */
   CHECK_EQ(r.warnings, 1);          /* ns_per_op x10 */
   CHECK_EQ(r.fail, 1);
   cmp_report_free(&r);
   snprintf(n, sizeof n, "%s7,0.2.0,w,,caching,,sim,,,ok,1,20000,1000,1000\n", HDR);
-  CHECK_EQ(run_engine(write_tmp("o7.csv", o), write_tmp("n7b.csv", n), &opt, &r), 0);
+  CHECK_EQ(run_engine(test_write_tmp("o7.csv", o), test_write_tmp("n7b.csv", n), &opt, &r), 0);
   CHECK_EQ(r.fail, 0);              /* timing alone never fails */
   CHECK_EQ(r.warnings, 1);
   cmp_report_free(&r);
   cmp_opts_free(&opt);
-  const char *badtol = write_tmp("badtol.csv", "column,mode\npeak_reserved,roughly\n");
+  const char *badtol = test_write_tmp("badtol.csv", "column,mode\npeak_reserved,roughly\n");
   cmp_opts_init(&opt);
   CHECK_EQ(cmp_load_tolerance(badtol, &opt, err, sizeof err), 2);
   CHECK_CONTAINS(err, "badtol.csv:2");
@@ -200,7 +189,7 @@ TEST(compare_bad_input_exits_2_naming_the_problem) {
   CHECK_CONTAINS(e, "peak_reservd");
   free(e);
   CHECK_EQ(test_cli(outp, errp, "compare", po, pn, "--max-increase", "lots", NULL), 2);
-  const char *broken = write_tmp("broken.csv", "run_id,workload,allocator\n1,\"w,caching\n");
+  const char *broken = test_write_tmp("broken.csv", "run_id,workload,allocator\n1,\"w,caching\n");
   CHECK_EQ(test_cli(outp, errp, "compare", po, broken, NULL), 2);
   e = test_read_file(errp);
   CHECK_CONTAINS(e, "broken.csv");
@@ -228,7 +217,7 @@ static const char *junit_fixture(void) {
            "3,0.1.0,w,,pool,,sim,,,ok,1,5,1000,1\n", HDR);
   snprintf(n, sizeof n, "%s1,0.1.0,w,,caching,a=<1>&b,sim,,,ok,1,5,1020,1\n2,0.1.0,w,,bfc,,sim,,,ok,1,5,900,1\n"
            "3,0.1.0,w,,raw,,sim,,,ok,1,5,1000,1\n", HDR);
-  const char *po = write_tmp("oj.csv", o), *pn = write_tmp("nj.csv", n);
+  const char *po = test_write_tmp("oj.csv", o), *pn = test_write_tmp("nj.csv", n);
   static char xml[512];
   snprintf(xml, sizeof xml, "%s/report.xml", test_tmpdir());
   paths();
@@ -280,7 +269,7 @@ TEST(compare_junit_validates_against_the_junit_xsd) {
   char *p = strstr(t, "<failure type=\"");
   CHECK(p);
   memcpy(p + 9, "kind", 4);
-  const char *bad = write_tmp("bad.xml", t);
+  const char *bad = test_write_tmp("bad.xml", t);
   free(t);
   CHECK(!xmllint_ok(test_data("junit.xsd"), bad));
 }
@@ -340,8 +329,8 @@ static void growth_pair(const char **po, const char **pn) {
   char o[1024], n[1024];
   snprintf(o, sizeof o, "%s1,0.1.0,w,,caching,,sim,80000000000,,ok,1,5,20000000000,21749563392,1\n2,0.1.0,w,,bfc,,sim,,,ok,1,5,20000000000,21749563392,1\n", h);
   snprintf(n, sizeof n, "%s1,0.1.0,w,,caching,,sim,80000000000,,ok,1,5,40000000000,43499126784,1\n2,0.1.0,w,,bfc,,sim,,,ok,1,5,20000000000,49620713472,1\n", h);
-  *po = write_tmp("og.csv", o);
-  *pn = write_tmp("ng.csv", n);
+  *po = test_write_tmp("og.csv", o);
+  *pn = test_write_tmp("ng.csv", n);
 }
 
 TEST(compare_writes_bytes_and_byte_caps_in_gib_but_json_keeps_raw_bytes) {

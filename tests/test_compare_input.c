@@ -9,17 +9,6 @@
 
 static const char *HDR = "run_id,version,workload,trace,allocator,params,device,cap_bytes,cap_x,status,completed,events,peak_reserved\n";
 
-static const char *write_tmp(const char *name, const char *text) {
-  static char path[4][512];
-  static int k;
-  char *p = path[k++ % 4];
-  snprintf(p, 512, "%s/%s", test_tmpdir(), name);
-  FILE *f = fopen(p, "w");
-  fputs(text, f);
-  fclose(f);
-  return p;
-}
-
 TEST(compare_numbers_repeated_rows_and_matches_a_file_with_itself) {
   /* what `run --workload W --workload W --allocator A --allocator B` writes: each row twice */
   char text[2048];
@@ -27,7 +16,7 @@ TEST(compare_numbers_repeated_rows_and_matches_a_file_with_itself) {
            "1,0.1.0,train_loop,,raw,,sim,,,ok,1,10,100\n2,0.1.0,train_loop,,caching,,sim,,,ok,1,10,200\n"
            "3,0.1.0,train_loop,,raw,,sim,,,ok,1,10,100\n4,0.1.0,train_loop,,caching,,sim,,,ok,1,10,200\n"
            "5,0.1.0,train_loop,,raw,,sim,,,ok,1,10,100\n", HDR);
-  const char *p = write_tmp("repeat.csv", text);
+  const char *p = test_write_tmp("repeat.csv", text);
   struct results a, b;
   char err[512];
   CHECK_EQ(results_load(p, &a, err, sizeof err), 0);
@@ -55,7 +44,7 @@ TEST(compare_numbers_repeated_rows_and_matches_a_file_with_itself) {
 
 static int check_file(const char *name, const char *text, struct cmp_opts *o, char *err, size_t len) {
   struct results t;
-  const char *p = write_tmp(name, text);
+  const char *p = test_write_tmp(name, text);
   if (results_load(p, &t, err, len)) return -1;
   int rc = cmp_check_columns(&t, o, err, len);
   results_free(&t);
@@ -110,7 +99,7 @@ TEST(results_read_bounds_the_line_length) {
   size_t at = strlen(big);
   memset(big + at, 'x', n);
   big[at + n] = 0;
-  CHECK_EQ(results_load(write_tmp("long_line.csv", big), &t, err, sizeof err), 2);
+  CHECK_EQ(results_load(test_write_tmp("long_line.csv", big), &t, err, sizeof err), 2);
   CHECK_CONTAINS(err, "long_line.csv:2: a line longer than");
   free(big);
 }

@@ -70,6 +70,19 @@ const char *test_data(const char *name) {
   return b;
 }
 
+const char *test_write_tmp(const char *name, const char *text) {
+  static char path[4][512];
+  static int k;
+  char *p = path[k++ % 4];
+  snprintf(p, 512, "%s/%s", test_tmpdir(), name);
+  FILE *f = fopen(p, "w");
+  if (f) {
+    fputs(text, f);
+    fclose(f);
+  }
+  return p;
+}
+
 char *test_read_file(const char *path) {
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;

@@ -4,17 +4,8 @@
 #include "test.h"
 #include "results_read.h"
 
-static const char *write_tmp(const char *name, const char *text) {
-  static char path[512];
-  snprintf(path, sizeof path, "%s/%s", test_tmpdir(), name);
-  FILE *f = fopen(path, "w");
-  fputs(text, f);
-  fclose(f);
-  return path;
-}
-
 TEST(results_read_accepts_the_old_comment_line_and_quotes) {
-  const char *p = write_tmp("old.csv", "# fragbench results v1\nrun_id,workload,params,peak_reserved\n"
+  const char *p = test_write_tmp("old.csv", "# fragbench results v1\nrun_id,workload,params,peak_reserved\n"
                                        "1,train_loop,\"a=1,b=\"\"x\"\"\",100\n2,random,,\n");
   struct results t; char err[256];
   CHECK_EQ(results_load(p, &t, err, sizeof err), 0);
@@ -29,7 +20,7 @@ TEST(results_read_accepts_the_old_comment_line_and_quotes) {
 }
 
 TEST(results_read_takes_a_header_first_file_and_short_rows) {
-  const char *p = write_tmp("new.csv", "run_id,workload,overhead\r\n1,w,1.5\r\n2,v\r\n");
+  const char *p = test_write_tmp("new.csv", "run_id,workload,overhead\r\n1,w,1.5\r\n2,v\r\n");
   struct results t; char err[256];
   CHECK_EQ(results_load(p, &t, err, sizeof err), 0);
   CHECK_EQ(t.nrows, 2);
@@ -40,13 +31,13 @@ TEST(results_read_takes_a_header_first_file_and_short_rows) {
 
 TEST(results_read_names_the_file_and_line_of_bad_input) {
   struct results t; char err[256];
-  const char *p = write_tmp("long.csv", "run_id,workload\n1,w\n2,w,extra\n");
+  const char *p = test_write_tmp("long.csv", "run_id,workload\n1,w\n2,w,extra\n");
   CHECK_EQ(results_load(p, &t, err, sizeof err), 2);
   CHECK_CONTAINS(err, "long.csv:3: 3 fields, the header has 2");
-  p = write_tmp("quote.csv", "run_id,workload\n1,\"w\n");
+  p = test_write_tmp("quote.csv", "run_id,workload\n1,\"w\n");
   CHECK_EQ(results_load(p, &t, err, sizeof err), 2);
   CHECK_CONTAINS(err, "unclosed quote");
-  p = write_tmp("nohdr.csv", "a,b\n1,2\n");
+  p = test_write_tmp("nohdr.csv", "a,b\n1,2\n");
   CHECK_EQ(results_load(p, &t, err, sizeof err), 2);
   CHECK_CONTAINS(err, "expected a fragbench results header");
   CHECK_EQ(results_load("/nonexistent/x.csv", &t, err, sizeof err), 2);
