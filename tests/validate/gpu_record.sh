@@ -79,7 +79,8 @@ async|async_native|async_ref|async_cuda)
   # async = async_native (snapshots) then async_ref (3 runs under backend:cudaMallocAsync,
   # one at a time: the driver's pool depends on timing); async_cuda replays each snapshot 3
   # times through fragbench on the driver's pool (FRAGBENCH=build/fragbench)
-  cat > jobs.txt <<'EOF'
+  # JOBS_FILE=FILE of set|name|spec lines: another set of jobs (a new held-out set) instead
+  if [ -n "${JOBS_FILE:-}" ]; then cp "$JOBS_FILE" jobs.txt; else cat > jobs.txt <<'EOF'
 build|gpt_ckpt_bf16|gpt batch=16 seq=1024 amp=bf16 ckpt=1 steps=6
 build|gpt_side|gpt batch=8 seq=1024 side=1 steps=6
 build|resnet_var_cl_bf16|resnet batch=64 size=320 varsize=1 cl=1 amp=bf16 steps=6
@@ -92,6 +93,7 @@ heldout|ddp|ddp batch=8 seq=1024
 heldout|gpt_ckpt2_fp16_accum|gpt batch=16 seq=1024 amp=fp16 ckpt=2 accum=2 evals=1 steps=6
 heldout|resnet_fp32|resnet batch=96 steps=4
 EOF
+  fi
   awk -F'|' '{print $1, $2}' jobs.txt > SPLIT.txt
   row() { $py -c "import json,sys; r=json.loads(sys.stdin.read()); print('$1,$2,$3,$4,%d,%d,%s' % (r['peak_reserved'], r['peak_allocated'], r['seconds']))"; }
   [ -f async_ref.csv ] || echo "job,set,backend,run,peak_reserved,peak_allocated,seconds" > async_ref.csv
