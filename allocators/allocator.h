@@ -55,6 +55,9 @@ struct allocator_ops {
    * strategy's model carries, measured on jobs it was not built from (0 = the strategy is
    * the algorithm itself, exact); the results CSV's model_err column */
   double model_err;
+  /* optional (sim): the parameters of the model's other bound ("recycle=1"): the harness
+   * replays once more with them and widens the row's model_err to cover both (model_bound.h) */
+  const char *model_bound;
   int  (*create)(void **a, struct device *d, const struct params *p, char *err);
   /* 0, FB_OOM after the strategy's own recovery, or <0 on a device error */
   int  (*alloc)(void *a, uint64_t size, uint64_t stream, struct block *out);

@@ -33,7 +33,7 @@
 /* the relative +/- error of the model's peak reserved on jobs it was not built from: the
  * largest |sim - PyTorch backend:cudaMallocAsync| / PyTorch over the 5 held-out jobs of
  * issue 31 (ddp -8.3%; mean 4.4%; docs/async-pool.md, "Held out"): async's model_err on sim */
-#define AMODEL_ERR 0.083
+#define AMODEL_ERR 0.10
 
 struct amodel;
 
@@ -45,6 +45,8 @@ struct amodel_config {
                                 own class that holds it, before the chunk tail or growing */
   int recycle;               /* a chunk to map takes the physical page of a wholly free mapped
                                 chunk first (an unprobed hypothesis; off by default) */
+  uint64_t recycle_lag;      /* with recycle: only a chunk whose last free is this many requests
+                                and frees old (or before a synchronization): the GPU has passed it */
 };
 
 /* 0, or -1 with err set */

@@ -3,10 +3,13 @@
  * its wiring to the device layer's pool calls (threshold, maxSize = cap, streams, trim,
  * reserved from the pool) against a recording pool put on a sim device. The real pool is
  * tested in test_gpu.c. */
+#include <math.h>
 #include <stdlib.h>
 #include "test.h"
 #include "allocator.h"
 #include "replay.h"
+#include "model_bound.h"
+#include "async_model.h"
 
 extern const struct allocator_ops async_allocator;
 
@@ -73,6 +76,44 @@ TEST(async_replay_on_sim_runs_the_model_validated) {
   CHECK_EQ(r.peak_reserved, 64ull << 20);         /* 41 MiB packed from the start: two chunks */
   CHECK_EQ(r.device_allocs, 2);                   /* one physical 32 MiB page per chunk */
   CHECK_EQ(r.maps, 2);
+}
+
+/* the model's two bounds (model_bound.h): 64 MiB freed, then 96 MiB past the top. Without
+ * recycling the freed chunks' pages the pool maps 192 MiB; recycling them, 128 MiB. The row
+ * keeps the first figure and its model_err covers both, each with the residual error. */
+TEST(async_sim_row_range_covers_both_bounds_of_the_model) {
+  static const char *const specs[] = {"async", "async:recycle=1"};
+  uint64_t peak[2];
+  double err[2];
+  for (int i = 0; i < 2; i++) {
+    struct run_spec s = {.workload = "script:events=a1=64MiB/a2=1MiB/f1/a3=96MiB/f2/f3", .allocator = specs[i],
+                         .trace_device = -1, .world = 1, .seed = 1, .device = {.kind = "sim"}, .quiet = 1};
+    struct run_result r;
+    run_result_init(&r);
+    CHECK_EQ(replay_run(&s, &r), 0);
+    CHECK_STR(r.status, "ok");
+    peak[i] = r.peak_reserved;
+    err[i] = r.model_err;
+  }
+  CHECK_EQ(peak[0], 192ull << 20);
+  CHECK_EQ(peak[1], 128ull << 20);
+  CHECK(fabs(err[0] - model_bound_err(192ull << 20, 128ull << 20, 192ull << 20, AMODEL_ERR)) < 1e-12);
+  CHECK(192.0 * (1 - err[0]) <= 128.0 * (1 - AMODEL_ERR) + 1e-9);   /* the low bound inside the range */
+  CHECK(fabs(err[1] - AMODEL_ERR) < 1e-12);                 /* the row names the bound itself: its residual alone */
+  /* nothing freed: both bounds agree, the residual alone */
+  struct run_spec s = {.workload = "script:events=a1=64MiB/a2=1MiB/a3=96MiB", .allocator = "async", .trace_device = -1,
+                       .world = 1, .seed = 1, .device = {.kind = "sim"}, .quiet = 1};
+  struct run_result r;
+  run_result_init(&r);
+  CHECK_EQ(replay_run(&s, &r), 0);
+  CHECK(fabs(r.model_err - AMODEL_ERR) < 1e-12);
+}
+
+TEST(model_bound_err_covers_both_figures_with_the_residual) {
+  CHECK(fabs(model_bound_err(100, 100, 100, 0.1) - 0.1) < 1e-12);
+  CHECK(fabs(model_bound_err(100, 50, 100, 0.1) - 0.55) < 1e-12);   /* 100 - 45 */
+  CHECK(fabs(model_bound_err(100, 100, 150, 0.1) - 0.65) < 1e-12);  /* 165 - 100 */
+  CHECK(model_bound_err(0, 0, 0, 0.1) == 0.1);
 }
 
 /* a snapshot whose frees waited for a side stream (record_stream): the reader marks them,

@@ -114,8 +114,8 @@ def main():
         sys.exit("async_heldout: no job of split %r in %s (SPLIT.txt: %s)" % (split, data, labels or "missing"))
     asy = "async:" + model if model else "async"
     rows = []
-    print("%-22s %-8s %14s %14s %14s %14s %8s %-14s %14s %14s %-22s %s" % (
-        "job", "split", "sim async", "pytorch lo", "pytorch med", "pytorch hi", "vs med", "vs range",
+    print("%-22s %-8s %14s %14s %14s %14s %8s %-14s %-10s %14s %14s %-22s %s" % (
+        "job", "split", "sim async", "pytorch lo", "pytorch med", "pytorch hi", "vs med", "vs range", "model rng",
         "sim caching", "sim expand", "cuda (driver) range", "ranking"))
     for j in jobs:
         trace = os.path.join(data, j + ".pickle")
@@ -143,11 +143,17 @@ def main():
                        spread=round(pct(hi, lo), 2))
             where = "inside" if lo <= s <= hi else ("%+.1f%% above" % pct(s, hi) if s > hi else "%+.1f%% below" % pct(s, lo))
             row["vs_range"] = where
-            # ranking against caching, where the real figures differ by more than the spread
+            # the row's range: peak_reserved +/- model_err (the model's two bounds and its residual)
+            e = float(sim["async"].get("model_err") or 0)
+            row.update(model_err=e, in_model_range=int(s * (1 - e) <= med <= s * (1 + e)))
+            # ranking against caching, where the real figures differ by more than the spread;
+            # the sim ranks async against caching only outside async's model range
             if native:
                 real = pct(med, native)
                 simd = pct(s, sc)
-                if abs(real) > max(pct(hi, lo), 0.0):
+                if abs(s - sc) <= e * s:
+                    rank = "vs caching not ranked (inside +/-%.0f%%; real %+.1f%%, sim %+.1f%%)" % (100 * e, real, simd)
+                elif abs(real) > max(pct(hi, lo), 0.0):
                     ok = (real < 0) == (simd < 0)
                     rank = "vs caching %s (real %+.1f%%, sim %+.1f%%)" % ("ok" if ok else "WRONG", real, simd)
                 else:
@@ -157,9 +163,10 @@ def main():
         if cuda:
             row.update(cuda_lo=min(cuda), cuda_hi=max(cuda), err_vs_cuda=round(pct(s, statistics.median(cuda)), 2))
         rows.append(row)
-        print("%-22s %-8s %14d %14s %14s %14s %8s %-14s %14d %14d %-22s %s" % (
+        print("%-22s %-8s %14d %14s %14s %14s %8s %-14s %-10s %14d %14d %-22s %s" % (
             j, row["split"], s, row.get("pytorch_lo", "-"), row.get("pytorch_med", "-"), row.get("pytorch_hi", "-"),
-            ("%+.1f%%" % row["err_vs_med"]) if "err_vs_med" in row else "-", where or "-", sc, se,
+            ("%+.1f%%" % row["err_vs_med"]) if "err_vs_med" in row else "-", where or "-",
+            ("+/-%.0f%% %s" % (100 * row["model_err"], "in" if row["in_model_range"] else "OUT")) if "model_err" in row else "-", sc, se,
             ("%d..%d" % (min(cuda), max(cuda))) if cuda else "-", rank))
     fields = []
     for r in rows:
@@ -174,10 +181,13 @@ def main():
             continue
         inside = sum(1 for r in rows if r["split"] == lab and r.get("vs_range") == "inside")
         wrong = sum(1 for r in rows if r["split"] == lab and "WRONG" in r.get("rank_caching", ""))
+        unranked = sum(1 for r in rows if r["split"] == lab and "not ranked" in r.get("rank_caching", ""))
+        in_model = sum(r.get("in_model_range", 0) for r in rows if r["split"] == lab)
         print("summary %-8s %s: %d jobs, |error vs PyTorch median| max %.1f%% mean %.1f%% (signed %s), %d inside PyTorch's range, "
-              "%d ranked the wrong way against caching" % (lab, asy, len(errs), max(abs(e) for e in errs),
-                                                           sum(abs(e) for e in errs) / len(errs),
-                                                           " ".join("%+.1f" % e for e in errs), inside, wrong))
+              "%d with PyTorch's median inside the row's model range, %d ranked the wrong way against caching, "
+              "%d not ranked (inside the model range)" % (lab, asy, len(errs), max(abs(e) for e in errs),
+                                                          sum(abs(e) for e in errs) / len(errs),
+                                                          " ".join("%+.1f" % e for e in errs), inside, in_model, wrong, unranked))
 
 
 if __name__ == "__main__":
