@@ -29,8 +29,7 @@ static const struct param_spec async_params[] = {
   {"granule", P_BYTES, "32MiB", "sim model: the pool maps physical memory in chunks of this size (measured: 32 MiB)"},
   {"subclasses", P_INT, "4", "sim model: size classes per power of two for the good-fit search (1, 2, 4, 8, 16)"},
   {"own_class", P_BOOL, "0", "sim model: with no range of a class that surely fits, take one of the request's own class that holds it before the chunk tail or growing (the driver fits 13 MiB into a 13 MiB hole; off: on the jobs the model is built from it is further from PyTorch, docs/async-pool.md)"},
-  {"recycle", P_BOOL, "0", "sim model (a hypothesis, not probed): a chunk to map takes the physical page of a wholly free mapped chunk first, so reserved is the peak of chunks holding blocks"},
-  {"recycle_lag", P_INT, "0", "sim model, with recycle: a free chunk's page is taken only when its last free is this many requests and frees old, or before a synchronization (the GPU must have passed the free)"},
+  {"recycle", P_BOOL, "0", "sim model: a chunk to map takes the physical page of a wholly free mapped chunk first (the driver does once the GPU has passed the frees: probe async_recycle; the trace does not say when, so sim rows are replayed both ways and model_err covers both)"},
   {NULL, 0, NULL, NULL},
 };
 
@@ -44,8 +43,7 @@ static int async_create(void **a, struct device *d, const struct params *p, char
     }
     struct amodel_config cfg = {.granule = param_bytes(p, "granule"), .subclasses = (unsigned)sub,
                                 .release_threshold = threshold, .own_class = param_bool(p, "own_class"),
-                                .recycle = param_bool(p, "recycle"),
-                                .recycle_lag = (uint64_t)param_int(p, "recycle_lag")};
+                                .recycle = param_bool(p, "recycle")};
     struct async_alloc *s = calloc(1, sizeof *s);
     if (!s) { snprintf(err, FB_ERRLEN, "async: out of host memory"); return -1; }
     if (amodel_create(&s->model, d, &cfg, err)) { free(s); return -1; }

@@ -38,8 +38,6 @@ struct amodel {
   uint64_t nchunks, chunks_hw;         /* chunks in the range; one past the highest mapped */
   uint64_t *handle;
   unsigned char *present;
-  uint64_t *freed_at;                  /* per chunk: the clock of the last free touching it */
-  uint64_t clock, synced_at;           /* requests and frees so far; the last synchronization */
   uint64_t mapped;                     /* chunks mapped now */
   uint64_t live;                       /* bytes in blocks (rounded) */
   struct ordset by_addr;
@@ -154,12 +152,6 @@ static struct frange *class_fit(const struct owner *o, unsigned c, uint64_t sz) 
 
 static int chunk_free(const struct amodel *m, uint64_t c);
 
-/* the frees that emptied chunk c have completed on the GPU: before the last
- * synchronization, or recycle_lag requests and frees ago */
-static inline int chunk_done(const struct amodel *m, uint64_t c) {
-  return m->freed_at[c] <= m->synced_at || m->clock - m->freed_at[c] >= m->cfg.recycle_lag;
-}
-
 /* ---- chunks --------------------------------------------------------------------------- */
 
 static int map_chunk(struct amodel *m, uint64_t c) {
@@ -188,10 +180,7 @@ static int ensure_mapped(struct amodel *m, uint64_t lo, uint64_t hi) {
     if (m->present[c]) continue;
     if (m->cfg.recycle)   /* the highest wholly free chunk outside [first, last] gives its page */
       for (uint64_t k = m->chunks_hw; k-- > 0;)
-        if (m->present[k] == 1 && (k < first || k > last) && chunk_done(m, k) && chunk_free(m, k)) {
-          unmap_chunk(m, k);
-          break;
-        }
+        if (m->present[k] == 1 && (k < first || k > last) && chunk_free(m, k)) { unmap_chunk(m, k); break; }
     int rc = map_chunk(m, c);
     if (rc) {
       /* the chunks mapped by this call are marked 2 below; undo them */
@@ -221,7 +210,6 @@ static void take_front(struct amodel *m, struct frange *r, uint64_t sz) {
 
 int amodel_alloc(struct amodel *m, uint64_t size, uint64_t stream, uint64_t *addr) {
   uint64_t sz = round_req(size), g = m->cfg.granule;
-  m->clock++;
   unsigned sub = m->cfg.subclasses, need = amodel_class_needed(sz, sub);
   struct owner *o = owner_for(m, stream), *sh = m->owners[0];
   if (!o) { snprintf(m->dev->err, FB_ERRLEN, "async: out of host memory"); return -1; }
@@ -282,9 +270,6 @@ static struct frange *range_floor(const struct amodel *m, uint64_t addr) {
 void amodel_free(struct amodel *m, uint64_t addr, uint64_t size, uint64_t stream) {
   uint64_t sz = round_req(size);
   m->live -= sz;
-  m->clock++;
-  for (uint64_t c = (addr - m->base) / m->cfg.granule, e = (addr + sz - 1 - m->base) / m->cfg.granule; c <= e; c++)
-    m->freed_at[c] = m->clock;
   /* a block other streams used too (record_stream) goes back on PyTorch's unifying stream,
    * on which nothing allocates: it is reusable by the driver's opportunistic reuse alone,
    * i.e. by every stream once the GPU has passed the streams' work, which it has when the
@@ -331,7 +316,6 @@ void amodel_free(struct amodel *m, uint64_t addr, uint64_t size, uint64_t stream
  * coalesces with its neighbours; the range that reaches the top becomes unused space */
 static void synchronize(struct amodel *m) {
   struct owner *sh = m->owners[0];
-  m->synced_at = m->clock;
   struct frange *prev = NULL;
   for (struct ordnode *n = ordset_first_inline(&m->by_addr); n;) {
     struct frange *r = ORD_ENTRY(n, struct frange, by_addr);
@@ -436,10 +420,9 @@ int amodel_create(struct amodel **out, struct device *d, const struct amodel_con
   m->va_size = m->nchunks * cfg->granule;
   m->handle = calloc(m->nchunks, sizeof *m->handle);
   m->present = calloc(m->nchunks, 1);
-  m->freed_at = calloc(m->nchunks, sizeof *m->freed_at);
   m->owners = calloc(1, sizeof *m->owners);
   if (m->owners) { m->owners[0] = owner_new(UINT64_MAX, 1); m->nowners = m->owners[0] ? 1 : 0; }
-  if (!m->handle || !m->present || !m->freed_at || !m->nowners) {
+  if (!m->handle || !m->present || !m->nowners) {
     amodel_destroy(m);
     snprintf(err, FB_ERRLEN, "async: out of host memory");
     return -1;
@@ -474,6 +457,5 @@ void amodel_destroy(struct amodel *m) {
   free(m->owners);
   free(m->handle);
   free(m->present);
-  free(m->freed_at);
   free(m);
 }

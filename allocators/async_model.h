@@ -30,9 +30,11 @@
 #define AMODEL_ALIGN 512ull                 /* request rounding and address alignment */
 #define AMODEL_GRANULE_DEFAULT (32ull << 20) /* chunk of physical memory */
 #define AMODEL_SUBCLASSES_DEFAULT 4u
-/* the relative +/- error of the model's peak reserved on jobs it was not built from: the
- * largest |sim - PyTorch backend:cudaMallocAsync| / PyTorch over the 5 held-out jobs of
- * issue 31 (ddp -8.3%; mean 4.4%; docs/async-pool.md, "Held out"): async's model_err on sim */
+/* the model's residual error: how far PyTorch's backend:cudaMallocAsync landed outside the
+ * model's two bounds (recycle off and on), relative to the nearer one, at most, over the 17
+ * jobs of tests/data/recorded/async and async2 (gpt_deep_accum4 +10.0%, ddp +9.0%;
+ * docs/async-pool.md, "Held out"). A sim row's model_err is this where both bounds agree and
+ * wider where they do not (harness/engine/model_bound.c) */
 #define AMODEL_ERR 0.10
 
 struct amodel;
@@ -44,9 +46,8 @@ struct amodel_config {
   int own_class;             /* no range of a class >= the needed one: a range of the request's
                                 own class that holds it, before the chunk tail or growing */
   int recycle;               /* a chunk to map takes the physical page of a wholly free mapped
-                                chunk first (an unprobed hypothesis; off by default) */
-  uint64_t recycle_lag;      /* with recycle: only a chunk whose last free is this many requests
-                                and frees old (or before a synchronization): the GPU has passed it */
+                                chunk first (the driver does once the GPU has passed the frees,
+                                probe async_recycle; off by default: the GPU-busy bound) */
 };
 
 /* 0, or -1 with err set */

@@ -40,8 +40,15 @@ void table_row(const struct run_result *r) {
   if (isnan(r->ext_frag)) fprintf(stderr, "%9s ", "-"); else fprintf(stderr, "%9.3f ", r->ext_frag);
   if (isnan(r->ns_per_op)) fprintf(stderr, "%9s", "-"); else fprintf(stderr, "%9.1f", r->ns_per_op);
   /* the effective settings, and where they came from: a `recorded` row adopts the snapshot's */
-  fprintf(stderr, "  %s%s\n", r->params[0] ? r->params : "defaults",
-          r->params_from_trace ? " (from the snapshot)" : "");
+  fprintf(stderr, "  %s%s", r->params[0] ? r->params : "defaults", r->params_from_trace ? " (from the snapshot)" : "");
+  /* a modelled figure is a range: say it where the eye reads the point */
+  if (r->model_err > 0 && r->peak_reserved) {
+    char lo[32], hi[32];
+    double p = (double)r->peak_reserved, e = r->model_err;
+    fprintf(stderr, "  [peak_res a model: %s..%s, +/-%.0f%%]", fmt_bytes((uint64_t)(p * (e < 1 ? 1 - e : 0)), lo, sizeof lo),
+            fmt_bytes((uint64_t)(p * (1 + e)), hi, sizeof hi), 100 * e);
+  }
+  fputc('\n', stderr);
 }
 
 void output_gate(struct output *out, const struct cli_opts *o) {
