@@ -446,8 +446,10 @@ TEST(trace_native_round_trip) {
   /* the other ops, another device, and a big id and stream */
   struct event extra[] = {{.op = OP_EMPTY_CACHE}, {.op = OP_ITER},
                           {.op = OP_ALLOC, .id = UINT64_MAX, .size = 1ULL << 40, .stream = UINT64_MAX, .device = 3},
-                          {.op = OP_FREE, .id = UINT64_MAX, .device = 3}};
-  for (int i = 0; i < 4; i++) {
+                          {.op = OP_FREE, .id = UINT64_MAX, .device = 3},
+                          {.op = OP_ALLOC, .id = 7, .size = 512, .device = 3},
+                          {.op = OP_FREE, .id = 7, .stream = EV_FREE_RECORDED, .device = 3}};
+  for (int i = 0; i < 6; i++) {
     CHECK(native_trace_write_event(f, &extra[i]) == 0);
     if (extra[i].device == 0) count(&want, &extra[i]);
   }
@@ -468,7 +470,9 @@ TEST(trace_native_round_trip) {
   CHECK_MSG(!open_trace(&w, path, 3, err), "%s", err);
   CHECK(workload_next(&w, &ev, err) == 1);
   CHECK(ev.op == OP_ALLOC && ev.id == UINT64_MAX && ev.size == 1ULL << 40 && ev.stream == UINT64_MAX && ev.device == 3);
-  CHECK(workload_next(&w, &ev, err) == 1 && ev.op == OP_FREE);
+  CHECK(workload_next(&w, &ev, err) == 1 && ev.op == OP_FREE && ev.stream == 0);
+  CHECK(workload_next(&w, &ev, err) == 1 && ev.op == OP_ALLOC && ev.id == 7);
+  CHECK(workload_next(&w, &ev, err) == 1 && ev.op == OP_FREE && ev.stream == EV_FREE_RECORDED);   /* the mark kept */
   CHECK(workload_next(&w, &ev, err) == 0);
   workload_close(&w);
   CHECK(open_trace(&w, path, 2, err) < 0);

@@ -29,7 +29,9 @@ int native_trace_write_event(FILE *f, const struct event *ev) {
     rc = fprintf(f, "alloc,%llu,%llu,%llu,%d\n", (unsigned long long)ev->id, (unsigned long long)ev->size,
                  (unsigned long long)ev->stream, ev->device);
     break;
-  case OP_FREE: rc = fprintf(f, "free,%llu,,,%d\n", (unsigned long long)ev->id, ev->device); break;
+  case OP_FREE:   /* a free that waited for other streams (record_stream) keeps its mark */
+    rc = fprintf(f, "free,%llu,,%s,%d\n", (unsigned long long)ev->id, ev->stream == EV_FREE_RECORDED ? "recorded" : "", ev->device);
+    break;
   case OP_EMPTY_CACHE: rc = fprintf(f, "empty_cache,,,,%d\n", ev->device); break;
   case OP_ITER: rc = fprintf(f, "iter,,,,%d\n", ev->device); break;
   default: return -1;
@@ -77,9 +79,10 @@ static int read_row(struct native *t, struct event *ev, char *err) {
     else if (!strcmp(f[0], "iter")) op = OP_ITER;
     else return row_error(t, err, "op '%.40s': expected alloc, free, empty_cache or iter", f[0]);
     uint64_t id, size, stream, device;
+    int recorded = op == OP_FREE && !strcmp(f[3], "recorded");   /* a free that waited for other streams */
     if (field(t, f[1], "id", f[0], op == OP_ALLOC || op == OP_FREE, 1, &id, err) ||
         field(t, f[2], "size", f[0], op == OP_ALLOC, 0, &size, err) ||
-        field(t, f[3], "stream", f[0], 0, 1, &stream, err) ||
+        (!recorded && field(t, f[3], "stream", f[0], 0, 1, &stream, err)) ||
         field(t, f[4], "device", f[0], 1, 0, &device, err))
       return -1;
     if (size > TRACE_MAX_SIZE)
@@ -89,7 +92,8 @@ static int read_row(struct native *t, struct event *ev, char *err) {
                        TRACE_STREAMS_MAX);
     if (device >= NATIVE_MAX_DEVICES)
       return row_error(t, err, "device %llu out of range (expected 0..%d)", (unsigned long long)device, NATIVE_MAX_DEVICES - 1);
-    *ev = (struct event){.op = op, .id = id, .size = op == OP_ALLOC ? size : 0, .stream = op == OP_ALLOC ? stream : 0,
+    *ev = (struct event){.op = op, .id = id, .size = op == OP_ALLOC ? size : 0,
+                         .stream = op == OP_ALLOC ? stream : recorded ? EV_FREE_RECORDED : 0,
                          .device = (int)device};
     t->last_line = t->src.line_no;
     return 1;

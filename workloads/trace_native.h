@@ -5,10 +5,13 @@
  *   op,id,size,stream,device
  *   alloc,140481030070272,16384,0,0
  *   free,140481030070272,,,0
+ *   free,140481030070272,,recorded,0
  *   empty_cache,,,,0
  *   iter,,,,0
  *
- * One row per event, in replay order; a field that does not apply to the op is empty.
+ * One row per event, in replay order; a field that does not apply to the op is empty. A
+ * free's stream is empty, or `recorded` where the block was also used on other streams
+ * (PyTorch's record_stream) and its free waited for them (EV_FREE_RECORDED).
  * Lines starting with '#' after the first are comments. */
 #ifndef FB_TRACE_NATIVE_H
 #define FB_TRACE_NATIVE_H

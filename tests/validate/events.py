@@ -30,7 +30,7 @@ def read(path):
             ops.append(op)
             ids.append(int(p[1]) if p[1] else 0)
             sizes.append(int(p[2]) if p[2] else 0)
-            streams.append(int(p[3]) if p[3] else 0)
+            streams.append(int(p[3]) if p[3] and p[3] != "recorded" else 0)   # a free's "recorded": waited for other streams
     return ops, ids, sizes, streams
 
 
