@@ -43,8 +43,15 @@ TEST(oom_message_total_capacity_without_a_fraction_and_the_typo) {
                   "is reserved by PyTorch but unallocated.";
   CHECK_MSG(!oom_message_parse(t, &m, err), "%s", err);
   CHECK(!m.has_allowed);
-  CHECK(m.limit == m.total_capacity);
-  CHECK(m.limit >= (uint64_t)(79.145 * GIB) && m.limit < (uint64_t)(79.15 * GIB));
+  CHECK(m.total_capacity >= (uint64_t)(79.145 * GIB) && m.total_capacity < (uint64_t)(79.15 * GIB));
+  /* no fraction: what PyTorch could hold, 74.50 GiB + 128 MiB reserved + 4.62 MiB free, not the
+   * 79.15 GiB total (process 21's 4 GiB and this process's context are not PyTorch's to take) */
+  CHECK(m.from_free);
+  CHECK(m.free_bytes >= (uint64_t)(4.615 * MIB) && m.free_bytes < (uint64_t)(4.62 * MIB));
+  uint64_t lo = (uint64_t)(74.495 * GIB) + (uint64_t)(127.995 * MIB) + (uint64_t)(4.615 * MIB);
+  CHECK(m.limit >= lo - 2 && m.limit <= lo + (uint64_t)(0.02 * MIB));
+  CHECK(m.limit_hi > m.limit && m.limit_hi <= (uint64_t)(74.505 * GIB) + (uint64_t)(128.005 * MIB) + (uint64_t)(4.625 * MIB));
+  CHECK(strstr(m.source, "reserved + free") != NULL);
   CHECK(m.tried >= 20 * MIB - MIB / 200 && m.tried < 20 * MIB);
   CHECK(m.in_use >= (uint64_t)(75.135 * GIB) && m.in_use < (uint64_t)(75.14 * GIB));   /* this process's, not process 21's */
 }
@@ -57,7 +64,9 @@ TEST(oom_message_reads_the_1x_formats) {
                   "allocated memory try setting max_split_size_mb to avoid fragmentation.";
   CHECK_MSG(!oom_message_parse(t, &m, err), "%s", err);
   CHECK(!m.has_allowed && m.format == 1);
-  CHECK(m.limit >= (uint64_t)(7.925 * GIB) && m.limit < (uint64_t)(7.93 * GIB));
+  CHECK(m.total_capacity >= (uint64_t)(7.925 * GIB) && m.total_capacity < (uint64_t)(7.93 * GIB));
+  /* 188 MiB reserved in total + 47.06 MiB free: all PyTorch could have had of the 7.93 GiB */
+  CHECK(m.from_free && m.limit >= (uint64_t)(235.05 * MIB) - 2 && m.limit < (uint64_t)(235.07 * MIB));
   CHECK(m.allocated >= (uint64_t)(130.345 * MIB) && m.allocated < (uint64_t)(130.35 * MIB));
   /* reserved in total 188 MiB, of which 130.35 allocated */
   CHECK(m.reserved_unallocated > 57 * MIB && m.reserved_unallocated < 58 * MIB);
@@ -70,7 +79,13 @@ TEST(oom_message_reads_the_1x_formats) {
                   "10.50 GiB already allocated; 3.81 MiB free; 10.71 GiB cached)";
   CHECK_MSG(!oom_message_parse(c, &m, err), "%s", err);
   CHECK(m.tried == 512 && m.format == 0);
-  CHECK(m.limit >= (uint64_t)(11.165 * GIB) && m.limit < (uint64_t)(11.17 * GIB));
+  CHECK(m.from_free && m.limit >= (uint64_t)(10.705 * GIB) && m.limit < (uint64_t)(10.72 * GIB));   /* 10.71 GiB cached + 3.81 MiB */
+  /* a device nearly all PyTorch's: reserved + free reaches the total, which stays the limit */
+  const char *whole = "CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacity of 10.00 GiB of which "
+                      "0.50 GiB is free. Including non-PyTorch memory, this process has 9.50 GiB memory in use. Of the "
+                      "allocated memory 9.00 GiB is allocated by PyTorch, and 0.50 GiB is reserved by PyTorch but unallocated.";
+  CHECK_MSG(!oom_message_parse(whole, &m, err), "%s", err);
+  CHECK(!m.from_free && m.limit == m.total_capacity);
 }
 
 TEST(oom_message_refuses_text_that_is_no_oom_message) {

@@ -86,8 +86,8 @@ int oom_message_parse(const char *text, struct oom_message *m, char *err) {
              "Tried to allocate 3.91 GiB. GPU 0 has a total capacity of 79.18 GiB ...\"");
     return -1;
   }
-  int have_total = 0, have_tried = 0, new_format = 0, cached = 0;
-  uint64_t total_hi = 0, allowed_hi = 0;
+  int have_total = 0, have_tried = 0, new_format = 0, cached = 0, have_free = 0, have_reserved = 0;
+  uint64_t total_hi = 0, allowed_hi = 0, free_hi = 0, allocated_hi = 0, reserved_hi = 0;
   char total_txt[32] = "", allowed_txt[32] = "";
   size_t start = (size_t)(oom - text);
   for (size_t i = start; text[i]; i++) {
@@ -106,11 +106,15 @@ int oom_message_parse(const char *text, struct oom_message *m, char *err) {
       snprintf(allowed_txt, sizeof allowed_txt, "%.*s", (int)(t.end - t.at), text + t.at);
     }
     else if (before_is(text, t.at, "this process has ")) m->in_use = t.lo;
-    else if (after_is(text, t.end, " already allocated") || after_is(text, t.end, " is allocated by PyTorch")) m->allocated = t.lo;
-    else if (after_is(text, t.end, " is reserved by PyTorch but unallocated")) m->reserved_unallocated = t.lo;
-    else if (after_is(text, t.end, " reserved in total by PyTorch") || after_is(text, t.end, " cached")) {
+    else if (before_is(text, t.at, "of which ") && after_is(text, t.end, " is free")) { m->free_bytes = t.lo; free_hi = t.hi; have_free = 1; }
+    else if (after_is(text, t.end, " free;") || after_is(text, t.end, " free)")) { m->free_bytes = t.lo; free_hi = t.hi; have_free = 1; }
+    else if (after_is(text, t.end, " already allocated") || after_is(text, t.end, " is allocated by PyTorch")) {
+      m->allocated = t.lo; allocated_hi = t.hi;
+    } else if (after_is(text, t.end, " is reserved by PyTorch but unallocated")) {
+      m->reserved_unallocated = t.lo; reserved_hi = t.hi; have_reserved = 1;
+    } else if (after_is(text, t.end, " reserved in total by PyTorch") || after_is(text, t.end, " cached")) {
       /* 1.x gives reserved in total: unallocated = reserved - allocated (set below) */
-      m->reserved_unallocated = t.lo;
+      m->reserved_unallocated = t.lo; reserved_hi = t.hi; have_reserved = 1;
       cached = 2 + after_is(text, t.end, " cached");
     }
     i = t.end - 1;
@@ -125,6 +129,13 @@ int oom_message_parse(const char *text, struct oom_message *m, char *err) {
     snprintf(err, FB_ERRLEN, "byte %zu: an OOM message without \"Tried to allocate N GiB\": give the whole message", start);
     return -1;
   }
+  /* what PyTorch could hold at the OOM: its reserved memory (allocated + reserved but
+   * unallocated; 1.x: reserved in total) and what was still free on the device */
+  uint64_t reachable = 0, reachable_hi = 0;
+  if (have_free && have_reserved) {
+    reachable = (cached ? 0 : m->allocated) + m->reserved_unallocated + m->free_bytes;
+    reachable_hi = (cached ? 0 : allocated_hi) + reserved_hi + free_hi;
+  }
   if (cached) {   /* 1.x: "reserved in total" / "cached" is all of PyTorch's reserved memory */
     uint64_t reserved = m->reserved_unallocated;
     m->reserved_unallocated = reserved > m->allocated ? reserved - m->allocated : 0;
@@ -132,10 +143,21 @@ int oom_message_parse(const char *text, struct oom_message *m, char *err) {
   m->format = new_format ? 2 : cached == 3 ? 0 : 1;
   m->limit = m->has_allowed ? m->allowed : m->total_capacity;
   m->limit_hi = m->has_allowed ? allowed_hi : total_hi;
+  /* no fraction: the device's total is not PyTorch's to take (this process's CUDA context,
+   * other processes); the limit is what PyTorch held plus what was free, when lower */
+  m->from_free = !m->has_allowed && reachable && reachable_hi < m->limit;   /* surely below, whatever the rounding */
+  if (m->from_free) {
+    m->limit = reachable;
+    m->limit_hi = reachable_hi < total_hi ? reachable_hi : total_hi;
+  }
   /* a phrase for "limit X (N bytes): from <source>" (limit.c), under 128 characters */
-  snprintf(m->source, sizeof m->source, "PyTorch's OOM message (%s %.20s = %.4f..%.4f GiB: the low end)",
-           m->has_allowed ? "\"allowed\"" : "total capacity", m->has_allowed ? allowed_txt : total_txt,
-           (double)m->limit / (double)(1ull << 30), (double)m->limit_hi / (double)(1ull << 30));
+  if (m->from_free)
+    snprintf(m->source, sizeof m->source, "PyTorch's OOM message (PyTorch's reserved + free %.4f..%.4f GiB, low end; "
+             "of %.20s total)", (double)m->limit / (double)(1ull << 30), (double)m->limit_hi / (double)(1ull << 30), total_txt);
+  else
+    snprintf(m->source, sizeof m->source, "PyTorch's OOM message (%s %.20s = %.4f..%.4f GiB: the low end)",
+             m->has_allowed ? "\"allowed\"" : "total capacity", m->has_allowed ? allowed_txt : total_txt,
+             (double)m->limit / (double)(1ull << 30), (double)m->limit_hi / (double)(1ull << 30));
   return 0;
 }
 

@@ -10,8 +10,10 @@
  *     reserved in total by PyTorch)"; before 1.4 "... 188.00 MiB cached)".
  * Any prefix ("torch.OutOfMemoryError: ", "HIP out of memory") and line breaks are fine.
  *
- * The limit is the "N allowed" of a memory fraction (set_per_process_memory_fraction),
- * else the total capacity. PyTorch prints sizes with 2 decimals (format_size: bytes, KiB,
+ * The limit is the "N allowed" of a memory fraction (set_per_process_memory_fraction);
+ * else what PyTorch could hold at the OOM, its reserved memory plus what was free on the
+ * device, when that is below the total capacity (the rest was this process's CUDA context
+ * and other processes', which a rerun meets again); else the total capacity. PyTorch prints sizes with 2 decimals (format_size: bytes, KiB,
  * MiB, GiB), so a printed "19.79 GiB" is any value in [19.785, 19.795) GiB: every field here
  * is the LOW end of its printed interval (for the limit: plan for the least it can be),
  * and limit_hi the high end. A size printed in bytes is exact. */
@@ -22,9 +24,10 @@
 #include "event.h"
 
 struct oom_message {
-  uint64_t limit;                  /* allowed if has_allowed, else total_capacity (low end) */
-  uint64_t total_capacity, allowed, tried, in_use, allocated, reserved_unallocated;
+  uint64_t limit;                  /* allowed if has_allowed, else reserved + free or total_capacity (low end) */
+  uint64_t total_capacity, allowed, tried, in_use, allocated, reserved_unallocated, free_bytes;
   int has_allowed;                 /* a memory fraction was set: "N allowed" */
+  int from_free;                   /* no fraction: the limit is PyTorch's reserved + free, below the total */
   char source[160];                /* the sentence for stderr: where the limit came from */
   /* beyond the API the CLI uses: */
   uint64_t limit_hi;               /* the limit is in [limit, limit_hi) (printed precision) */
