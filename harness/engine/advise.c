@@ -229,14 +229,14 @@ int advise_run(const struct advise_opts *o, struct advise_result *res, char *err
    * the best of each smaller knob count within ADVISE_TIE of the best worst case (the pick
    * prefers fewer knobs there, so their need must be known too) */
   double tie_x = res->n && res->c[0].fits ? res->c[0].worst_x * (1 + ADVISE_TIE) : 0;
-  int seen_knobs[16] = {0};
+  int best_knobs = res->n ? advise_knobs_count(&res->c[0].k) : 0, seen_knobs[16] = {0};
   for (int i = 0, pooled = 0; !o->no_needs && i < res->n; i++) {
     struct advise_candidate *c = &res->c[i];
     int ref = c->origin == ADVISE_SEARCHED && (!strcmp(c->spec, "caching") || !strcmp(c->spec, "expandable"));
     int pool = c->fits && c->origin == ADVISE_SEARCHED && pooled < ADVISE_PICK_POOL;
     int k = c->origin == ADVISE_SEARCHED ? advise_knobs_count(&c->k) : 15;
     if (k > 15) k = 15;
-    int simplest = c->fits && c->origin == ADVISE_SEARCHED && !seen_knobs[k] && c->worst_x <= tie_x;
+    int simplest = c->fits && c->origin == ADVISE_SEARCHED && k < best_knobs && !seen_knobs[k] && c->worst_x <= tie_x;
     if (c->fits && c->origin == ADVISE_SEARCHED) seen_knobs[k] = 1;
     if (!ref && !pool && !simplest) continue;
     pooled += pool;
