@@ -17,19 +17,23 @@ int event_buffer_load(struct event_buffer *b, const char *path, int trace_device
   if (ops->info) ops->info(w.st, &b->info);
   int rc;
   struct event ev;
-  while ((rc = workload_next(&w, &ev, err)) == 1) {
-    if (b->n == b->cap) {
-      size_t cap = b->cap ? b->cap * 2 : 4096;
-      struct event *more = realloc(b->ev, cap * sizeof *more);
-      if (!more) { snprintf(err, FB_ERRLEN, "%s: out of host memory holding the trace", path); rc = -1; break; }
-      b->ev = more;
-      b->cap = cap;
-    }
-    b->ev[b->n++] = ev;
-  }
+  while ((rc = workload_next(&w, &ev, err)) == 1)
+    if (event_buffer_push(b, &ev)) { snprintf(err, FB_ERRLEN, "%s: out of host memory holding the trace", path); rc = -1; break; }
   workload_close(&w);
   if (rc < 0) { event_buffer_free(b); return -1; }
   b->info.holds_whole_trace = 1;
+  return 0;
+}
+
+int event_buffer_push(struct event_buffer *b, const struct event *e) {
+  if (b->n == b->cap) {
+    size_t cap = b->cap ? b->cap * 2 : 4096;
+    struct event *more = realloc(b->ev, cap * sizeof *more);
+    if (!more) return -1;
+    b->ev = more;
+    b->cap = cap;
+  }
+  b->ev[b->n++] = *e;
   return 0;
 }
 

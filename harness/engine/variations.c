@@ -242,19 +242,6 @@ struct builder {
   double scale;                   /* this copy's sizes of varying blocks times this (1: as recorded) */
 };
 
-static int push_event(struct builder *bd, const struct event *e) {
-  struct event_buffer *o = bd->out;
-  if (o->n == o->cap) {
-    size_t cap = o->cap ? o->cap * 2 : 1024;
-    struct event *ev = realloc(o->ev, cap * sizeof *ev);
-    if (!ev) return -1;
-    o->ev = ev;
-    o->cap = cap;
-  }
-  o->ev[o->n++] = *e;
-  return 0;
-}
-
 /* the carried block a free of `size` takes: the oldest of that size, else the nearest */
 static int take_carried(struct builder *bd, uint64_t size, uint64_t *id) {
   size_t best = NONE;
@@ -307,7 +294,7 @@ static int emit(struct builder *bd, size_t lo, size_t hi, int fixed) {
         e.id = bd->newid[a];
       } else if (!take_carried(bd, bd->b->ev[a].size, &e.id)) continue;
     }
-    if (push_event(bd, &e)) return -1;
+    if (event_buffer_push(bd->out, &e)) return -1;
   }
   return 0;
 }
