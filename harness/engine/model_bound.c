@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include "params.h"
 
 double model_bound_err(uint64_t pt, uint64_t lo, uint64_t hi, double res) {
   if (!pt) return res;
@@ -11,27 +12,20 @@ double model_bound_err(uint64_t pt, uint64_t lo, uint64_t hi, double res) {
   return fmax(res, fmax(below, above));
 }
 
-/* the bound's keys ("recycle=1,x=2": recycle, x) named in the row's own parameters? */
-static int names_bound(const char *params, const char *bound) {
-  char key[64];
-  for (const char *b = bound; *b;) {
-    size_t n = strcspn(b, "=,");
-    if (n >= sizeof key) return 1;
-    memcpy(key, b, n);
-    key[n] = 0;
-    for (const char *p = params; (p = strstr(p, key)); p += n)
-      if ((p == params || p[-1] == ',') && p[n] == '=') return 1;
-    b += strcspn(b, ",");
-    if (*b == ',') b++;
-  }
-  return 0;
-}
-
 void model_bound_widen(const struct run_spec *s, const struct allocator_ops *ops, struct run_result *r) {
-  if (!ops || !ops->model_bound || r->model_err <= 0 || !r->peak_reserved || names_bound(r->params, ops->model_bound))
-    return;
+  if (!ops || !ops->model_bound || r->model_err <= 0 || !r->peak_reserved) return;
+  /* the row's parameters with the bound's added; none where the row names a bound key itself */
+  struct params row, bound;
+  char name[8], err[FB_ERRLEN], text[sizeof r->params + 2];
+  snprintf(text, sizeof text, "-:%s", r->params);
+  if (params_parse_spec(text, name, sizeof name, &row, err)) return;
+  snprintf(text, sizeof text, "-:%s", ops->model_bound);
+  if (params_parse_spec(text, name, sizeof name, &bound, err)) return;
+  for (int i = 0; i < bound.n; i++)
+    if (params_has(&row, bound.key[i]) || params_set(&row, bound.key[i], bound.val[i])) return;
   char spec[sizeof r->params + 160];
-  snprintf(spec, sizeof spec, "%s:%s%s%s", ops->name, r->params, r->params[0] ? "," : "", ops->model_bound);
+  snprintf(spec, sizeof spec, "%s:", ops->name);
+  params_format(&row, spec + strlen(spec), sizeof spec - strlen(spec));
   struct run_spec b = *s;
   b.allocator = spec;
   b.timeline = NULL;
