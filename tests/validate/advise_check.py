@@ -46,19 +46,16 @@ args = ap.parse_args()
 os.makedirs(args.out, exist_ok=True)
 
 
-def first_row(path):
-    with open(path) as f:
-        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
-    if not rows:
-        sys.exit(f"{path}: no rows: advise tried no setting")
-    return rows[0]
-
-
-
-
 def rows_of(path):
     with open(path) as f:
         return list(csv.DictReader(line for line in f if not line.startswith("#")))
+
+
+def first_row(path):
+    rows = rows_of(path)
+    if not rows:
+        sys.exit(f"{path}: no rows: advise tried no setting")
+    return rows[0]
 
 
 def run_json(cmd):
