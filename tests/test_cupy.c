@@ -143,3 +143,25 @@ TEST(cupy_each_stream_has_its_own_arena) {
   r.ops->free(r.a, &b);
   CHECK(rig_close(&r));
 }
+
+/* Which of two equal free chunks is taken must not depend on the addresses the device
+ * hands out (sim and a real GPU differ there): the older cudaMalloc's chunk is taken,
+ * even when the device placed a younger one below it. */
+TEST(cupy_equal_chunks_taken_oldest_cudamalloc_first_whatever_the_addresses) {
+  struct rig r;
+  struct block x, a, b, got;
+  CHECK_MSG(rig_open(&r, 0, "") == 0, "%s", r.err);
+  CHECK(alloc(&r, 8 * MiB, &x) == 0);
+  CHECK(alloc(&r, 1 * MiB, &a) == 0);          /* cudaMalloc #2 */
+  r.ops->free(r.a, &x);
+  r.ops->empty_cache(r.a);                     /* #1 given back: its range is free on the device */
+  CHECK(alloc(&r, 1 * MiB, &b) == 0);          /* cudaMalloc #3 */
+  CHECK_MSG(b.addr < a.addr, "precondition: the sim device reuses the freed lower range (b %llx, a %llx)",
+            (unsigned long long)b.addr, (unsigned long long)a.addr);
+  r.ops->free(r.a, &a);
+  r.ops->free(r.a, &b);
+  CHECK(alloc(&r, 1 * MiB, &got) == 0);
+  CHECK_EQ(got.addr, a.addr);                  /* the older cudaMalloc, though at the higher address */
+  r.ops->free(r.a, &got);
+  CHECK(rig_close(&r));
+}
