@@ -47,10 +47,17 @@ TEST(advise_ranks_by_the_worst_case_over_the_variations) {
   CHECK(advise_compare(&a, &a, 0) == 0);
 }
 
-/* the recommendation: fewest knobs within ADVISE_TIE of the best worst case, never above
- * PyTorch's default's worst case, driver time only where the difference matters */
-TEST(advise_pick_is_the_simplest_within_the_tie_and_never_above_the_default) {
-  struct advise_candidate c[5];
+/* ranked and picked as advise_run does */
+static void rank_and_pick(struct advise_result *res) {
+  advise_rank(res);
+  res->pick = advise_pick(res);
+}
+
+/* the recommendation: the simplest of the best tie (within ADVISE_TIE of its best worst
+ * case), driver time only where it matters and never for a setting worse on both the
+ * worst case and the recorded run */
+TEST(advise_pick_is_the_simplest_of_the_best_tie) {
+  struct advise_candidate c[4];
   c[0] = cand("caching:max_split_size_mb=64,roundup_power2_divisions=4", 20, 1000, 10, 10);
   c[0].k.max_split_mb = 64; c[0].k.roundup[0] = 4;
   c[1] = cand("expandable", 20, 1015, 90, 10);
@@ -58,35 +65,115 @@ TEST(advise_pick_is_the_simplest_within_the_tie_and_never_above_the_default) {
   c[2] = cand("caching:max_split_size_mb=128", 20, 1019, 10, 10);
   c[2].k.max_split_mb = 128;
   c[3] = cand("caching", 20, 1100, 5, 10);
-  c[4] = cand("caching:garbage_collection_threshold=0.9", 19, 900, 5, 10);
-  c[4].k.gc = 0.9;
   struct advise_result res;
   memset(&res, 0, sizeof res);
   res.c = c;
   res.n = 4;
   res.driver_matters_ns = 100;
-  CHECK_EQ(advise_pick(&res), 1);                       /* one knob, +1.5%: expandable */
-  res.driver_matters_ns = 50;                           /* max_split_size_mb=128: one knob too, 80 ns less driver time */
-  CHECK_EQ(advise_pick(&res), 2);
-  c[3].worst_x = 1.010;                                 /* the default within the tie: nothing to change */
-  CHECK_EQ(advise_pick(&res), 3);
-  c[3].worst_x = 1.001;                                 /* the default caps the others: nothing above 1.001 */
-  c[3].k.max_split_mb = 0;
-  CHECK_EQ(advise_pick(&res), 3);
-  c[3] = cand("caching", 19, 1001, 5, 10);              /* the default does not fit everywhere: no cap from it */
+  rank_and_pick(&res);
+  CHECK_STR(res.c[res.pick].spec, "expandable");        /* one knob, +1.5%: the tie's simplest, best worst case first */
+  CHECK_EQ(res.c[0].tie, res.c[2].tie);                 /* 1000, 1015, 1019: one tie */
+  CHECK(res.c[3].tie != res.c[0].tie);                  /* the default, +10%: its own */
+  CHECK_STR(res.c[3].spec, "caching");
+  res.driver_matters_ns = 50;                           /* max_split_size_mb=128: 80 ns faster, but worse on both */
+  rank_and_pick(&res);
+  CHECK_STR(res.c[res.pick].spec, "expandable");
+  for (int i = 0; i < 4; i++)
+    if (!strcmp(c[i].spec, "caching:max_split_size_mb=128")) c[i].r.peak_reserved = 900;   /* better on the recorded run */
+  rank_and_pick(&res);
+  CHECK_STR(res.c[res.pick].spec, "caching:max_split_size_mb=128");   /* not dominated: driver time decides */
   res.driver_matters_ns = 100;
-  CHECK_EQ(advise_pick(&res), 1);
-  res.n = 1;
-  c[0].fits = 0;
-  CHECK_EQ(advise_pick(&res), -1);                      /* nothing fits on every variation */
-  /* under a limit, where the smallest working limit was searched, it decides, not peak reserved */
-  res.n = 4;
-  res.limited = 1;
-  c[0].fits = 1;
-  c[0].need_x_max = 1.050;                              /* best by peak reserved, needs the most */
-  c[1].need_x_max = 1.004;                              /* expandable: reserves more than it needs */
-  c[3].need_x_max = 1.080;
-  CHECK_EQ(advise_pick(&res), 1);
+  rank_and_pick(&res);
+  CHECK_STR(res.c[res.pick].spec, "expandable");        /* a difference that does not matter is not weighed */
+  for (int i = 0; i < 4; i++)
+    if (!strcmp(c[i].spec, "caching")) { c[i].worst_reserved = c[i].r.peak_reserved = 1010; }
+  rank_and_pick(&res);
+  CHECK_STR(res.c[res.pick].spec, "caching");           /* the default within the tie: nothing to change */
+}
+
+/* a setting no better on worst case, recorded run and knob count never ranks above one
+ * better on one of them: the uncapped gpt_varlen case, where expandable segments alone
+ * (24.92 / 24.59 GiB, 1 knob) ranked 26th under a 2-knob setting (25.17 / 25.17) whose
+ * worst overhead ratio happened to be lower */
+static int dominates(const struct advise_candidate *a, const struct advise_candidate *b) {
+  if (a->fits_variations != b->fits_variations || a->origin != ADVISE_SEARCHED || b->origin != ADVISE_SEARCHED) return 0;
+  int ka = advise_knobs_count(&a->k), kb = advise_knobs_count(&b->k);
+  uint64_t wa = advise_worst(a), wb = advise_worst(b);
+  return wa <= wb && a->r.peak_reserved <= b->r.peak_reserved && ka <= kb &&
+         (wa < wb || a->r.peak_reserved < b->r.peak_reserved || ka < kb);
+}
+
+TEST(advise_never_ranks_a_dominated_setting_above_the_one_that_dominates_it) {
+  struct advise_candidate c[3];
+  c[0] = cand("expandable:roundup_power2_divisions=16", 20, 27025497784ull, 10, 10);   /* 25.17 GiB */
+  c[0].k.expandable = 1; for (int i = 0; i < ADVISE_INTERVALS; i++) c[0].k.roundup[i] = 16;
+  c[0].worst_x = 1.010;
+  c[1] = cand("expandable", 20, 26757082808ull, 10, 10);                              /* 24.92 GiB */
+  c[1].k.expandable = 1;
+  c[1].r.peak_reserved = 26402748334ull;                                              /* 24.59 GiB */
+  c[1].worst_x = 1.030;                                 /* its worst ratio is on a smaller variation */
+  c[2] = cand("caching", 20, 40000000000ull, 1, 10);
+  struct advise_result res;
+  memset(&res, 0, sizeof res);
+  res.c = c;
+  res.n = 3;
+  res.driver_matters_ns = 1;
+  rank_and_pick(&res);
+  CHECK_STR(res.c[0].spec, "expandable");
+  CHECK_STR(res.c[res.pick].spec, "expandable");
+  for (int i = 0; i < res.n; i++)
+    for (int j = i + 1; j < res.n; j++)
+      CHECK_MSG(!dominates(&res.c[j], &res.c[i]), "%s ranked above %s, which is better", res.c[i].spec, res.c[j].spec);
+}
+
+/* nothing fits every variation: the setting that completes the recorded run and the most
+ * variations is still recommended; nothing completes the recorded run: none */
+TEST(advise_pick_needs_only_the_recorded_run_to_complete) {
+  struct advise_candidate c[2];
+  c[0] = cand("expandable", 17, 1000, 10, 100);
+  c[0].k.expandable = 1;
+  c[0].failed_mask = (1ull << 3) | (1ull << 7) | (1ull << 9);
+  c[1] = cand("caching", 12, 1000, 10, 100);
+  c[1].failed_mask = 0xff0;
+  struct advise_result res;
+  memset(&res, 0, sizeof res);
+  res.c = c;
+  res.n = 2;
+  rank_and_pick(&res);
+  CHECK(res.pick >= 0);
+  CHECK_STR(res.c[res.pick].spec, "expandable");
+  c[0].failed_mask |= 1; c[1].failed_mask |= 1;         /* neither completes the recorded run (variation 0) */
+  rank_and_pick(&res);
+  CHECK_EQ(res.pick, -1);
+}
+
+/* ties show as one row, so the table's top is the same whichever extra settings the
+ * search visited: the simplest of the best tie leads it */
+TEST(advise_ties_lead_with_the_simplest_whatever_else_was_searched) {
+  struct advise_candidate c[12];
+  int n = 0;
+  for (int i = 0; i < 9; i++) {                         /* 9 roundup lists, a few MiB apart, 7-9 pieces */
+    char spec[64];
+    snprintf(spec, sizeof spec, "expandable:roundup_power2_divisions=[list%d]", i);
+    c[n] = cand(spec, 20, 25000000000ull + (uint64_t)i * 3000000, 10, 10);
+    c[n].k.expandable = 1;
+    for (int j = 0; j < 8; j++) c[n].k.roundup[j] = (uint64_t)(1 + (i + j) % 4);
+    n++;
+  }
+  c[n] = cand("expandable", 20, 25200000000ull, 10, 10);   /* +0.8%: inside the tie */
+  c[n++].k.expandable = 1;
+  struct advise_result res;
+  memset(&res, 0, sizeof res);
+  res.c = c;
+  res.n = n;
+  rank_and_pick(&res);
+  CHECK_STR(res.c[0].spec, "expandable");
+  for (int i = 1; i < n; i++) CHECK_EQ(res.c[i].tie, res.c[0].tie);   /* "and 9 like it" */
+  res.n = 4;                                            /* a search that visited fewer of the lists */
+  c[3] = cand("expandable", 20, 25200000000ull, 10, 10);
+  c[3].k.expandable = 1;
+  rank_and_pick(&res);
+  CHECK_STR(res.c[0].spec, "expandable");
 }
 
 TEST(advise_knob_values_come_from_the_request_sizes) {
@@ -151,7 +238,12 @@ TEST(advise_recommendation_never_needs_more_than_the_default_over_the_variations
     CHECK(res.c[0].worst_reserved >= res.c[0].r.peak_reserved);          /* the recorded run is one variation */
     CHECK(res.c[0].headroom == (int64_t)res.headroom_of - (int64_t)res.c[0].worst_reserved);
     CHECK(res.c[0].r.alloc_conf[0]);
-    for (int i = 2; i < res.n; i++) CHECK(advise_compare(&res.c[i - 1], &res.c[i], 0) <= 0);   /* ranked after it */
+    for (int i = 0; i < res.n; i++)                     /* never below a setting it is no better than */
+      for (int j = i + 1; j < res.n; j++)
+        CHECK_MSG(!dominates(&res.c[j], &res.c[i]), "%s: %d %s (%llu, %llu, %d) above %d %s (%llu, %llu, %d)", bundled[t].file,
+                  i, res.c[i].spec, (unsigned long long)advise_worst(&res.c[i]), (unsigned long long)res.c[i].r.peak_reserved,
+                  advise_knobs_count(&res.c[i].k), j, res.c[j].spec, (unsigned long long)advise_worst(&res.c[j]),
+                  (unsigned long long)res.c[j].r.peak_reserved, advise_knobs_count(&res.c[j].k));
     CHECK(res.n > 20);                                  /* a search, not a fixed list */
     advise_free(&res);
   }
@@ -167,7 +259,7 @@ TEST(advise_with_budget_recommends_a_setting_that_completes_under_it_on_every_va
   CHECK(res.c[0].fits && res.c[0].r.completed && !res.c[0].r.oom_count);
   CHECK_EQ(res.c[0].fits_variations, res.nvariations);
   CHECK(res.c[0].worst_reserved <= budget);
-  CHECK(res.c[0].headroom >= 0 && (uint64_t)res.c[0].headroom == budget - res.c[0].worst_reserved);
+  CHECK(res.c[0].headroom >= 0 && (uint64_t)res.c[0].headroom == budget - advise_worst(&res.c[0]));
   CHECK_EQ(res.c[0].r.cap_bytes, budget);
   CHECK_EQ(res.headroom_of, budget);
   for (int i = 0; i < res.n; i++)                       /* headroom is negative exactly where it does not fit */
@@ -356,4 +448,55 @@ TEST(trace_in_memory_replays_exactly_as_the_file) {
     }
     event_buffer_free(&buf);
   }
+}
+
+/* a variation whose own peak requested is above the limit cannot be fit by any setting:
+ * it is left out of every setting's count (not a veto), and said. With the limit at the
+ * recorded run's own peak requested, the variations of resnet_varsize that ask up to 1%
+ * more are such. */
+TEST(advise_leaves_out_variations_that_ask_for_more_than_the_limit) {
+  struct event_buffer b;
+  char err[FB_ERRLEN];
+  CHECK_MSG(event_buffer_load(&b, test_data("resnet_varsize.pickle.gz"), -1, err) == 0, "%s", err);
+  uint64_t peak = variations_peak_requested(&b);
+  event_buffer_free(&b);
+  struct advise_opts o = {.trace = test_data("resnet_varsize.pickle.gz"), .trace_device = -1, .budget = peak,
+                          .variations = 20, .max_rounds = 1, .no_needs = 1};
+  o.device.kind = "sim";
+  struct advise_result res;
+  CHECK_MSG(advise_run(&o, &res, err) <= 1, "%s", err);
+  CHECK(res.beyond > 0);
+  CHECK(res.beyond_peak > peak && (double)res.beyond_peak <= (double)peak * 1.01);
+  CHECK_EQ(res.nvariations + res.beyond, 20);
+  for (int i = 0; i < res.n; i++) CHECK_EQ(res.c[i].nvariations, res.nvariations);
+  advise_free(&res);
+  char outp[512], errp[512], lim[32];
+  snprintf(outp, sizeof outp, "%s/beyond.out", test_tmpdir());
+  snprintf(errp, sizeof errp, "%s/beyond.err", test_tmpdir());
+  snprintf(lim, sizeof lim, "%lluB", (unsigned long long)peak);
+  test_cli(outp, errp, "advise", "--trace", test_data("resnet_varsize.pickle.gz"), "--limit", lim, NULL);
+  char *e = test_read_file(errp);
+  CHECK_CONTAINS(e, "variations ask for more than the limit itself (peak requested");
+  CHECK_CONTAINS(e, "no setting fits them; the settings are ranked on the other");
+  free(e);
+}
+
+/* PyTorch's message must be the snapshot's own OOM: the checkpointing job's OOM snapshot
+ * (a 3.42 GiB request) with the fp32 job's message (2.11 GiB, 20.19 GiB allowed) is
+ * refused, naming both; its own message is taken; --trust-message takes the other */
+TEST(advise_refuses_an_oom_message_of_another_run) {
+  char outp[512], errp[512];
+  snprintf(outp, sizeof outp, "%s/msg.out", test_tmpdir());
+  snprintf(errp, sizeof errp, "%s/msg.err", test_tmpdir());
+  const char *snap = "tests/data/recorded/advise_oom/gpt_varlen_ckpt_bf16/oom.pickle.gz";
+  CHECK_EQ(test_cli(outp, errp, "advise", "--trace", snap, "--oom-message", "tests/data/recorded/advise_oom/gpt_varlen_fp32/oom.txt",
+                    "--variations", "2", NULL), 2);
+  char *e = test_read_file(errp);
+  CHECK_CONTAINS(e, "does not belong to the snapshot");
+  CHECK_CONTAINS(e, "'Tried to allocate 2.11 GiB', but the snapshot's failed request is 3.42 GiB");
+  free(e);
+  CHECK_EQ(test_cli(outp, errp, "advise", "--trace", snap, "--oom-message", "tests/data/recorded/advise_oom/gpt_varlen_fp32/oom.txt",
+                    "--variations", "2", "--trust-message", NULL), 0);
+  CHECK_EQ(test_cli(outp, errp, "explain", "--trace", snap, "--oom-message", "tests/data/recorded/advise_oom/gpt_varlen_ckpt_bf16/oom.txt",
+                    NULL), 0);
 }

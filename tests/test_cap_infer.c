@@ -6,6 +6,8 @@
 #include <string.h>
 #include "test.h"
 #include "cap_infer.h"
+#include "limit.h"
+#include "oom_message.h"
 
 #define MIB (1ULL << 20)
 
@@ -138,8 +140,9 @@ TEST(cli_advise_takes_the_inferred_limit_as_its_budget) {
   CHECK(!strstr(o, "PYTORCH_CUDA_ALLOC_CONF="));   /* nothing to recommend */
   free(e);
   free(o);
-  /* the job needs more than its limit whatever the setting: said, then advised without one */
-  CHECK_EQ(test_cli(outp, errp, "advise", "--trace", "tests/variants/oom_fraction.pickle", NULL), 0);
+  /* the job needs more than its limit whatever the setting: said, advised without one, and
+   * exit 1: no setting completes even the recorded run under the limit */
+  CHECK_EQ(test_cli(outp, errp, "advise", "--trace", "tests/variants/oom_fraction.pickle", NULL), 1);
   e = test_read_file(errp);
   CHECK_CONTAINS(e, "is below the trace's peak requested");
   CHECK_CONTAINS(e, "advising without a budget");
@@ -175,4 +178,32 @@ TEST(cap_infer_keeps_the_failing_requests_stack_frames) {
   CHECK_STR(ci.frames, "forward (model.py:42); train_step (train.py:7)");
   CHECK_EQ(infer("oom_device", &ci), 0);          /* none recorded */
   CHECK_STR(ci.frames, "");
+}
+
+/* limit_message_fits: the message's failed request and limit against the snapshot's OOM */
+TEST(oom_message_belongs_to_the_snapshot_only_when_request_and_limit_agree) {
+  struct cap_inference ci;
+  memset(&ci, 0, sizeof ci);
+  ci.has_oom = 1;
+  ci.request = 3674112000ull;                           /* 3.42 GiB */
+  ci.segment = 3674112000ull;
+  ci.lo = 14035000000ull;
+  ci.hi = 17363000000ull;
+  struct oom_message m;
+  memset(&m, 0, sizeof m);
+  m.tried = (uint64_t)(3.42 * 1073741824.0);            /* as printed: the low end */
+  m.limit = (uint64_t)(15.65 * 1073741824.0);
+  m.limit_hi = (uint64_t)(15.655 * 1073741824.0);
+  char why[400];
+  CHECK(limit_message_fits(&m, &ci, why, sizeof why));
+  m.tried = (uint64_t)(2.11 * 1073741824.0);            /* another run's request */
+  CHECK(!limit_message_fits(&m, &ci, why, sizeof why));
+  CHECK_CONTAINS(why, "Tried to allocate 2.11 GiB");
+  m.tried = (uint64_t)(3.42 * 1073741824.0);
+  m.limit = (uint64_t)(27.26 * 1073741824.0);           /* a limit the snapshot rules out */
+  m.limit_hi = m.limit + 10000000;
+  CHECK(!limit_message_fits(&m, &ci, why, sizeof why));
+  CHECK_CONTAINS(why, "outside what the snapshot proves");
+  ci.has_oom = 0;                                       /* no OOM in the snapshot: nothing to hold it against */
+  CHECK(limit_message_fits(&m, &ci, why, sizeof why));
 }

@@ -46,6 +46,7 @@ struct cli_opts {
   char oom_message_source[128];                     /* what it said, once read (the limit sentence) */
   const char *max_reserved_text;                    /* --max-reserved as given (resolved after every flag) */
   int no_infer_cap;                                 /* run: no cap inferred from a snapshot's OOM */
+  int trust_message;                                /* --oom-message taken even where it is not the snapshot's */
   const char *at, *plot;                            /* explain --at, --plot */
   uint64_t max_reserved; int fail_on_oom;           /* run's gate: exit 1 when a row exceeds / OOMs */
   const char *breakdown;                            /* run --breakdown FILE.csv: reserved at the peak per stream */

@@ -82,12 +82,14 @@ static void fmt_signed(int64_t v, char *out, size_t n) {
 }
 
 static void table_line(int rank, const struct advise_candidate *c, const char *mark) {
-  char worst[32], head[32], rec[32], conf[80], fits[16];
+  char worst[40], head[32], rec[32], conf[80], fits[16];
   snprintf(conf, sizeof conf, "%.79s", conf_of(c));
   if (strlen(conf_of(c)) > 62) snprintf(conf + 58, sizeof conf - 58, "...");
   snprintf(fits, sizeof fits, "%d/%d", c->fits_variations, c->nvariations);
   fmt_signed(c->headroom, head, sizeof head);
-  fprintf(stderr, "%4d  %-62s %11s %11s %6s %10.2f %11s  %s%s\n", rank, conf, fmt_bytes(c->worst_reserved, worst, sizeof worst),
+  fmt_bytes(advise_worst(c), worst, sizeof worst);
+  if (advise_worst(c) != c->worst_reserved) strcat(worst, "*");   /* the smallest working limit, searched */
+  fprintf(stderr, "%4d  %-62s %11s %11s %6s %10.2f %11s  %s%s\n", rank, conf, worst,
           head, fits, (double)c->mean_driver_ns / 1e6, fmt_bytes(c->r.peak_reserved, rec, sizeof rec), mark,
           c->origin == ADVISE_RECORDED ? " (the snapshot's own settings)" : "");
 }
@@ -155,6 +157,10 @@ static void say_variations(const struct advise_result *res, uint64_t seed) {
             "the end kept in place), seed %llu, %d at once\n",
             res->nvariations, res->nvariations - 1, res->iterations - res->head_iters - res->tail_iters, res->variations_how,
             res->head_iters, res->tail_iters, (unsigned long long)seed, res->threads);
+  if (res->redrawn)
+    fprintf(stderr, "fragbench advise: no variation asks for more at once than the recorded run, to within 1%% (%s): %d draws that did were "
+            "drawn again%s\n", "a rerun draws the shapes the job draws", res->redrawn,
+            res->stand_ins ? "; where every draw did, the recorded order stands in" : "");
   else
     fprintf(stderr, "fragbench advise: the recorded sequence only: %s; the advice holds for this sequence, not for reruns "
             "that draw other batches\n", res->variations_how);
@@ -234,10 +240,10 @@ int cmd_advise(struct cli_opts *o) {
   char err[FB_ERRLEN], a[32];
   struct limit lim;
   struct limit_ask ask = {.ngiven = o->ncaps, .given_bytes = o->budget, .given_text = o->ncaps ? o->caps[0].text : NULL,
-                          .oom_message = o->oom_message, .no_infer = o->no_infer_cap, .trace = o->traces[0],
+                          .oom_message = o->oom_message, .no_infer = o->no_infer_cap, .trace = o->traces[0], .trust_message = o->trust_message,
                           .trace_device = o->trace_device};
   if (limit_resolve(&ask, &lim, err)) { fprintf(stderr, "fragbench advise: %s\n", err); return 2; }
-  int inferred = lim.from == LIMIT_INFERRED;
+  int inferred = lim.from == LIMIT_INFERRED, over_limit = 0;
   ao.budget = inferred ? lim.ci.lo : lim.bytes;     /* inferred: plan for the low end of the interval */
   if (!o->quiet) {
     char line[1024];
@@ -260,6 +266,7 @@ int cmd_advise(struct cli_opts *o) {
     if (!o->quiet) fprintf(stderr, "fragbench advise: advising without a budget, for the memory each setting needs\n");
     advise_free(&res);
     ao.budget = 0;
+    over_limit = 1;
     rc = advise_run(&ao, &res, err);
   }
   if (rc) {
@@ -278,23 +285,42 @@ int cmd_advise(struct cli_opts *o) {
     fprintf(stderr, "fragbench advise: %s: peak requested %s; %d settings x %d variations replayed in %.2f s (%d descent rounds)%s%s\n",
             best->r.workload, fmt_bytes(res.peak_requested, a, sizeof a), res.n, res.nvariations, res.elapsed_s, res.rounds,
             ao.budget ? ", limit " : ", no limit: headroom against the device's ", fmt_bytes(res.headroom_of, b, sizeof b));
-    fprintf(stderr, "%4s  %-62s %11s %11s %6s %10s %11s\n", "rank", "PYTORCH_CUDA_ALLOC_CONF", "worst_res", "headroom",
+    fprintf(stderr, "%4s  %-62s %11s %11s %6s %10s %11s\n", "rank", "PYTORCH_CUDA_ALLOC_CONF", "worst", "headroom",
             "fits", "driver ms", "recorded");
-    int shown = 0;
+    int shown = 0, rows = 0;
     for (int i = 0; i < res.n; i++) {
       int ref = i == caching || i == expandable || i == recorded;
-      if (shown < 12 || ref) {
-        table_line(i + 1, &res.c[i], i == caching ? "  <- PyTorch's default" : i == expandable ? "  <- expandable segments alone" : "");
-        shown++;
-      }
+      int lead = i == 0 || res.c[i].tie != res.c[i - 1].tie;   /* a tie shows as its first row */
+      if (!(ref || (lead && rows < 10))) continue;
+      int like = 0;
+      for (int j = i + 1; lead && j < res.n && res.c[j].tie == res.c[i].tie; j++)
+        like += j != caching && j != expandable && j != recorded;
+      char mark[96];
+      snprintf(mark, sizeof mark, "%s%s", i == caching ? "  <- PyTorch's default" : i == expandable ? "  <- expandable segments alone" : "",
+               "");
+      if (like) snprintf(mark + strlen(mark), sizeof mark - strlen(mark), "  (and %d like it)", like);
+      table_line(i + 1, &res.c[i], mark);
+      shown += 1 + like;
+      rows += lead;
     }
     if (res.n > shown) fprintf(stderr, "      (%d more in --out)\n", res.n - shown);
-    fprintf(stderr, "worst_res: the largest peak reserved over the variations (where it ran out: the smallest limit it needs "
-            "there); recorded: on the recorded sequence alone; driver ms: the mean.\n");
+    fprintf(stderr, "worst: the largest peak reserved over the variations (where it ran out: the smallest limit it needs "
+            "there; with *: the smallest limit it completes under on every variation, searched for the best and the references "
+            "under a limit); recorded: on the recorded sequence alone; driver ms: the mean; \"like it\": settings that complete "
+            "on the same variations within %.0f%% of that row's worst case, shown as the simplest of them.\n", 100 * ADVISE_TIE);
+    if (res.beyond)
+      fprintf(stderr, "%d of %d variations ask for more than the limit itself (peak requested %s): no setting fits them; "
+              "the settings are ranked on the other %d.\n", res.beyond, res.beyond + res.nvariations,
+              fmt_bytes(res.beyond_peak, a, sizeof a), res.nvariations);
     if (best->r.trace_peak_reserved)
       fprintf(stderr, "PyTorch itself reserved %s when the snapshot was recorded.\n", fmt_bytes(best->r.trace_peak_reserved, a, sizeof a));
-    if (best->fits) say_pick(&res, caching, expandable);
-    else if (ao.budget) {
+    if (res.pick >= 0) {
+      say_pick(&res, caching, expandable);
+      if (!best->fits)
+        fprintf(stderr, "  No setting completes every variation under the limit: this one completes the recorded run and "
+                "%d of %d variations, the most of any; a rerun like the other %d may still run out.\n", best->fits_variations,
+                best->nvariations, best->nvariations - best->fits_variations);
+    } else if (ao.budget) {
       say_needs(&res, ao.budget);
       if (inferred) fprintf(stderr, "The limit was inferred: the job ran under between %s and %s, and this plans for the low "
                             "end. If it ran under more, give the limit exactly: --limit BYTES, or --oom-message FILE|- with "
@@ -304,8 +330,8 @@ int cmd_advise(struct cli_opts *o) {
     fprintf(stderr, "This assumes a rerun draws its iterations from those recorded and that its PyTorch's allocator "
             "behaves as the one modelled here (the snapshot's PyTorch version).\n");
   }
-  if (!best->fits) { advise_free(&res); return 1; }
+  if (res.pick < 0) { advise_free(&res); return 1; }
   printf("PYTORCH_CUDA_ALLOC_CONF=%s\n", best->r.alloc_conf);
   advise_free(&res);
-  return 0;
+  return over_limit ? 1 : 0;   /* over the limit: the advice is for memory, but nothing completes under the limit */
 }

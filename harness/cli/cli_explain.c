@@ -180,7 +180,8 @@ int cmd_explain(struct cli_opts *o) {
   uint64_t cap = o->budget;   /* the limit given, resolved against the sim total */
   if (!cap && o->oom_message) {
     struct limit lim;
-    struct limit_ask ask = {.oom_message = o->oom_message};
+    struct limit_ask ask = {.oom_message = o->oom_message, .trace = o->traces[0], .trace_device = o->trace_device,
+                            .no_infer = 1, .trust_message = o->trust_message};
     if (limit_resolve(&ask, &lim, err)) { fprintf(stderr, "fragbench explain: %s\n", err); return 2; }
     cap = lim.bytes;
     snprintf(o->oom_message_source, sizeof o->oom_message_source, "%s", lim.source);

@@ -82,7 +82,8 @@ int cmd_mincap(struct cli_opts *o) {
      * inferred from a snapshot that ended in an OOM (limit.h) */
     struct limit lim;
     struct limit_ask ask = {.ngiven = o->ncaps, .given_bytes = o->budget, .oom_message = o->oom_message,
-                            .no_infer = o->no_infer_cap, .trace = src[si].trace, .trace_device = src[si].trace_device};
+                            .no_infer = o->no_infer_cap, .trace = src[si].trace, .trace_device = src[si].trace_device,
+                            .trust_message = o->trust_message};
     char err[FB_ERRLEN];
     if (limit_resolve(&ask, &lim, err)) { fprintf(stderr, "fragbench: %s\n", err); worst = 2; break; }
     struct cap_inference ci = lim.ci;

@@ -92,6 +92,7 @@ void cli_plan_opts(const struct cli_opts *o, const struct device_config *devices
   po->timeline = o->timeline != NULL;
   po->breakdown = o->breakdown != NULL;
   po->no_infer_cap = o->no_infer_cap;
+  po->trust_message = o->trust_message;
   po->oom_message = o->oom_message;
 }
 

@@ -77,6 +77,7 @@ static int store(const char *cmd, struct cli_opts *o, const char *flag, const ch
   SWITCH("--no-touch", no_touch)
   SWITCH("--quiet", quiet)
   SWITCH("--no-infer-cap", no_infer_cap)
+  SWITCH("--trust-message", trust_message)
   SWITCH("--fail-on-oom", fail_on_oom)
 #undef SWITCH
   if (!strcmp(flag, "--workload")) return push(cmd, o->workloads, &o->nworkloads, flag, val);
@@ -192,7 +193,7 @@ static int store(const char *cmd, struct cli_opts *o, const char *flag, const ch
 /* The type store() gives each flag: the tables must agree. */
 static const struct { const char *flag; enum opt_type type; } types[] = {
   {"--validate", OPT_SWITCH}, {"--strict", OPT_SWITCH}, {"--verify", OPT_SWITCH}, {"--touch", OPT_SWITCH},
-  {"--no-touch", OPT_SWITCH}, {"--quiet", OPT_SWITCH}, {"--no-infer-cap", OPT_SWITCH}, {"--fail-on-oom", OPT_SWITCH},
+  {"--no-touch", OPT_SWITCH}, {"--quiet", OPT_SWITCH}, {"--no-infer-cap", OPT_SWITCH}, {"--trust-message", OPT_SWITCH}, {"--fail-on-oom", OPT_SWITCH},
   {"--workload", OPT_TEXT}, {"--trace", OPT_TEXT}, {"--allocator", OPT_TEXT}, {"--alloc-conf", OPT_TEXT},
   {"--cap", OPT_LIST}, {"--cap-x", OPT_LIST}, {"--limit", OPT_LIMIT}, {"--cap-bytes", OPT_LIMIT}, {"--budget", OPT_LIMIT},
   {"--max-reserved", OPT_BYTES}, {"--oom-message", OPT_TEXT}, {"--trace-device", OPT_COUNT}, {"--device", OPT_TEXT},

@@ -63,7 +63,9 @@ int opts_flag_type(const char *flag);
    "N% of the device total, or a fraction as set_per_process_memory_fraction takes it (0.25)"}, \
   {"--cap-bytes", OPT_LIMIT, "BYTES|N%|FRACTION", "the same as --limit"}, \
   {"--oom-message", OPT_TEXT, "FILE|-", "PyTorch's out-of-memory error text: its limit is the limit"}, \
-  {"--no-infer-cap", OPT_SWITCH, NULL, "no limit inferred from a snapshot that ended in an OOM"}
+  {"--no-infer-cap", OPT_SWITCH, NULL, "no limit inferred from a snapshot that ended in an OOM"}, \
+  {"--trust-message", OPT_SWITCH, NULL, "take --oom-message's limit even where its failed request or limit is not the\n" \
+   "snapshot's own (by default such a message is refused: it belongs to another run)"}
 #define OPTS_CHECKS \
   {"--seed", OPT_COUNT, "N", "generator seed (default 1)"}, \
   {"--validate", OPT_SWITCH, NULL, "check every block: no overlap, inside held memory, aligned, counts agree"}, \

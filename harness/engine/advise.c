@@ -48,12 +48,13 @@ static int evaluate(struct search *s, const char *spec, const struct advise_knob
 }
 
 /* a move of the descent: ranked better, and by more than noise where both fit everywhere
- * (worst-case overhead 0.1% lower, or the same with fewer knobs): moves of 0.01% would
+ * (worst case 0.1% lower, or the same with fewer knobs): moves of 0.01% would
  * keep it going for rounds without changing the advice */
 static int better_enough(const struct advise_candidate *a, const struct advise_candidate *b, uint64_t budget) {
   if (advise_compare(a, b, budget) >= 0) return 0;
   if (!a->fits || !b->fits) return 1;
-  return a->worst_x < b->worst_x * (1 - DESCENT_STEP) || advise_knobs_count(&a->k) < advise_knobs_count(&b->k);
+  return (double)a->worst_reserved < (double)b->worst_reserved * (1 - DESCENT_STEP) ||
+         advise_knobs_count(&a->k) < advise_knobs_count(&b->k);
 }
 
 /* 0 and 1 divisions both mean plain 512 B rounding: one spelling per setting, 1 inside
@@ -154,10 +155,6 @@ static uint64_t device_usable(const struct device_config *cfg) {
   return u;
 }
 
-static int rank_budget_cmp(const void *a, const void *b, void *budget) {
-  return advise_compare(a, b, *(const uint64_t *)budget);
-}
-
 int advise_run(const struct advise_opts *o, struct advise_result *res, char *err) {
   memset(res, 0, sizeof *res);
   uint64_t t0 = now_ns();
@@ -199,8 +196,21 @@ int advise_run(const struct advise_opts *o, struct advise_result *res, char *err
   int nvar = o->variations > 0 ? o->variations : VARIATIONS_DEFAULT;
   if (nvar > VARIATIONS_MAX) nvar = VARIATIONS_MAX;
   if (variations_build(&buf, nvar, o->seed ? o->seed : 1, &vs, err)) { event_buffer_free(&buf); return 1; }
+  /* a variation whose own peak requested is above the limit: no setting can fit it, so
+   * it is left out of every setting's count rather than vetoing them all */
+  unsigned char *excluded = calloc((size_t)vs.n, 1);
+  if (!excluded) { variations_free(&vs); event_buffer_free(&buf); snprintf(err, FB_ERRLEN, "out of host memory"); return 1; }
+  for (int v = 0; o->budget && v < vs.n; v++)
+    if (vs.peak[v] > o->budget) {
+      excluded[v] = 1;
+      res->beyond++;
+      if (vs.peak[v] > res->beyond_peak) res->beyond_peak = vs.peak[v];
+    }
+  vs.excluded = excluded;
   s.vs = &vs;
-  res->nvariations = vs.n;
+  res->nvariations = vs.n - res->beyond;
+  res->redrawn = vs.redrawn;
+  res->stand_ins = vs.stand_ins;
   res->iterations = vs.iterations;
   res->head_iters = vs.head_iters;
   res->tail_iters = vs.tail_iters;
@@ -213,7 +223,7 @@ int advise_run(const struct advise_opts *o, struct advise_result *res, char *err
 
   if (descend(&s, 0) || descend(&s, 1)) goto done;
   if (info->recorded_allocator[0] && evaluate(&s, "recorded", NULL, ADVISE_RECORDED) < 0) goto done;
-  qsort_r(res->c, (size_t)res->n, sizeof *res->c, rank_budget_cmp, (void *)&o->budget);
+  advise_rank(res);
   /* what the settings that do not fit everywhere would need (the smallest limit on the
    * variations they failed), then the recommendation first */
   for (int i = 0; i < res->n; i++) {
@@ -222,32 +232,30 @@ int advise_run(const struct advise_opts *o, struct advise_result *res, char *err
     int cls = advise_needs(&s.base, &vs, res->threads, res->headroom_of, 0, c, err);
     if (cls) { if (cls > s.worst) s.worst = cls; goto done; }
   }
-  /* the recommendation is chosen on what the best settings need: the smallest limit each
-   * completes under on every variation (mincap; peak reserved overstates what a setting
-   * that keeps memory cached, as expandable segments do, needs), for the ADVISE_PICK_POOL
-   * best that fit everywhere, for PyTorch's default and expandable segments alone, and for
-   * the best of each smaller knob count within ADVISE_TIE of the best worst case (the pick
-   * prefers fewer knobs there, so their need must be known too) */
-  double tie_x = res->n && res->c[0].fits ? res->c[0].worst_x * (1 + ADVISE_TIE) : 0;
-  int best_knobs = res->n ? advise_knobs_count(&res->c[0].k) : 0, seen_knobs[16] = {0};
-  for (int i = 0, pooled = 0; !o->no_needs && i < res->n; i++) {
+  advise_rank(res);                                 /* the needs of those that did not fit moved them */
+  /* under a limit, what the leaders of the best ties and the two references need on every
+   * variation: the smallest limit each completes under (mincap on sim, exact for these
+   * settings). It is what they are then ranked by (advise_worst): peak reserved under a
+   * limit overstates what a setting that keeps memory cached needs */
+  for (int i = 0, leaders = 0; o->budget && !o->no_needs && i < res->n; i++) {
     struct advise_candidate *c = &res->c[i];
     int ref = c->origin == ADVISE_SEARCHED && (!strcmp(c->spec, "caching") || !strcmp(c->spec, "expandable"));
-    int pool = c->fits && c->origin == ADVISE_SEARCHED && pooled < ADVISE_PICK_POOL;
-    int k = c->origin == ADVISE_SEARCHED ? advise_knobs_count(&c->k) : 15;
-    if (k > 15) k = 15;
-    int simplest = c->fits && c->origin == ADVISE_SEARCHED && k < best_knobs && !seen_knobs[k] && c->worst_x <= tie_x;
-    if (c->fits && c->origin == ADVISE_SEARCHED) seen_knobs[k] = 1;
-    if (!ref && !pool && !simplest) continue;
-    pooled += pool;
+    int lead = c->fits && c->origin == ADVISE_SEARCHED && (i == 0 || c->tie != res->c[i - 1].tie) && leaders < ADVISE_PICK_POOL;
+    leaders += lead;
+    if (!c->fits || !(lead || ref)) continue;
     int cls = advise_needs(&s.base, &vs, res->threads, res->headroom_of, 1, c, err);
     if (cls) { if (cls > s.worst) s.worst = cls; goto done; }
+    if (c->fits) c->headroom = (int64_t)res->headroom_of - (int64_t)advise_worst(c);
   }
-  put_first(res, advise_pick(res));
+  advise_rank(res);
+  res->pick = advise_pick(res);
+  put_first(res, res->pick);
   res->default_i = -1;
   for (int i = 0; i < res->n; i++)
     if (res->c[i].origin == ADVISE_SEARCHED && !strcmp(res->c[i].spec, "caching")) res->default_i = i;
 done:
+  vs.excluded = NULL;
+  free(excluded);
   variations_free(&vs);
   event_buffer_free(&buf);
   res->elapsed_s = (double)(now_ns() - t0) / 1e9;

@@ -90,15 +90,17 @@ struct advise_candidate {
   double need_x_min, need_x_max; /* ... and as multiples of each variation's own peak requested (0 = n/a) */
   int worst_variation;           /* which variation gave worst_reserved (or failed first) */
   uint64_t failed_mask;          /* bit v: variation v did not complete (under the budget) */
+  int tie;                       /* which tie it belongs to (advise_rank): rows of one tie show as one */
 };
 
-/* The ranking: < 0 when a is the better candidate. On more variations completed (under
- * the budget, if any) first; among those completing nowhere alike, the one that got
- * furthest; then the least worst-case overhead (worst_x: peak reserved as a multiple of
- * each variation's own peak requested, so that one variation with larger steps does not
- * drown the differences), the least worst-case peak reserved (the most headroom), fewer
- * knobs, the least mean driver time. Ties end on the spec text. The recommendation is then chosen by
- * advise_pick (advise_rank.c) and advise_run puts it first. */
+/* The ranking (advise_rank.c): < 0 when a is the better candidate. On more variations
+ * completed (under the budget, if any) first; among those completing nowhere alike, the one
+ * that got furthest; then the least worst case (worst_reserved), fewer knobs, the least
+ * recorded-run peak reserved, the least mean driver time; ties end on the spec text. So a
+ * setting no better on worst case, recorded run and knobs never ranks above one better on
+ * one of them. advise_rank sorts res->c by it and makes ties: settings completing on the
+ * same variations within ADVISE_TIE of the best worst case among them, the simplest first;
+ * advise_pick then chooses and advise_run puts the pick first. */
 #define ADVISE_TIE 0.02                       /* within 2% of the best worst case */
 #define ADVISE_NEED_PRECISION 0.002           /* the smallest working limit to 0.2% (mincap's precision) */
 #define ADVISE_PICK_POOL 3                    /* the best settings whose smallest working limit is searched */
@@ -134,7 +136,11 @@ struct advise_result {
   uint64_t driver_matters_ns;    /* a driver-time difference below this is not weighed */
   int default_i;                 /* PyTorch's default's index after ranking (-1 = none) */
   int limited;                   /* replayed under a limit: the pick goes by the smallest working limit */
-  int picked_by;                 /* why c[0] was picked: 0 the best, 1 fewer knobs within ADVISE_TIE, 2 driver time */
+  int pick;                      /* the recommendation's index before it was put first; -1: none (nothing completes
+                                    the recorded run under the limit) */
+  int beyond;                    /* variations left out: their own peak requested is above the limit */
+  uint64_t beyond_peak;          /* the largest such peak requested */
+  int redrawn, stand_ins;        /* variations drawn again for asking more than the recorded run (variations.h) */
 };
 
 /* Runs the search. 0; or 2 (bad input, a budget below peak requested) / 1 (a device or
@@ -142,15 +148,15 @@ struct advise_result {
 int advise_run(const struct advise_opts *o, struct advise_result *res, char *err);
 void advise_free(struct advise_result *res);
 
-/* advise_rank.c: the recommendation among res->c (ranked by advise_compare): the index of
- * the setting to put first; -1 when none fits on every variation. Among the settings that
- * fit everywhere: under a limit, those whose smallest working limit over every variation
- * was searched (need_x_max: the ADVISE_PICK_POOL best and the references), by that
- * worst-case need as a multiple of peak requested; without a limit (or none searched), by
- * worst_x, what it will reserve (a caching allocator keeps what it cached until it runs
- * into a limit): within ADVISE_TIE of
- * the best, never above PyTorch's default's, the fewest knobs, then driver time where it
- * matters. */
+/* advise_rank.c: the worst case a setting is ranked and shown by: its smallest working
+ * limit over every variation where that was searched (under a limit), else worst_reserved */
+uint64_t advise_worst(const struct advise_candidate *c);
+/* Sorts res->c by advise_compare and sets each one's tie. */
+void advise_rank(struct advise_result *res);
+/* The recommendation among res->c (after advise_rank): the index of the first setting that
+ * completes the recorded run (variation 0) under the limit - the simplest of the best tie -
+ * or an equally simple member of its tie whose driver time is lower by more than
+ * res->driver_matters_ns; -1 when no setting completes the recorded run. */
 int advise_pick(const struct advise_result *res);
 
 /* advise_eval.c: one setting replayed on every variation, in parallel; fills c's

@@ -84,16 +84,26 @@ static int worst_class(const struct pool *p, const char *spec, char *err) {
   return worst;
 }
 
+/* the variations a setting is judged on: all but those no setting can fit */
+static unsigned char *judged(const struct variation_set *vs) {
+  unsigned char *on = malloc((size_t)vs->n);
+  if (on) for (int v = 0; v < vs->n; v++) on[v] = !(vs->excluded && vs->excluded[v]);
+  return on;
+}
+
 int advise_eval(const struct run_spec *base, const struct variation_set *vs, int threads, uint64_t headroom_of,
                 struct advise_candidate *c, char *err) {
   struct pool p = {.base = base, .vs = vs, .spec = c->spec, .task = T_REPLAY, .threads = threads};
+  unsigned char *on = judged(vs);
+  if (!on) { snprintf(err, FB_ERRLEN, "out of host memory"); return 1; }
+  p.only = on;
   int n = vs->n;
-  if (pool_alloc(&p, n)) { pool_free(&p); snprintf(err, FB_ERRLEN, "out of host memory"); return 1; }
+  if (pool_alloc(&p, n)) { pool_free(&p); free(on); snprintf(err, FB_ERRLEN, "out of host memory"); return 1; }
   run_all(&p);
   int cls = worst_class(&p, c->spec, err);
-  if (cls) { c->r = p.rs[0]; pool_free(&p); return cls; }
+  if (cls) { c->r = p.rs[0]; pool_free(&p); free(on); return cls; }
   c->r = p.rs[0];
-  c->nvariations = n;
+  c->nvariations = 0;
   c->fits_variations = 0;
   c->worst_reserved = 0;
   c->min_events = UINT64_MAX;
@@ -104,8 +114,10 @@ int advise_eval(const struct run_spec *base, const struct variation_set *vs, int
   double driver = 0;
   int first_fail = -1;
   for (int v = 0; v < n; v++) {
+    if (!on[v]) continue;
     const struct run_result *r = &p.rs[v];
     int ok = r->completed && !r->oom_count;
+    c->nvariations++;
     c->fits_variations += ok;
     if (!ok) c->failed_mask |= 1ull << v;
     if (ok && r->peak_reserved > c->worst_reserved) { c->worst_reserved = r->peak_reserved; if (first_fail < 0) c->worst_variation = v; }
@@ -115,10 +127,11 @@ int advise_eval(const struct run_spec *base, const struct variation_set *vs, int
     if (r->events < c->min_events) c->min_events = r->events;
     driver += (double)r->modeled_driver_ns;
   }
-  c->mean_driver_ns = (uint64_t)(driver / n + 0.5);
-  c->fits = c->fits_variations == n;
+  c->mean_driver_ns = c->nvariations ? (uint64_t)(driver / c->nvariations + 0.5) : 0;
+  c->fits = c->fits_variations == c->nvariations;
   c->headroom = c->fits ? (int64_t)headroom_of - (int64_t)c->worst_reserved : INT64_MIN;
   pool_free(&p);
+  free(on);
   return 0;
 }
 
@@ -129,7 +142,8 @@ int advise_needs(const struct run_spec *base, const struct variation_set *vs, in
   unsigned char *which = calloc((size_t)n, 1);
   if (!which || pool_alloc(&p, n)) { free(which); pool_free(&p); snprintf(err, FB_ERRLEN, "out of host memory"); return 1; }
   int any = 0;
-  for (int v = 0; v < n; v++) any += which[v] = (unsigned char)(all_variations || ((c->failed_mask >> v) & 1));
+  for (int v = 0; v < n; v++)
+    any += which[v] = (unsigned char)(!(vs->excluded && vs->excluded[v]) && (all_variations || ((c->failed_mask >> v) & 1)));
   p.only = which;
   int cls = 0;
   if (any) {

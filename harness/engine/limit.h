@@ -17,6 +17,7 @@ struct limit_ask {
   const char *given_text;     /* as the user wrote it, with its flag: "--limit 50%" */
   const char *oom_message;    /* --oom-message FILE|-, or NULL */
   int no_infer;               /* --no-infer-cap */
+  int trust_message;          /* --trust-message: an OOM message not checked against the snapshot */
   const char *trace;          /* the one snapshot a limit may be inferred from, or NULL */
   int trace_device;
 };
@@ -28,7 +29,14 @@ struct limit {
   char source[128];           /* the OOM message's phrase, or the flag given */
 };
 
-/* Decide. 0, or 2 with err (an unreadable OOM message or trace). */
+/* Does PyTorch's OOM message m belong to the snapshot whose OOM ci describes? Its failed
+ * request ("Tried to allocate") must be the snapshot's (the request or its segment, to the
+ * message's printed precision) and its limit inside the interval the snapshot proves.
+ * 1 yes (or the snapshot has no OOM to hold it against); 0 with why. */
+struct oom_message;
+int limit_message_fits(const struct oom_message *m, const struct cap_inference *ci, char *why, size_t n);
+/* Decide. 0, or 2 with err (an unreadable OOM message or trace; a message that does not
+ * belong to the snapshot a->trace, unless a->trust_message). */
 int limit_resolve(const struct limit_ask *a, struct limit *l, char *err);
 /* "limit 19.79 GiB (21249...): from the OOM message's ..." - the one sentence, into buf */
 void limit_sentence(const struct limit *l, char *buf, size_t n);

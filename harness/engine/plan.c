@@ -113,7 +113,7 @@ int plan_build(const struct plan_opts *o, struct plan *p, char *err) {
   /* the limit of rows with no cap given: the OOM message's, or one snapshot's inferred one */
   struct limit_ask ask = {.oom_message = o->ncaps ? NULL : o->oom_message, .no_infer = o->no_infer_cap || o->ncaps,
                           .trace = !o->multi && nsrc == 1 && src[0].trace ? src[0].trace : NULL,
-                          .trace_device = src[0].trace_device};
+                          .trace_device = src[0].trace_device, .trust_message = o->trust_message};
   if (limit_resolve(&ask, &p->lim, err)) { free(src); return 2; }
   struct plan_cap none = {PLAN_CAP_NONE, 0, 0}, inferred = {PLAN_CAP_INFERRED, 0, p->lim.bytes};
   const struct plan_cap *caps = o->ncaps ? o->caps : p->lim.from != LIMIT_NONE ? &inferred : &none;

@@ -28,6 +28,7 @@ struct plan_opts {
   struct run_spec base;             /* seed, on_oom, validate, strict, verify, touch, quiet, progress... */
   int timeline, breakdown;          /* each row's timeline / per-stream account, kept for the emitter */
   int no_infer_cap;
+  int trust_message;             /* --trust-message (limit.h) */
   const char *oom_message;          /* --oom-message FILE|-: the limit of every row without a cap given */
 };
 

@@ -25,7 +25,15 @@
  * the next iteration's free of such a block frees the oldest carried block of the same
  * recorded size (else the nearest size; none: it stays live, the cautious side). A
  * long-lived block is never freed early: a middle iteration's free of one is dropped, the
- * end's frees of the warm-up's blocks kept. */
+ * end's frees of the warm-up's blocks kept.
+ *
+ * A rerun draws the shapes the job draws, so it never asks for more at once than the
+ * recorded run did: a variation whose peak requested is above the recorded sequence's by
+ * more than VARIATION_EXCESS (1%: carried blocks freed in another order) is drawn again (another order, draw or factor: up to VARIATION_REDRAWS times), and if every
+ * redraw is above too, the recorded order itself stands in for it. Without this rule a
+ * prefix (an OOM snapshot: a few iterations and the failed step kept at the end) gave
+ * variations that stacked carried blocks and rescaled steps into 30% more than any real
+ * rerun asked for, and one such variation withheld all advice. */
 #include "variations.h"
 #include <math.h>
 #include <stdio.h>
@@ -37,6 +45,9 @@
 #define SLIVER 0.10               /* a piece shorter than this share of the median runs on into the next */
 #define LONG_LIVED_SHARE 4        /* alive for over 1/4 of the trace: long-lived */
 #define ALTERNATING 0.2           /* pieces this unlike in length (CV) may be halves of one step */
+#define VARIATION_REDRAWS 8       /* draws of one variation before the recorded order stands in */
+#define VARIATION_EXCESS 0.01     /* a variation may ask this much more than the recorded run: blocks carried
+                                     across iterations are freed by size, a few MiB off the recording's order */
 #define STATE_SHARE 0.01          /* an iteration that allocates (frees) this share of the peak of long-lived bytes */
 
 struct lifetimes {
@@ -370,12 +381,44 @@ static int varying_blocks(const struct event_buffer *b, const struct lifetimes *
   return 0;
 }
 
+/* the most requested bytes live at once (ids are unique among live blocks; a free of an
+ * id not live frees nothing). UINT64_MAX when host memory runs out. */
+uint64_t variations_peak_requested(const struct event_buffer *b) {
+  size_t cap = 16;
+  while (cap < 2 * b->n + 16) cap <<= 1;
+  uint64_t *keys = calloc(cap, sizeof *keys), *sizes = malloc(cap * sizeof *sizes);
+  if (!keys || !sizes) { free(keys); free(sizes); return UINT64_MAX; }
+  uint64_t live = 0, peak = 0;
+  for (size_t i = 0; i < b->n; i++) {
+    const struct event *e = &b->ev[i];
+    if (e->op != OP_ALLOC && e->op != OP_FREE) continue;
+    size_t h = (size_t)(mix64(e->id) & (cap - 1));
+    while (keys[h] && keys[h] != e->id + 1) h = (h + 1) & (cap - 1);
+    if (e->op == OP_ALLOC) {
+      if (keys[h]) live -= sizes[h];               /* an id reused while live: the newer block */
+      keys[h] = e->id + 1;
+      sizes[h] = e->size;
+      live += e->size;
+      if (live > peak) peak = live;
+    } else if (keys[h]) {
+      live -= sizes[h];
+      sizes[h] = 0;                                /* freed: a later alloc of the id takes the slot */
+    }
+  }
+  free(keys);
+  free(sizes);
+  return peak;
+}
+
 int variations_build(const struct event_buffer *b, int n, uint64_t seed, struct variation_set *vs, char *err) {
   memset(vs, 0, sizeof *vs);
   vs->v = calloc((size_t)(n > 0 ? n : 1), sizeof *vs->v);
-  if (!vs->v) { snprintf(err, FB_ERRLEN, "out of host memory"); return -1; }
+  vs->peak = calloc((size_t)(n > 0 ? n : 1), sizeof *vs->peak);
+  if (!vs->v || !vs->peak) { free(vs->v); free(vs->peak); vs->v = NULL; vs->peak = NULL; snprintf(err, FB_ERRLEN, "out of host memory"); return -1; }
   vs->v[0] = *b;                                    /* the recorded sequence (not owned) */
   vs->n = 1;
+  vs->peak[0] = variations_peak_requested(b);
+  if (vs->peak[0] == UINT64_MAX) { snprintf(err, FB_ERRLEN, "out of host memory"); return -1; }
   size_t *st = NULL;
   int k = variations_iterations(b, &st, &vs->period, vs->how, sizeof vs->how);
   if (k < 0) { snprintf(err, FB_ERRLEN, "out of host memory"); return -1; }
@@ -428,7 +471,8 @@ int variations_build(const struct event_buffer *b, int n, uint64_t seed, struct 
     if (weight[i] > wmax) wmax = weight[i];
   }
   for (int v = 1; !rc && v < n; v++) {
-    uint64_t x = seed * 0x100000001b3ull + (uint64_t)v;
+   for (int draw = 0; !rc && draw <= VARIATION_REDRAWS; draw++) {
+    uint64_t x = seed * 0x100000001b3ull + (uint64_t)v + (uint64_t)draw * 0x9e3779b97f4a7c15ull;
     int kind = v % 3;                               /* 1: another order, 2: another draw, 0: another draw, other shapes */
     if (kind == 1) {                                /* another order: a permutation */
       for (int i = 0; i < mid; i++) order[i] = head + i;
@@ -451,8 +495,19 @@ int variations_build(const struct event_buffer *b, int n, uint64_t seed, struct 
       hs = (wmin + (wmax - wmin) * u) / head_weight;
     bd.out = &vs->v[v];
     vs->v[v].info = b->info;
+    if (draw == VARIATION_REDRAWS) {                /* every draw asked for more: the recorded order */
+      for (int i = 0; i < mid; i++) { order[i] = head + i; scale[i] = 1; }
+      hs = 1;
+      vs->stand_ins++;
+    }
     rc = build_one(&bd, st, k, head, tail_first, order, scale, hs, mid);
     vs->n = v + 1;
+    if (rc) break;
+    vs->peak[v] = variations_peak_requested(&vs->v[v]);
+    if (vs->peak[v] == UINT64_MAX) { rc = -1; break; }
+    if ((double)vs->peak[v] <= (double)vs->peak[0] * (1 + VARIATION_EXCESS) || draw == VARIATION_REDRAWS) break;
+    vs->redrawn++;
+   }
   }
   free(order);
   free(varies);
@@ -470,5 +525,6 @@ int variations_build(const struct event_buffer *b, int n, uint64_t seed, struct 
 void variations_free(struct variation_set *vs) {
   for (int v = 1; v < vs->n; v++) free(vs->v[v].ev);
   free(vs->v);
+  free(vs->peak);
   memset(vs, 0, sizeof *vs);
 }

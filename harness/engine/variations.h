@@ -20,6 +20,11 @@
 struct variation_set {
   int n;                         /* variations built (1: the recorded sequence only) */
   struct event_buffer *v;        /* n buffers; v[0] is the recorded one (not owned) */
+  uint64_t *peak;                /* n: each one's peak requested (at most 1% above peak[0]: see variations.c) */
+  int redrawn;                   /* draws thrown away for asking more than the recorded run */
+  int stand_ins;                 /* variations for which every draw did: the recorded order stands in */
+  const unsigned char *excluded; /* NULL, or n flags: variations no setting can fit (their own peak requested is
+                                    above the limit): left out of every replay and count (set by advise) */
   /* the iteration structure found */
   int iterations;                /* iterations found (segments between boundaries); 0 = none */
   int head_iters, tail_iters;    /* kept in place at the start (warm-up) and the end */
@@ -35,6 +40,8 @@ int variations_iterations(const struct event_buffer *b, size_t **starts, int *pe
 
 /* n variations of b (n >= 1; v[0] = b itself), seeded. 0, or -1 with err (host memory). */
 int variations_build(const struct event_buffer *b, int n, uint64_t seed, struct variation_set *vs, char *err);
+/* The most requested bytes live at once in b; UINT64_MAX when host memory runs out. */
+uint64_t variations_peak_requested(const struct event_buffer *b);
 void variations_free(struct variation_set *vs);
 
 #endif
