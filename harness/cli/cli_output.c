@@ -44,8 +44,9 @@ void table_row(const struct run_result *r) {
   /* a modelled figure is a range: say it where the eye reads the point */
   if (r->model_err > 0 && r->peak_reserved) {
     char lo[32], hi[32];
-    double p = (double)r->peak_reserved, e = r->model_err;
-    fprintf(stderr, "  [peak_res a model: %s..%s, +/-%.0f%%]", fmt_bytes((uint64_t)(p * (e < 1 ? 1 - e : 0)), lo, sizeof lo),
+    double p = (double)r->peak_reserved, e = r->model_err, low = p * (e < 1 ? 1 - e : 0);
+    if (low < (double)r->peak_requested) low = fmin((double)r->peak_requested, p);   /* never below what is asked */
+    fprintf(stderr, "  [peak_res a model: %s..%s, +/-%.0f%%]", fmt_bytes((uint64_t)low, lo, sizeof lo),
             fmt_bytes((uint64_t)(p * (1 + e)), hi, sizeof hi), 100 * e);
   }
   fputc('\n', stderr);
