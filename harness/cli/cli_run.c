@@ -159,8 +159,8 @@ static const struct opt_def run_opts[] = {
   {"--timeline", OPT_TEXT, "FILE.csv", "requested/allocated/reserved over the run, per row"},
   {"--breakdown", OPT_TEXT, "FILE.csv", "peak reserved split by stream, one line per row and stream"},
   OPTS_QUIET,
-  {"--max-reserved", OPT_BYTES, "BYTES", "a gate for CI: exit 1 when a row's peak reserved exceeds BYTES"},
-  {"--fail-on-oom", OPT_SWITCH, NULL, "a gate for CI: exit 1 when a row runs out of memory under its cap"},
+  {"--max-reserved", OPT_BYTES, "BYTES", "a gate for CI: exit 1 when a row's peak reserved exceeds BYTES (the\nresults are written whole first)"},
+  {"--fail-on-oom", OPT_SWITCH, NULL, "a gate for CI: exit 1 when a row runs out of memory under its cap (the\nresults are written whole first)"},
   OPTS_END,
 };
 
@@ -244,12 +244,18 @@ int cmd_run(struct cli_opts *o) {
   plan_release(&p);
   free(dl);
   if (root) {
-    if (out.gate_failed && worst < 1) worst = 1;
-    /* the outputs appear under their names only when the command succeeds (exit 0; a row's
-     * OOM is a result); otherwise every existing file stays as it was */
-    int keep = worst == 0;
+    /* the outputs appear under their names only when every row ran (a row's OOM is a
+     * result); otherwise every existing file stays as it was. A gate that failed
+     * (--fail-on-oom, --max-reserved) is a verdict on whole results: they are written,
+     * and the command exits 1 saying so (a CI baseline of an OOM snapshot can be made) */
+    int keep = worst == 0, gate = out.gate_failed && worst < 1;
+    if (gate) worst = 1;
     if (outfile_finish(&tl, keep) || outfile_finish(&bd, keep)) { if (worst < 2) worst = 2; keep = 0; }
     if (output_finish(&out, keep) && worst < 2) worst = 2;
+    if (gate && worst == 1)
+      fprintf(stderr, "fragbench run: exit 1: a row failed %s%s%s; the results were written whole to %s\n",
+              o->fail_on_oom ? "--fail-on-oom" : "", o->fail_on_oom && o->max_reserved ? " or " : "", o->max_reserved ? "--max-reserved" : "",
+              o->out && strcmp(o->out, "-") ? o->out : "stdout");
   }
   return mpi_agree(worst);
 }
