@@ -1,9 +1,18 @@
 /* cli_output.c - where rows go: the CSV (stdout, flushed row by row, or --out: a
  * temporary beside it renamed into place by output_finish, outfile.h) and a
- * human-readable table on stderr. */
+ * human-readable table on stderr. `run` with no --out and stdout a terminal writes the
+ * table only (output_open_run), saying how to get the CSV. */
 #include "cli.h"
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
+
+int output_open_run(struct output *out, const char *path, int quiet) {
+  if (path || quiet || !isatty(1)) return output_open(out, path);
+  memset(out, 0, sizeof *out);   /* a person at a terminal: the table, not CSV rows between its lines */
+  out->terminal = 1;
+  return 0;
+}
 
 int output_open(struct output *out, const char *path) {
   memset(out, 0, sizeof *out);
@@ -76,8 +85,10 @@ void output_row(struct output *out, const struct run_result *r) {
   gate(out, r);
   char id[32];
   snprintf(id, sizeof id, "%d", ++out->rows);
-  csv_write_row(out->csv, id, r);
-  fflush(out->csv);
+  if (out->csv) {
+    csv_write_row(out->csv, id, r);
+    fflush(out->csv);
+  }
   if (out->quiet) return;
   if (out->rows == 1) table_header();
   table_row(r);
@@ -85,6 +96,10 @@ void output_row(struct output *out, const struct run_result *r) {
 
 int output_finish(struct output *out, int keep) {
   int rc = 0;
+  if (out->terminal && out->rows)
+    fputs("fragbench: the table only, stdout being a terminal; for the CSV give --out FILE.csv (or --out -), or pipe it: "
+          "fragbench run ... | cat, or > FILE.csv\n", stderr);
+  out->terminal = 0;
   if (out->close_csv) rc = outfile_finish(&out->file, keep);
   else if (out->csv) fflush(out->csv);
   out->close_csv = 0;

@@ -155,7 +155,7 @@ static const struct opt_def run_opts[] = {
   {"--touch", OPT_SWITCH, NULL, "cuda: write every block once after allocation (cudaMemsetAsync)"},
   {"--no-touch", OPT_SWITCH, NULL, "cuda: no write at all, not even async's default one"},
   {"--verify", OPT_SWITCH, NULL, "cuda: write a pattern at allocation and check it at free"},
-  {"--out", OPT_TEXT, "FILE.csv", "write the CSV there (default: stdout); written whole or not at all"},
+  {"--out", OPT_TEXT, "FILE.csv", "write the CSV there (default: stdout; on a terminal, the table only);\nwritten whole or not at all"},
   {"--timeline", OPT_TEXT, "FILE.csv", "requested/allocated/reserved over the run, per row"},
   {"--breakdown", OPT_TEXT, "FILE.csv", "peak reserved split by stream, one line per row and stream"},
   OPTS_QUIET,
@@ -226,7 +226,7 @@ int cmd_run(struct cli_opts *o) {
     if (o->oom_message) inputs[ni++] = o->oom_message;
     const char *outs[3] = {o->out, o->timeline, o->breakdown}, *flags[3] = {"--out", "--timeline", "--breakdown"};
     if (outfile_check("run", flags, outs, 3, inputs, ni)) rc = 2;
-    else if (output_open(&out, o->out)) rc = 2;
+    else if (output_open_run(&out, o->out, o->quiet)) rc = 2;
     else {
       out.quiet = o->quiet;
       output_gate(&out, o);
