@@ -102,10 +102,18 @@ void cli_say_limit(const struct cli_opts *o, const struct limit *lim) {
   if (o->ncaps) {   /* as the user wrote it */
     size_t k = 0;
     given[0] = 0;
-    for (int i = 0; i < o->ncaps && k < sizeof given; i++)
-      k += (size_t)snprintf(given + k, sizeof given - k, "%s%s %s", i ? ", " : "", o->caps[i].flag, o->caps[i].text);
+    for (int i = 0; i < o->ncaps && k < sizeof given; i++) {   /* and how it was read: "G = GiB = 2^30 bytes", "25% of the device" */
+      struct limit_text lt;
+      char err[600], how[128] = "";
+      if (o->caps[i].kind == CAP_X) snprintf(how, sizeof how, ": %s times each input's peak requested", o->caps[i].text);
+      else if (!limit_parse(o->caps[i].flag, o->caps[i].text, o->caps[i].kind == CAP_FRACTION && !strcmp(o->caps[i].flag, "--cap"), 0, 0,
+                            &lt, err, sizeof err))
+        snprintf(how, sizeof how, ": %s", lt.fraction ? (strchr(o->caps[i].text, '%') ? "of the device's total" : "a fraction of the device's total")
+                                                        : lt.how);
+      k += (size_t)snprintf(given + k, sizeof given - k, "%s%s %s%s", i ? ", " : "", o->caps[i].flag, o->caps[i].text, how);
+    }
     l.from = LIMIT_GIVEN;
-    l.bytes = o->ncaps == 1 && o->caps[0].kind != CAP_X ? o->budget : 0;
+    if (!(lim->from == LIMIT_GIVEN && lim->bytes)) l.bytes = o->ncaps == 1 && o->caps[0].kind != CAP_X ? o->budget : 0;
     snprintf(l.source, sizeof l.source, "%.120s", given);
   }
   limit_sentence(&l, line, sizeof line);

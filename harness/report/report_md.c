@@ -141,12 +141,10 @@ static void workload_table(const struct run_folder *f, FILE *o, int w, int have_
                        best(f, w, "ns_per_op", 0), best(f, w, "p99_ns", 0), best(f, w, "modeled_driver_ns", 0)};
   const char *bm = "";
   if (have_mincap) {
-    int bs = -1;
     for (int s = 0; s < f->ns_cells; s++) {   /* among the exact: a modelled mincap is never best */
       enum rc_group g = rc_group_of(f->strategy[s]);
-      if (mx(f, w, s) && (g == RC_PYTORCH || g == RC_OTHER) && rc_model_err(f, w, s) <= 0 && (!bm[0] || rt_num(mx(f, w, s)) < rt_num(bm))) { bm = mx(f, w, s); bs = s; }
+      if (mx(f, w, s) && (g == RC_PYTORCH || g == RC_OTHER) && rc_model_err(f, w, s) <= 0 && (!bm[0] || rt_num(mx(f, w, s)) < rt_num(bm))) bm = mx(f, w, s);
     }
-    (void)bs;
   }
   fputs("| strategy | status | peak requested | peak reserved |", o);
   if (pytorch) fputs(" vs PyTorch |", o);
