@@ -19,7 +19,7 @@ static const struct opt_def fit_opts[] = {
   {"--workload", OPT_TEXT, "GEN[:k=v,...]", "the generator (one), with the job's other parameters"},
   {"--vary", OPT_TEXT, "PARAM", "the generator's integer parameter to search: batch, seq, batch_max, accum ..."},
   OPTS_STRATEGY,
-  {"--limit", OPT_LIMIT, "BYTES|N%|FRACTION", "what the job may reserve: bytes (10627186688, 9.9Gi), N% or a fraction\n"
+  {"--limit", OPT_LIMIT, "BYTES|N%|FRACTION", "what the job may reserve: bytes with a unit (10627186688B, 9.9G = 9.9GiB,\n10GB = 10^10), N% or a fraction\n"
    "(0.125) of the device's total, as set_per_process_memory_fraction takes it"},
   {"--oom-message", OPT_TEXT, "FILE|-", "PyTorch's out-of-memory error text: its limit is the limit"},
   {"--from", OPT_COUNT, "N", "the smallest value searched (default 1)"},
