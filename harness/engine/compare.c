@@ -367,29 +367,50 @@ static void died_at(const struct results *t, int r, char *out, size_t n) {
   snprintf(out, n, "%s%s%s", c, ev[0] ? ", at event " : "", ev);
 }
 
-static int same_group(const struct results *a, int ra, const struct results *b, int rb) {
-  static const char *const k[] = {"workload", "trace", "allocator", "device", NULL};
-  for (int i = 0; k[i]; i++) if (strcmp(results_get(a, ra, k[i]), results_get(b, rb, k[i]))) return 0;
-  return 1;
+
+/* every selected row of a file by its group (workload, trace, allocator, device), sorted */
+struct group_index { struct keyed *k; int n; };
+
+static char *group_key(const struct results *t, int r);
+
+static void group_index_build(struct group_index *g, const struct results *t, const struct cmp_opts *o) {
+  g->k = malloc(((size_t)t->nrows + 1) * sizeof *g->k);
+  if (!g->k) abort();
+  g->n = 0;
+  for (int r = 0; r < t->nrows; r++)
+    if (selected(t, r, o)) { g->k[g->n].key = group_key(t, r); g->k[g->n++].row = r; }
+  qsort(g->k, (size_t)g->n, sizeof *g->k, by_key);
 }
 
-/* the rows of the other file with r's workload, trace, allocator and device, in words:
- * "NEW has this workload and strategy under cap 17.42 GiB" ("" when none) */
-static void other_side(const struct results *old, const struct results *new, int r, int r_is_new, char *out, size_t n) {
-  const struct results *mine = r_is_new ? new : old, *other = r_is_new ? old : new;
+static void group_index_free(struct group_index *g) {
+  for (int i = 0; i < g->n; i++) free(g->k[i].key);
+  free(g->k);
+}
+
+/* the first entry of g with key, or g->n */
+static int group_first(const struct group_index *g, const char *key) {
+  int lo = 0, hi = g->n;
+  while (lo < hi) { int mid = (lo + hi) / 2; if (strcmp(g->k[mid].key, key) < 0) lo = mid + 1; else hi = mid; }
+  return lo;
+}
+
+/* the rows of the other file (its index: other_g) with r's workload, trace, allocator and
+ * device, in words: "NEW has this workload and strategy only as: cap 17.42 GiB" ("" when none) */
+static void other_side(const struct results *mine, int r, const struct results *other, const struct group_index *other_g, const char *other_name,
+                       char *out, size_t n) {
   size_t k = 0;
-  int shown = 0;
   out[0] = 0;
-  for (int q = 0; q < other->nrows && shown < 4; q++) {
-    if (!same_group(mine, r, other, q)) continue;
+  char *key = group_key(mine, r);
+  for (int i = group_first(other_g, key), shown = 0; i < other_g->n && shown < 4 && !strcmp(other_g->k[i].key, key); i++, shown++) {
+    int q = other_g->k[i].row;
     char c[64], pm[300];
     cmp_cap_words(other, q, c, sizeof c);
     const char *p = results_get(other, q, "params");
     snprintf(pm, sizeof pm, "%s%s", p[0] ? " with " : "", p);
-    if (!shown) k += (size_t)snprintf(out + k, n - k, "%s has this workload and strategy only as: ", r_is_new ? "OLD" : "NEW");
+    if (!shown) k += (size_t)snprintf(out + k, n - k, "%s has this workload and strategy only as: ", other_name);
     if (k < n) k += (size_t)snprintf(out + k, n - k, "%s%s%s", shown ? "; " : "", c, pm);
-    shown++;
   }
+  free(key);
 }
 
 /* one matched pair, judged: by the tolerance file, or by the metrics, a dead row by
@@ -432,61 +453,84 @@ static void judge_pair(struct cmp_report *rep, int row, const struct results *ol
   }
 }
 
+/* the group a row belongs to: workload, trace, allocator, device (malloc'd) */
+static char *group_key(const struct results *t, int r) {
+  static const char *const k[] = {"workload", "trace", "allocator", "device", NULL};
+  size_t len = 8;
+  for (int i = 0; k[i]; i++) len += strlen(results_get(t, r, k[i])) + 1;
+  char *s = malloc(len);
+  if (!s) abort();
+  s[0] = 0;
+  for (int i = 0; k[i]; i++) { if (i) strcat(s, "\x1f"); strcat(s, results_get(t, r, k[i])); }
+  return s;
+}
+
+/* the paired row (pair_matched) and its warning: what changed between them */
+static void pair_rows(struct cmp_report *rep, int j, const struct results *old, const struct results *new, int rn, const struct cmp_opts *o,
+                      struct ratios **rat, int *nrat) {
+  const struct cmp_row *y = &rep->rows[j];
+  char a[64], b[64], why[900];
+  size_t k = 0;
+  cmp_cap_words(old, y->old_row, a, sizeof a);
+  cmp_cap_words(new, rn, b, sizeof b);
+  const char *po = results_get(old, y->old_row, "params"), *pn = results_get(new, rn, "params");
+  int dcap = strcmp(a, b) != 0, dset = strcmp(po, pn) != 0;
+  why[0] = 0;
+  if (dcap) k += (size_t)snprintf(why, sizeof why, "%s -> %s", a, !strncmp(a, "cap ", 4) && !strncmp(b, "cap ", 4) ? b + 4 : b);
+  if (dset && k < sizeof why) k += (size_t)snprintf(why + k, sizeof why - k, "%ssettings '%s' -> '%s'", k ? ", " : "", po, pn);
+  char note[1400];
+  snprintf(note, sizeof note, "matched across a change of %s: %s; its figures are compared as they are",
+           dcap && dset ? "cap and settings" : dcap ? "cap" : "settings", why);
+  add_line(rep, CMP_K_WARN, j, "cap", a, b, note);
+  judge_pair(rep, j, old, y->old_row, new, rn, o, rat, nrat);
+}
+
 /* rows of OLD left without a match: paired with NEW's unmatched rows of the same
  * workload, trace, allocator and device (a cap or the settings changed), in row order,
- * when both sides have as many; else missing, saying what NEW has */
+ * when both sides have as many; else missing, saying what NEW has. Sorted by group, so
+ * the work stays n log n on files of many rows. */
 static void pair_unmatched(struct cmp_report *rep, const struct results *old, const struct results *new, const struct cmp_opts *o,
-                           char *matched, struct ratios **rat, int *nrat) {
-  int nrows = rep->nrows;
-  char *done = calloc((size_t)nrows + 1, 1);
-  if (!done) abort();
-  for (int i = 0; i < nrows; i++) {
-    struct cmp_row *x = &rep->rows[i];
-    if (done[i] || x->new_row >= 0 || x->old_row < 0) continue;
-    /* this group's unmatched rows on either side */
-    int no = 0, nn = 0;
-    for (int j = i; j < nrows; j++)
-      if (rep->rows[j].new_row < 0 && rep->rows[j].old_row >= 0 && same_group(old, x->old_row, old, rep->rows[j].old_row)) no++;
-    for (int r = 0; r < new->nrows; r++)
-      if (!matched[r] && selected(new, r, o) && same_group(old, x->old_row, new, r)) nn++;
-    int pair = no == nn;
-    int next = 0;
-    for (int j = i; j < nrows; j++) {
-      struct cmp_row *y = &rep->rows[j];
-      if (y->new_row >= 0 || y->old_row < 0 || !same_group(old, x->old_row, old, y->old_row)) continue;
-      done[j] = 1;
-      int rn = -1;
-      if (pair)
-        for (; next < new->nrows && rn < 0; next++)
-          if (!matched[next] && selected(new, next, o) && same_group(old, y->old_row, new, next)) rn = next;
-      if (rn < 0) {
-        char note[700];
-        other_side(old, new, y->old_row, 0, note, sizeof note);
-        if (o->allow_missing) {
-          size_t k = strlen(note);
-          snprintf(note + k, sizeof note - k, "%sallowed (--allow-missing)", k ? "; " : "");
-        }
-        add_line(rep, CMP_K_MISSING, j, "(row)", "present", "missing", note[0] ? note : NULL);
-        continue;
-      }
-      matched[rn] = 1;
-      char a[64], b[64], why[900];
-      size_t k = 0;
-      cmp_cap_words(old, y->old_row, a, sizeof a);
-      cmp_cap_words(new, rn, b, sizeof b);
-      const char *po = results_get(old, y->old_row, "params"), *pn = results_get(new, rn, "params");
-      int dcap = strcmp(a, b) != 0, dset = strcmp(po, pn) != 0;
-      why[0] = 0;
-      if (dcap) k += (size_t)snprintf(why, sizeof why, "%s -> %s", a, !strncmp(a, "cap ", 4) && !strncmp(b, "cap ", 4) ? b + 4 : b);
-      if (dset && k < sizeof why) k += (size_t)snprintf(why + k, sizeof why - k, "%ssettings '%s' -> '%s'", k ? ", " : "", po, pn);
-      char note[1400];
-      snprintf(note, sizeof note, "matched across a change of %s: %s; its figures are compared as they are",
-               dcap && dset ? "cap and settings" : dcap ? "cap" : "settings", why);
-      add_line(rep, CMP_K_WARN, j, "cap", a, b, note);
-      judge_pair(rep, j, old, y->old_row, new, rn, o, rat, nrat);
-    }
+                           const struct group_index *gnew, char *matched, struct ratios **rat, int *nrat) {
+  int nrows = rep->nrows, no = 0, nn = 0;
+  struct keyed *ko = malloc(((size_t)nrows + 1) * sizeof *ko), *kn = malloc(((size_t)new->nrows + 1) * sizeof *kn);
+  if (!ko || !kn) abort();
+  for (int j = 0; j < nrows; j++)
+    if (rep->rows[j].new_row < 0 && rep->rows[j].old_row >= 0) { ko[no].key = group_key(old, rep->rows[j].old_row); ko[no++].row = j; }
+  for (int r = 0; r < new->nrows; r++)
+    if (!matched[r] && selected(new, r, o)) { kn[nn].key = group_key(new, r); kn[nn++].row = r; }
+  qsort(ko, (size_t)no, sizeof *ko, by_key);   /* by key, then row: row order within a group */
+  qsort(kn, (size_t)nn, sizeof *kn, by_key);
+  int *partner = malloc(((size_t)nrows + 1) * sizeof *partner);
+  if (!partner) abort();
+  for (int j = 0; j < nrows; j++) partner[j] = -1;
+  for (int i = 0, q = 0; i < no;) {
+    int e = i;
+    while (e < no && !strcmp(ko[e].key, ko[i].key)) e++;
+    while (q < nn && strcmp(kn[q].key, ko[i].key) < 0) q++;
+    int f = q;
+    while (f < nn && !strcmp(kn[f].key, ko[i].key)) f++;
+    if (f - q == e - i)
+      for (int m = 0; m < e - i; m++) partner[ko[i + m].row] = kn[q + m].row;
+    i = e;
+    q = f;
   }
-  free(done);
+  for (int j = 0; j < nrows; j++) {   /* in the report's row order */
+    struct cmp_row *y = &rep->rows[j];
+    if (y->new_row >= 0 || y->old_row < 0) continue;
+    if (partner[j] >= 0) { matched[partner[j]] = 1; pair_rows(rep, j, old, new, partner[j], o, rat, nrat); continue; }
+    char note[700];
+    other_side(old, y->old_row, new, gnew, "NEW", note, sizeof note);
+    if (o->allow_missing) {
+      size_t k = strlen(note);
+      snprintf(note + k, sizeof note - k, "%sallowed (--allow-missing)", k ? "; " : "");
+    }
+    add_line(rep, CMP_K_MISSING, j, "(row)", "present", "missing", note[0] ? note : NULL);
+  }
+  for (int i = 0; i < no; i++) free(ko[i].key);
+  for (int i = 0; i < nn; i++) free(kn[i].key);
+  free(ko);
+  free(kn);
+  free(partner);
 }
 
 void cmp_run(const struct results *old, const struct results *new, const struct cmp_opts *o, struct cmp_report *rep) {
@@ -526,13 +570,16 @@ void cmp_run(const struct results *old, const struct results *new, const struct 
     matched[rn] = 1;
     judge_pair(rep, row, old, ro, new, rn, o, &rat, &nrat);
   }
-  pair_unmatched(rep, old, new, o, matched, &rat, &nrat);
+  struct group_index gold, gnew;
+  group_index_build(&gold, old, o);
+  group_index_build(&gnew, new, o);
+  pair_unmatched(rep, old, new, o, &gnew, matched, &rat, &nrat);
   for (int i = 0; i < nn; i++)
     if (!matched[kn[i].row]) {
       int row = add_row(rep, new, kn[i].row, kn[i].key);
       rep->rows[row].new_row = kn[i].row;
       char note[600];
-      other_side(old, new, kn[i].row, 1, note, sizeof note);
+      other_side(new, kn[i].row, old, &gold, "OLD", note, sizeof note);
       add_line(rep, CMP_K_NEW, row, "(row)", "", results_get(new, kn[i].row, "status"), note[0] ? note : NULL);
     }
   /* timing: the median new/old per allocator and column, a warning beyond the factor */
@@ -554,6 +601,8 @@ void cmp_run(const struct results *old, const struct results *new, const struct 
   for (int i = 0; i < no; i++) free(ko[i].key);
   for (int i = 0; i < nn; i++) free(kn[i].key);
   free(ko); free(kn); free(sn); free(matched);
+  group_index_free(&gold);
+  group_index_free(&gnew);
 }
 
 void cmp_report_free(struct cmp_report *r) {

@@ -126,13 +126,15 @@ void cmp_print_text(FILE *f, const struct cmp_report *r, const struct cmp_opts *
   }
   if (r->warnings) {
     fprintf(f, "warnings (not failures):\n");
+    int said = 0;
     for (int i = 0; i < r->nlines; i++)
-      if (r->lines[i].kind == CMP_K_WARN) {
+      if (r->lines[i].kind == CMP_K_WARN && said++ < max_lines) {
         char lb[1200];
         if (r->lines[i].row >= 0) fprintf(f, "  %s: ", row_label(r, &r->lines[i], lb, sizeof lb));
         else fputs("  ", f);
         fprintf(f, "%s\n", r->lines[i].note ? r->lines[i].note : r->lines[i].column);
       }
+    if (said > max_lines) fprintf(f, "... and %d more warnings (--json FILE keeps every line)\n", said - max_lines);
   }
   char judged[300];
   if (o->use_tolerance) snprintf(judged, sizeof judged, "every column, per the tolerance file");
