@@ -27,9 +27,14 @@ static char *slurp(const char *path, size_t *len, int *too_long) {
   for (;;) {
     if (n + 4096 > cap) { cap *= 2; buf = realloc(buf, cap); if (!buf) abort(); }
     size_t k = fread(buf + n, 1, cap - n - 1, f);
-    for (size_t i = n; i < n + k; i++)
-      if (buf[i] == '\n') { line++; line_start = i + 1; }
+    for (size_t i = n; i < n + k && !*too_long; i++)   /* every line, not only the last of a chunk */
+      if (buf[i] == '\n') {
+        if (i - line_start > RESULTS_LINE_MAX) *too_long = line;
+        line++;
+        line_start = i + 1;
+      }
     n += k;
+    if (*too_long) break;
     if (n - line_start > RESULTS_LINE_MAX) { *too_long = line; break; }
     if (k == 0) break;
   }
