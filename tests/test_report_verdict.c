@@ -121,3 +121,15 @@ TEST(report_verdict_says_when_there_is_nothing_to_weigh) {
                             "replayed). `backend:cudaMallocAsync` is a model (±20%), not ranked against the settings measured exactly.");
   free(md);
 }
+
+TEST(report_verdict_says_up_to_when_the_models_error_varies_by_workload) {
+  char *md = report_of("v_upto", HDR
+                       ROW("a", "caching", "", "ok", G150, "") ROW("a", "expandable", "", "ok", G110, "") ROW("a", "async", "", "ok", G120, "0.1")
+                       ROW("b", "caching", "", "ok", G150, "") ROW("b", "expandable", "", "ok", G110, "") ROW("b", "async", "", "ok", G105, "0.3"));
+  CHECK(md);
+  /* a: 1.20 GiB +/-10% (1.08-1.32) and b: 1.05 GiB +/-30% (clamped: 1.00-1.37) both hold 1.10 GiB */
+  CHECK_STR(first_line(md), "Set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`: it reserves less than PyTorch's default on 2 of 2 "
+                            "workloads, replayed exactly. `backend:cudaMallocAsync` is a model (up to ±30%), not ranked against the "
+                            "settings measured exactly: its range holds `expandable_segments:True`'s figure on 2 of 2 workloads.");
+  free(md);
+}

@@ -90,17 +90,20 @@ static void modelled(const struct run_folder *f, int ref, char *buf, size_t len,
   char a[256];
   for (int m = 0; m < f->ns_cells; m++) {
     if (rc_group_of(f->strategy[m]) != RC_PYTORCH || exact_setting(f, m) || !has_any_run(f, m)) continue;
-    int below = 0, holds = 0, above = 0, n = 0;
+    int below = 0, holds = 0, above = 0, n = 0, varies = 0;
     double e = 0;
     for (int w = 0; w < f->nw; w++) {
-      if (rc_model_err(f, w, m) > e) e = rc_model_err(f, w, m);
+      double ew = rc_model_err(f, w, m);
+      if (ew > 0 && e > 0 && ew != e) varies = 1;
+      if (ew > e) e = ew;
       if (ref < 0 || !measured(f, w, m) || !measured(f, w, ref)) continue;
       double lo, hi, r = reserved(f, w, ref);
       rc_range(f, w, m, &lo, &hi);
       n++;
       if (hi < r) below++; else if (lo > r) above++; else holds++;
     }
-    ADD(" `%s` is a model (±%.0f%%), not ranked against the settings measured exactly", rt_md(conf_of(f, m), a, sizeof a), e * 100);
+    ADD(" `%s` is a model (%s±%.0f%%), not ranked against the settings measured exactly", rt_md(conf_of(f, m), a, sizeof a), varies ? "up to " : "",
+        e * 100);
     if (n) {
       char r[256];
       if (!strcmp(f->strategy[ref], "caching")) snprintf(r, sizeof r, "the default's");
