@@ -109,11 +109,11 @@ TEST(options_percent_resolves_after_every_flag) {
   char csv[512];
   snprintf(csv, sizeof csv, "%s/pct.csv", test_tmpdir());
   const char *w = "script:events=a1=1K/f1";
-  CHECK_EQ(test_cli(outp, errp, "run", "--workload", w, "--device", "sim", "--quiet", "--cap-bytes", "50%", "--sim-total", "40G", "--out", csv, NULL), 0);
+  CHECK_EQ(test_cli(outp, errp, "run", "--workload", w, "--device", "sim", "--quiet", "--cap-bytes", "50%", "--sim-total", "40GB", "--out", csv, NULL), 0);
   CHECK_EQ(cap_of(csv), 20000000000ull);
-  CHECK_EQ(test_cli(outp, errp, "run", "--workload", w, "--device", "sim", "--quiet", "--sim-total", "40G", "--cap-bytes", "50%", "--out", csv, NULL), 0);
+  CHECK_EQ(test_cli(outp, errp, "run", "--workload", w, "--device", "sim", "--quiet", "--sim-total", "40GB", "--cap-bytes", "50%", "--out", csv, NULL), 0);
   CHECK_EQ(cap_of(csv), 20000000000ull);
-  CHECK_EQ(test_cli(outp, errp, "run", "--workload", w, "--device", "sim", "--quiet", "--limit", "0.5", "--sim-total", "40G", "--out", csv, NULL), 0);
+  CHECK_EQ(test_cli(outp, errp, "run", "--workload", w, "--device", "sim", "--quiet", "--limit", "0.5", "--sim-total", "40GB", "--out", csv, NULL), 0);
   CHECK_EQ(cap_of(csv), 20000000000ull);
 }
 
@@ -134,7 +134,7 @@ TEST(options_absurd_values_are_refused_with_the_bound) {
 TEST(options_the_limit_sentence_is_the_same_on_every_command) {
   paths();
   const char *snap = "tests/variants/oom_fragmented.pickle";
-  const char *want = "limit 47.68 MiB (50000000 bytes): given (--limit 50M)";
+  const char *want = "limit 50.00 MiB (52428800 bytes): given (--limit 50M: M = MiB = 2^20 bytes)";
   CHECK_EQ(test_cli(outp, errp, "run", "--trace", snap, "--limit", "50M", "--device", "sim", NULL), 0);
   char *e = test_read_file(errp);
   CHECK_CONTAINS(e, want);
@@ -152,7 +152,7 @@ TEST(options_the_limit_sentence_is_the_same_on_every_command) {
   free(o);
   test_cli(outp, errp, "advise", "--trace", snap, "--budget", "50M", NULL);
   e = test_read_file(errp);
-  CHECK_CONTAINS(e, "limit 47.68 MiB (50000000 bytes): given (--budget 50M)");
+  CHECK_CONTAINS(e, "limit 50.00 MiB (52428800 bytes): given (--budget 50M: M = MiB = 2^20 bytes)");
   free(e);
   /* no limit given: inferred, with its interval; --no-infer-cap: none */
   CHECK_EQ(test_cli(outp, errp, "run", "--trace", snap, "--device", "sim", NULL), 0);

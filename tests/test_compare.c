@@ -111,8 +111,9 @@ TEST(compare_a_row_that_no_longer_completes_is_worse) {
   struct cmp_report r;
   CHECK_EQ(run_engine(test_write_tmp("o5.csv", o), test_write_tmp("n5.csv", n), &opt, &r), 0);
   CHECK_EQ(r.worse, 1);
-  CHECK_STR(r.lines[0].column, "completed");
-  CHECK_CONTAINS(r.lines[0].note, "ok -> oom");
+  CHECK_STR(r.lines[0].column, "status");
+  CHECK_CONTAINS(r.lines[0].note, "completed before, dies now (cap 1000 B)");
+  CHECK_EQ(r.nlines, 1);   /* the dead row's figures are not compared */
   cmp_report_free(&r);
 }
 
@@ -305,6 +306,36 @@ TEST(run_max_reserved_and_fail_on_oom_gate_the_exit_status) {
   CHECK_CONTAINS(e, "out of memory");
   free(e);
   CHECK_EQ(test_cli(outp, errp, "run", "--workload", w, "--device", "sim", "--max-reserved", "lots", NULL), 2);
+}
+
+TEST(run_fail_on_oom_writes_the_results_whole_then_exits_1_saying_so) {
+  paths();
+  const char *w = "script:events=a1=3MiB/a2=5MiB/f1/a3=7MiB/f2/f3";
+  char out[600];
+  snprintf(out, sizeof out, "%s/gate_oom.csv", test_tmpdir());
+  FILE *f = fopen(out, "w");
+  fputs("an older baseline\n", f);
+  fclose(f);
+  CHECK_EQ(test_cli(NULL, errp, "run", "--workload", w, "--allocator", "caching", "--allocator", "expandable", "--device", "sim", "--limit",
+                    "9MiB", "--fail-on-oom", "--quiet", "--out", out, NULL), 1);
+  char *e = test_read_file(errp), *csv = test_read_file(out);
+  CHECK_CONTAINS(e, "fragbench run: exit 1: a row failed --fail-on-oom; the results were written whole to ");
+  CHECK_CONTAINS(e, "gate_oom.csv\n");
+  CHECK(csv && !strncmp(csv, "run_id,", 7));   /* the header and both rows, the old file replaced */
+  CHECK_CONTAINS(csv, ",caching,");
+  CHECK_CONTAINS(csv, ",expandable,");
+  CHECK_CONTAINS(csv, ",oom,");
+  int lines = 0;
+  for (char *p = csv; p && *p; p++) lines += *p == '\n';
+  CHECK_EQ(lines, 3);
+  free(e);
+  free(csv);
+  /* the same with --max-reserved */
+  CHECK_EQ(test_cli(NULL, errp, "run", "--workload", w, "--allocator", "caching", "--device", "sim", "--max-reserved", "10MiB", "--quiet",
+                    "--out", out, NULL), 1);
+  e = test_read_file(errp);
+  CHECK_CONTAINS(e, "a row failed --max-reserved; the results were written whole to ");
+  free(e);
 }
 
 TEST(run_row_says_when_ns_per_op_includes_validation) {

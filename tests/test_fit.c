@@ -221,7 +221,7 @@ TEST(fit_cli_writes_fit_columns_and_the_usual_row) {
 TEST(fit_cli_default_margin_is_workspaces_plus_one_percent) {
   char out[512], cell[128];
   snprintf(out, sizeof out, "%s/fitm.csv", test_tmpdir());
-  CHECK_EQ(test_cli(NULL, NULL, "fit", "--workload", TL, "--vary", "batch", "--limit", "1000000000", "--allocator", "raw", "--out", out,
+  CHECK_EQ(test_cli(NULL, NULL, "fit", "--workload", TL, "--vary", "batch", "--limit", "1000000000B", "--allocator", "raw", "--out", out,
                     "--quiet", NULL), 0);
   char *csv = test_read_file(out);
   CHECK(csv != NULL);

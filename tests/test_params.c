@@ -6,10 +6,17 @@
 TEST(bytes_units) {
   uint64_t v;
   CHECK(parse_bytes("512", 0, &v) == 0); CHECK_EQ(v, 512);
-  CHECK(parse_bytes("2K", 0, &v) == 0); CHECK_EQ(v, 2000);
+  CHECK(parse_bytes("2K", 0, &v) == 0); CHECK_EQ(v, 2048);   /* K/M/G/T: 1024^n, as PyTorch's users count */
+  CHECK(parse_bytes("2KB", 0, &v) == 0); CHECK_EQ(v, 2000);   /* KB/MB/GB/TB: 1000^n */
+  CHECK(parse_bytes("2kb", 0, &v) == 0); CHECK_EQ(v, 2000);
+  CHECK(parse_bytes("10GB", 0, &v) == 0); CHECK_EQ(v, 10000000000ull);
+  CHECK(parse_bytes("10gb", 0, &v) == 0); CHECK_EQ(v, 10000000000ull);
+  CHECK(parse_bytes("10g", 0, &v) == 0); CHECK_EQ(v, 10ull << 30);
+  CHECK(parse_bytes("10gib", 0, &v) == 0); CHECK_EQ(v, 10ull << 30);
+  CHECK(parse_bytes("512B", 0, &v) == 0); CHECK_EQ(v, 512);
   CHECK(parse_bytes("2Ki", 0, &v) == 0); CHECK_EQ(v, 2048);
   CHECK(parse_bytes("1.5GiB", 0, &v) == 0); CHECK_EQ(v, 1610612736ull);
-  CHECK(parse_bytes("40G", 0, &v) == 0); CHECK_EQ(v, 40000000000ull);
+  CHECK(parse_bytes("40G", 0, &v) == 0); CHECK_EQ(v, 40ull << 30);
   CHECK(parse_bytes("3Ti", 0, &v) == 0); CHECK_EQ(v, 3ull << 40);
   CHECK(parse_bytes("85017493504", 0, &v) == 0); CHECK_EQ(v, 85017493504ull);
   CHECK(parse_bytes("50%", 1000, &v) == 0); CHECK_EQ(v, 500);
@@ -23,6 +30,10 @@ TEST(bytes_malformed_rejected) {
   CHECK(parse_bytes("5GiBx", 0, &v) < 0);
   CHECK(parse_bytes("abc", 0, &v) < 0);
   CHECK(parse_bytes("50%", 0, &v) < 0);        /* % only where a fraction makes sense */
+  CHECK(parse_bytes("0x10", 0, &v) < 0);       /* hexadecimal is not read */
+  CHECK(parse_bytes("0x1p40", 0, &v) < 0);
+  CHECK(parse_bytes("inf", 0, &v) < 0);
+  CHECK(parse_bytes("10GBi", 0, &v) < 0);
   CHECK(parse_bytes("99999999999999999999999", 0, &v) < 0);
 }
 

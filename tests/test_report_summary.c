@@ -34,7 +34,9 @@ TEST(report_summary_leads_with_pytorch_settings_and_keeps_stitch_and_others_apar
                        ROW("w", "", "bfc", "ok", "1000", "", "1503238553", "1.40")
                        ROW("w", "", "oracle", "ok", "1000", "", "1073741824", "1.00"));
   CHECK(md);
-  char *sum = strstr(md, "## Summary\n\n### What you can set in PyTorch today\n\n- **w**");
+  char *sum = strstr(md, "## Summary\n\n");
+  CHECK(sum);
+  sum = strstr(sum, "\n\n### What you can set in PyTorch today\n\n- **w**");
   CHECK(sum);
   char *other = strstr(sum, "### Other frameworks' allocators"), *research = strstr(sum, "### Research designs"),
        *refs = strstr(sum, "### References");
@@ -76,10 +78,13 @@ TEST(report_model_error_makes_a_range_and_no_ranking_inside_it) {
            "2,0.1.0,w,,expandable,,sim,simdev,,,1,ok,1,1000,500,500,0,0,,1073741824,1073741824,1181116006,1.10,0.1,0.1,0,,10,0,0,0,0,2000000,1,60,50,90,99,,,,,\n");
   char *md = report_of("modelerr", runs);
   CHECK(md);
-  CHECK_CONTAINS(md, "reserve the same within the model's error (±20%): neither is ranked first");
-  CHECK(!strstr(md, "reserves the least"));
-  CHECK_CONTAINS(md, "| async (PyTorch, backend:cudaMallocAsync) | ok | 1.00 GiB | 860.2 MiB-1.26 GiB (±20%) | 0.840x-1.26x |");
-  CHECK_CONTAINS(md, "| expandable (PyTorch, expandable_segments:True) | ok | 1.00 GiB | 1.10 GiB | 1.10x |");   /* not bold */
+  /* the exact setting is ranked; the model's range is beside it, clamped at peak requested */
+  CHECK_CONTAINS(md, "of PyTorch's settings, `expandable_segments:True` reserves the least: 1.10x (1.10 GiB); `backend:cudaMallocAsync` is a model: "
+                     "1.000x-1.26x (1.00 GiB-1.26 GiB; model ±20%), a range holding the least exact figure (1.10 GiB), not ranked against it");
+  CHECK(!strstr(md, "neither is ranked first"));
+  CHECK(!strstr(md, "0.840x"));   /* never below what is requested */
+  CHECK_CONTAINS(md, "| async (PyTorch, backend:cudaMallocAsync) | ok | 1.00 GiB | 1.00 GiB-1.26 GiB (±20%) | 1.000x-1.26x |");
+  CHECK_CONTAINS(md, "| expandable (PyTorch, expandable_segments:True) | ok | 1.00 GiB | **1.10 GiB** | **1.10x** |");
   free(md);
   /* the same rows without the column: ranked */
   snprintf(runs, sizeof runs, "%s%s%s", HDR "\n",

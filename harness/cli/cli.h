@@ -92,6 +92,7 @@ struct output {
   int quiet;
   uint64_t max_reserved; int fail_on_oom;   /* the gate (run --max-reserved, --fail-on-oom) */
   int gate_failed;                          /* a row failed it: the command exits 1 */
+  int terminal;                             /* no CSV: stdout is a terminal and no --out (run) */
 };
 /* run --breakdown FILE.csv (cli_breakdown.c): its header, and one line per stream of a row */
 struct stream_acct;
@@ -100,6 +101,9 @@ void breakdown_rows(FILE *f, int run_id, const struct run_result *r, const struc
 /* arm the gate from the options (after output_open) */
 void output_gate(struct output *out, const struct cli_opts *o);
 int output_open(struct output *out, const char *path);
+/* run's: the same, but with no path and stdout a terminal (and not quiet) no CSV at all:
+ * the table on stderr is what a person reads; output_finish says how to get the CSV */
+int output_open_run(struct output *out, const char *path, int quiet);
 void output_row(struct output *out, const struct run_result *r);
 /* keep: rename --out into place (0, or -1 with a message); else leave any existing file
  * as it was */

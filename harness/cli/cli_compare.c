@@ -43,7 +43,12 @@ const struct cmd_def cmd_compare_def = {
   "  within   a metric rose within --max-increase: reported, passes\n"
   "  changed  with --tolerance: any difference beyond the file's tolerance, either way: fails\n"
   "  new      a row only in NEW: passes\n"
-  "  missing  a row of OLD not in NEW: fails (reported only with --allow-missing)\n",
+  "  missing  a row of OLD not in NEW: fails (reported only with --allow-missing)\n"
+  "  oom      the row ran out of memory on both sides: its figures are how far it got, not\n"
+  "           compared (passes); completed before and dies now is worse, the reverse better\n"
+  "Rows whose cap or settings differ (another device, a changed knob) are matched within\n"
+  "their workload, strategy and device, with a warning naming the change (cap 19.79 GiB ->\n"
+  "17.42 GiB); where they cannot be paired, missing/new say what the other side has.\n",
   compare_opts, cmd_compare,
   "Exit status: 0 nothing got worse beyond the tolerance; 1 something did (or a row is\n"
   "missing); 2 bad usage or a file that is missing or malformed (file and line named).\n",

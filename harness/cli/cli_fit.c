@@ -19,7 +19,7 @@ static const struct opt_def fit_opts[] = {
   {"--workload", OPT_TEXT, "GEN[:k=v,...]", "the generator (one), with the job's other parameters"},
   {"--vary", OPT_TEXT, "PARAM", "the generator's integer parameter to search: batch, seq, batch_max, accum ..."},
   OPTS_STRATEGY,
-  {"--limit", OPT_LIMIT, "BYTES|N%|FRACTION", "what the job may reserve: bytes (10627186688, 9.9Gi), N% or a fraction\n"
+  {"--limit", OPT_LIMIT, "BYTES|N%|FRACTION", "what the job may reserve: bytes with a unit (10627186688B, 9.9G = 9.9GiB,\n10GB = 10^10), N% or a fraction\n"
    "(0.125) of the device's total, as set_per_process_memory_fraction takes it"},
   {"--oom-message", OPT_TEXT, "FILE|-", "PyTorch's out-of-memory error text: its limit is the limit"},
   {"--from", OPT_COUNT, "N", "the smallest value searched (default 1)"},
@@ -205,7 +205,8 @@ int cmd_fit(struct cli_opts *o) {
   if (cli_pick_device(o, &cfg)) return 1;
   /* the limit: given (a fraction of this device's total) or from PyTorch's OOM message */
   uint64_t limit = o->ncaps ? cli_cap_bytes(&o->caps[0], total_of(&cfg)) : 0;
-  if (!o->ncaps) {
+  if (o->ncaps) cli_say_limit(o, &(struct limit){.from = LIMIT_GIVEN, .bytes = limit});   /* said back, as every command does */
+  else {
     struct limit lim;
     char err[FB_ERRLEN];
     struct limit_ask ask = {.oom_message = o->oom_message, .no_infer = 1};
@@ -219,7 +220,9 @@ int cmd_fit(struct cli_opts *o) {
   }
   uint64_t margin = o->margin_given ? o->margin : fit_default_margin(limit);
   if (margin >= limit) {
-    fprintf(stderr, "fragbench fit: --margin %llu leaves nothing of the limit %llu\n", (unsigned long long)margin, (unsigned long long)limit);
+    char ma[32], li[32];
+    fprintf(stderr, "fragbench fit: --margin %s (%llu bytes) leaves nothing of the limit %s (%llu bytes)\n", fmt_bytes(margin, ma, sizeof ma),
+            (unsigned long long)margin, fmt_bytes(limit, li, sizeof li), (unsigned long long)limit);
     return 2;
   }
   struct source src = {o->workloads[0], NULL, -1};

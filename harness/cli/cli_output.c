@@ -1,9 +1,18 @@
 /* cli_output.c - where rows go: the CSV (stdout, flushed row by row, or --out: a
  * temporary beside it renamed into place by output_finish, outfile.h) and a
- * human-readable table on stderr. */
+ * human-readable table on stderr. `run` with no --out and stdout a terminal writes the
+ * table only (output_open_run), saying how to get the CSV. */
 #include "cli.h"
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
+
+int output_open_run(struct output *out, const char *path, int quiet) {
+  if (path || quiet || !isatty(1)) return output_open(out, path);
+  memset(out, 0, sizeof *out);   /* a person at a terminal: the table, not CSV rows between its lines */
+  out->terminal = 1;
+  return 0;
+}
 
 int output_open(struct output *out, const char *path) {
   memset(out, 0, sizeof *out);
@@ -44,8 +53,9 @@ void table_row(const struct run_result *r) {
   /* a modelled figure is a range: say it where the eye reads the point */
   if (r->model_err > 0 && r->peak_reserved) {
     char lo[32], hi[32];
-    double p = (double)r->peak_reserved, e = r->model_err;
-    fprintf(stderr, "  [peak_res a model: %s..%s, +/-%.0f%%]", fmt_bytes((uint64_t)(p * (e < 1 ? 1 - e : 0)), lo, sizeof lo),
+    double p = (double)r->peak_reserved, e = r->model_err, low = p * (e < 1 ? 1 - e : 0);
+    if (low < (double)r->peak_requested) low = fmin((double)r->peak_requested, p);   /* never below what is asked */
+    fprintf(stderr, "  [peak_res a model: %s..%s, +/-%.0f%%]", fmt_bytes((uint64_t)low, lo, sizeof lo),
             fmt_bytes((uint64_t)(p * (1 + e)), hi, sizeof hi), 100 * e);
   }
   fputc('\n', stderr);
@@ -75,8 +85,10 @@ void output_row(struct output *out, const struct run_result *r) {
   gate(out, r);
   char id[32];
   snprintf(id, sizeof id, "%d", ++out->rows);
-  csv_write_row(out->csv, id, r);
-  fflush(out->csv);
+  if (out->csv) {
+    csv_write_row(out->csv, id, r);
+    fflush(out->csv);
+  }
   if (out->quiet) return;
   if (out->rows == 1) table_header();
   table_row(r);
@@ -84,6 +96,10 @@ void output_row(struct output *out, const struct run_result *r) {
 
 int output_finish(struct output *out, int keep) {
   int rc = 0;
+  if (out->terminal && out->rows)
+    fputs("fragbench: the table only, stdout being a terminal; for the CSV give --out FILE.csv (or --out -), or pipe it: "
+          "fragbench run ... | cat, or > FILE.csv\n", stderr);
+  out->terminal = 0;
   if (out->close_csv) rc = outfile_finish(&out->file, keep);
   else if (out->csv) fflush(out->csv);
   out->close_csv = 0;

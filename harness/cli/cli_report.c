@@ -104,6 +104,9 @@ int cmd_report(struct cli_opts *o) {
     int pics = 0;
     for (int i = 0; i < im.n; i++) pics += strlen(im.name[i]) > 4 && !strcmp(im.name[i] + strlen(im.name[i]) - strlen(fmtdot), fmtdot);
     fprintf(stderr, "report: %s (%d picture%s found in %s), plot data in %s\n", md, pics, pics == 1 ? "" : "s", plots, data);
+    char verdict[2048];
+    report_verdict(&f, verdict, sizeof verdict);   /* report.md's first line, where the person who ran it reads it */
+    fprintf(stderr, "report: %s\n", verdict);
   }
   report_images_free(&im);
   run_folder_free(&f);

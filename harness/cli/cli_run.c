@@ -103,10 +103,18 @@ void cli_say_limit(const struct cli_opts *o, const struct limit *lim) {
   if (o->ncaps) {   /* as the user wrote it */
     size_t k = 0;
     given[0] = 0;
-    for (int i = 0; i < o->ncaps && k < sizeof given; i++)
-      k += (size_t)snprintf(given + k, sizeof given - k, "%s%s %s", i ? ", " : "", o->caps[i].flag, o->caps[i].text);
+    for (int i = 0; i < o->ncaps && k < sizeof given; i++) {   /* and how it was read: "G = GiB = 2^30 bytes", "25% of the device" */
+      struct limit_text lt;
+      char err[600], how[128] = "";
+      if (o->caps[i].kind == CAP_X) snprintf(how, sizeof how, ": %s times each input's peak requested", o->caps[i].text);
+      else if (!limit_parse(o->caps[i].flag, o->caps[i].text, o->caps[i].kind == CAP_FRACTION && !strcmp(o->caps[i].flag, "--cap"), 0, 0,
+                            &lt, err, sizeof err))
+        snprintf(how, sizeof how, ": %s", lt.fraction ? (strchr(o->caps[i].text, '%') ? "of the device's total" : "a fraction of the device's total")
+                                                        : lt.how);
+      k += (size_t)snprintf(given + k, sizeof given - k, "%s%s %s%s", i ? ", " : "", o->caps[i].flag, o->caps[i].text, how);
+    }
     l.from = LIMIT_GIVEN;
-    l.bytes = o->ncaps == 1 && o->caps[0].kind != CAP_X ? o->budget : 0;
+    if (!(lim->from == LIMIT_GIVEN && lim->bytes)) l.bytes = o->ncaps == 1 && o->caps[0].kind != CAP_X ? o->budget : 0;
     snprintf(l.source, sizeof l.source, "%.120s", given);
   }
   limit_sentence(&l, line, sizeof line);
@@ -156,12 +164,12 @@ static const struct opt_def run_opts[] = {
   {"--touch", OPT_SWITCH, NULL, "cuda: write every block once after allocation (cudaMemsetAsync)"},
   {"--no-touch", OPT_SWITCH, NULL, "cuda: no write at all, not even async's default one"},
   {"--verify", OPT_SWITCH, NULL, "cuda: write a pattern at allocation and check it at free"},
-  {"--out", OPT_TEXT, "FILE.csv", "write the CSV there (default: stdout); written whole or not at all"},
+  {"--out", OPT_TEXT, "FILE.csv", "write the CSV there (default: stdout; on a terminal, the table only);\nwritten whole or not at all"},
   {"--timeline", OPT_TEXT, "FILE.csv", "requested/allocated/reserved over the run, per row"},
   {"--breakdown", OPT_TEXT, "FILE.csv", "peak reserved split by stream, one line per row and stream"},
   OPTS_QUIET,
-  {"--max-reserved", OPT_BYTES, "BYTES", "a gate for CI: exit 1 when a row's peak reserved exceeds BYTES"},
-  {"--fail-on-oom", OPT_SWITCH, NULL, "a gate for CI: exit 1 when a row runs out of memory under its cap"},
+  {"--max-reserved", OPT_BYTES, "BYTES", "a gate for CI: exit 1 when a row's peak reserved exceeds BYTES (the\nresults are written whole first)"},
+  {"--fail-on-oom", OPT_SWITCH, NULL, "a gate for CI: exit 1 when a row runs out of memory under its cap (the\nresults are written whole first)"},
   OPTS_END,
 };
 
@@ -227,7 +235,7 @@ int cmd_run(struct cli_opts *o) {
     if (o->oom_message) inputs[ni++] = o->oom_message;
     const char *outs[3] = {o->out, o->timeline, o->breakdown}, *flags[3] = {"--out", "--timeline", "--breakdown"};
     if (outfile_check("run", flags, outs, 3, inputs, ni)) rc = 2;
-    else if (output_open(&out, o->out)) rc = 2;
+    else if (output_open_run(&out, o->out, o->quiet)) rc = 2;
     else {
       out.quiet = o->quiet;
       output_gate(&out, o);
@@ -245,12 +253,18 @@ int cmd_run(struct cli_opts *o) {
   plan_release(&p);
   free(dl);
   if (root) {
-    if (out.gate_failed && worst < 1) worst = 1;
-    /* the outputs appear under their names only when the command succeeds (exit 0; a row's
-     * OOM is a result); otherwise every existing file stays as it was */
-    int keep = worst == 0;
+    /* the outputs appear under their names only when every row ran (a row's OOM is a
+     * result); otherwise every existing file stays as it was. A gate that failed
+     * (--fail-on-oom, --max-reserved) is a verdict on whole results: they are written,
+     * and the command exits 1 saying so (a CI baseline of an OOM snapshot can be made) */
+    int keep = worst == 0, gate = out.gate_failed && worst < 1;
+    if (gate) worst = 1;
     if (outfile_finish(&tl, keep) || outfile_finish(&bd, keep)) { if (worst < 2) worst = 2; keep = 0; }
     if (output_finish(&out, keep) && worst < 2) worst = 2;
+    if (gate && worst == 1)
+      fprintf(stderr, "fragbench run: exit 1: a row failed %s%s%s; the results were written whole to %s\n",
+              o->fail_on_oom ? "--fail-on-oom" : "", o->fail_on_oom && o->max_reserved ? " or " : "", o->max_reserved ? "--max-reserved" : "",
+              o->out && strcmp(o->out, "-") ? o->out : "stdout");
   }
   return mpi_agree(worst);
 }

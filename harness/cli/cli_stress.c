@@ -65,6 +65,7 @@ static int stress_child(struct cli_opts *o) {
       device_close(&d);
     }
     s.cap_bytes = o->caps[0].kind == CAP_BYTES ? o->caps[0].bytes : (uint64_t)(o->caps[0].value * (double)total);
+    cli_say_limit(o, &(struct limit){.from = LIMIT_GIVEN, .bytes = s.cap_bytes});   /* said back, as every command does */
   }
   struct stress_result *r = malloc(sizeof *r);
   if (!r) { fprintf(stderr, "fragbench stress: out of host memory\n"); return 1; }

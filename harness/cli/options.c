@@ -20,6 +20,7 @@
  * cmd_<name>_def` in its cli_<name>.c (name, synopsis, about, table, function) and one
  * line in cli_commands[] (cli.c); its --help is printed from the table. */
 #include "options.h"
+#include "limit.h"
 #include "cli.h"
 #include "instage.h"
 #include <stdlib.h>
@@ -34,6 +35,7 @@ static int bad(const char *cmd, const char *fmt, const char *a, const char *b) {
 
 /* "a,b,,c": each item non-empty (an empty CI variable must not silently drop a value) */
 static int check_items(const char *cmd, const char *flag, enum opt_type t, const char *val) {
+  if (!val[0] && !strcmp(flag, "--alloc-conf")) return 0;   /* '' = PyTorch's default, as an empty PYTORCH_CUDA_ALLOC_CONF */
   if (!val[0]) return bad(cmd, "%s: empty value%s", flag, "");
   if (t != OPT_LIST && t != OPT_LIMIT) return 0;
   size_t n = strlen(val);
@@ -267,36 +269,18 @@ static int add_arg(const struct cmd_def *c, struct cli_opts *o, const char *arg)
   return 0;
 }
 
-/* a limit: a fraction of the device (0.25, N%) or bytes */
+/* a limit: a fraction of the device (0.25, N%) or bytes, read by limit_parse (limit.h) */
 static int finish_cap(const char *cmd, struct cap *c, uint64_t base) {
-  const char *t = c->text;
-  size_t n = strlen(t);
-  if (c->kind == CAP_FRACTION || c->kind == CAP_X) {
-    if (parse_double(t, &c->value) || c->value <= 0 || (c->kind == CAP_FRACTION && c->value > 1))
-      return bad(cmd, c->kind == CAP_FRACTION ? "%s '%s': expected a fraction in (0, 1]" : "%s '%s': expected a positive multiple such as 1.25", c->flag, t);
-    if (c->kind == CAP_X && c->value > 1e6) return bad(cmd, "%s '%s': at most 1000000 times the peak requested", c->flag, t);
+  if (c->kind == CAP_X) {
+    if (parse_double(c->text, &c->value) || c->value <= 0) return bad(cmd, "%s '%s': expected a positive multiple such as 1.25", c->flag, c->text);
+    if (c->value > 1e6) return bad(cmd, "%s '%s': at most 1000000 times the peak requested", c->flag, c->text);
     return 0;
   }
-  if (n && t[n - 1] == '%') {   /* N% of the device total: a fraction, resolved on the device */
-    char num[48];
-    snprintf(num, sizeof num, "%.*s", (int)(n - 1), t);
-    if (parse_double(num, &c->value) || c->value <= 0 || c->value > 100)
-      return bad(cmd, "%s '%s': expected a percentage of the device total in (0%%, 100%%]", c->flag, t);
-    c->value /= 100.0;
-    c->kind = CAP_FRACTION;
-    c->bytes = (uint64_t)(c->value * (double)base);
-    return 0;
-  }
-  if (strchr(t, '.') && !strpbrk(t, "KMGTkmgtBb") && !parse_double(t, &c->value)) {   /* 0.25: a memory fraction */
-    if (c->value <= 0 || c->value > 1)
-      return bad(cmd, "%s '%s': a number with a point is a fraction of the device total, in (0, 1]", c->flag, t);
-    c->kind = CAP_FRACTION;
-    c->bytes = (uint64_t)(c->value * (double)base);
-    return 0;
-  }
-  if (parse_bytes(t, 0, &c->bytes) || !c->bytes)
-    return bad(cmd, "%s '%s': expected a byte size such as 40G, 38Gi, 40000000000, 50%% or a fraction such as 0.25", c->flag, t);
-  if (c->bytes > CLI_BYTES_MAX) return bad(cmd, "%s '%s': more than any device holds (at most 64 TiB)", c->flag, t);
+  struct limit_text lt;
+  char err[600];
+  if (limit_parse(c->flag, c->text, c->kind == CAP_FRACTION, base, CLI_BYTES_MAX, &lt, err, sizeof err)) return bad(cmd, "%s%s", err, "");
+  if (lt.fraction) { c->kind = CAP_FRACTION; c->value = lt.value; }
+  c->bytes = lt.bytes;
   return 0;
 }
 
@@ -304,6 +288,15 @@ static int finish(const struct cmd_def *c, struct cli_opts *o) {
   uint64_t base = o->sim_total ? o->sim_total : SIM_TOTAL_DEFAULT;
   for (int i = 0; i < o->ncaps; i++)
     if (finish_cap(c->name, &o->caps[i], base)) return 2;
+  /* a limit above the simulated device's total: refused where the device is the simulated one */
+  int sim = !strcmp(o->device, "sim") || !strcmp(c->name, "advise") || !strcmp(c->name, "explain") || (!strcmp(c->name, "fit") && !strcmp(o->device, "auto"));
+  for (int i = 0; sim && i < o->ncaps; i++)
+    if (o->caps[i].kind == CAP_BYTES && o->caps[i].bytes > base) {
+      char a[32], b[32];
+      fprintf(stderr, "fragbench %s: %s %s: %s is above the simulated device's total %s (--sim-total sets it)\n", c->name, o->caps[i].flag,
+              o->caps[i].text, fmt_bytes(o->caps[i].bytes, a, sizeof a), fmt_bytes(base, b, sizeof b));
+      return 2;
+    }
   o->budget = 0;
   for (int i = 0; i < o->ncaps; i++)
     if (o->caps[i].kind != CAP_X && !o->budget) o->budget = cli_cap_bytes(&o->caps[i], base);

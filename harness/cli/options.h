@@ -59,8 +59,9 @@ int opts_flag_type(const char *flag);
   {"--sim-total", OPT_BYTES, "BYTES", "sim device total (default 85017493504, an H100 80GB; at most 4 TiB)"}, \
   {"--sim-usable", OPT_BYTES, "BYTES", "what cudaMalloc can get on sim (default 84230209536)"}
 #define OPTS_LIMIT \
-  {"--limit", OPT_LIMIT, "BYTES|N%|FRACTION", "the memory limit: bytes (K/M/G/T = 1000^n, Ki/Mi/Gi/Ti = 1024^n),\n" \
-   "N% of the device total, or a fraction as set_per_process_memory_fraction takes it (0.25)"}, \
+  {"--limit", OPT_LIMIT, "BYTES|N%|FRACTION", "the memory limit, with its unit (any case): 10G = 10Gi = 10GiB (2^30),\n" \
+   "10GB (10^9), 1048576B (bytes); N% of the device total, or a fraction as\n" \
+   "set_per_process_memory_fraction takes it (0.25). A number without a unit is refused"}, \
   {"--cap-bytes", OPT_LIMIT, "BYTES|N%|FRACTION", "the same as --limit"}, \
   {"--oom-message", OPT_TEXT, "FILE|-", "PyTorch's out-of-memory error text: its limit is the limit"}, \
   {"--no-infer-cap", OPT_SWITCH, NULL, "no limit inferred from a snapshot that ended in an OOM"}, \

@@ -1,5 +1,6 @@
 /* params.c - parameter lists ("name:k=v,k=[a,b]"), typed checks against a spec table,
- * and byte-size parsing (K/M/G/T powers of 1000, Ki/Mi/Gi/Ti powers of 1024, N%). */
+ * and byte-size parsing (K/M/G/T and Ki/Mi/Gi/Ti, KiB.. powers of 1024; KB/MB/GB/TB powers
+ * of 1000; any case; N%). */
 #include "params.h"
 #include "event.h"
 #include <ctype.h>
@@ -29,36 +30,60 @@ int parse_double(const char *s, double *out) {
   return 0;
 }
 
+/* the length of a plain decimal number at s ("12", "1.5", ".5", "2e9"; never hex, inf or
+ * nan, which strtod would also take), 0 when none */
+static size_t decimal_len(const char *s) {
+  const char *p = s;
+  int digits = 0;
+  while (isdigit((unsigned char)*p)) { p++; digits++; }
+  if (*p == '.') { p++; while (isdigit((unsigned char)*p)) { p++; digits++; } }
+  if (!digits) return 0;
+  if ((*p == 'e' || *p == 'E') && (isdigit((unsigned char)p[1]) || ((p[1] == '+' || p[1] == '-') && isdigit((unsigned char)p[2])))) {
+    p += 2;
+    while (isdigit((unsigned char)*p)) p++;
+  }
+  return (size_t)(p - s);
+}
+
+int bytes_unit(const char *u, double *mul) {
+  *mul = 1;
+  if (!*u) return 0;
+  if ((*u == 'B' || *u == 'b') && !u[1]) return 0;
+  static const char *units = "KMGT";
+  const char *k = strchr(units, toupper((unsigned char)*u));
+  if (!k) return -1;
+  int pw = (int)(k - units) + 1;
+  u++;
+  if (*u == 'i' || *u == 'I') { u++; if (*u == 'B' || *u == 'b') u++; *mul = pow(1024.0, pw); }   /* Gi, GiB */
+  else if (*u == 'B' || *u == 'b') { u++; *mul = pow(1000.0, pw); }                              /* GB: 10^9 */
+  else *mul = pow(1024.0, pw);                                                                   /* G: GiB, as PyTorch's users count */
+  return *u ? -1 : 0;
+}
+
 int parse_bytes(const char *s, uint64_t percent_base, uint64_t *out) {
   if (!s || !*s) return -1;
-  char *end;
+  size_t n = decimal_len(s);
+  if (!n) return -1;
   errno = 0;
-  if (!isdigit((unsigned char)*s) && *s != '.') return -1;
-  double v = strtod(s, &end);
+  double v = strtod(s, NULL);
   if (errno || !isfinite(v) || v < 0) return -1;
-  const char *u = end;
+  const char *u = s + n;
   int integral = 1;
-  for (const char *c = s; c < end; c++) if (!isdigit((unsigned char)*c)) integral = 0;
+  for (size_t i = 0; i < n; i++) if (!isdigit((unsigned char)s[i])) integral = 0;
   if (*u == '%') {
     if (!percent_base || u[1]) return -1;
     *out = (uint64_t)(v / 100.0 * (double)percent_base);
     return 0;
   }
-  double mul = 1;
-  if (*u) {
-    static const char *units = "KMGT";
-    const char *k = strchr(units, toupper((unsigned char)*u));
-    if (!k) return -1;
-    int pw = (int)(k - units) + 1;
-    u++;
-    if (*u == 'i') { mul = pow(1024.0, pw); u++; }
-    else mul = pow(1000.0, pw);
-    if (*u == 'B' || *u == 'b') u++;
-    if (*u) return -1;
-  }
+  double mul;
+  if (bytes_unit(u, &mul)) return -1;
   if (integral && mul == 1) {   /* exact for large plain integers */
     uint64_t x;
-    if (parse_u64(s, &x)) return -1;
+    char num[32];
+    if (n >= sizeof num) return -1;
+    memcpy(num, s, n);
+    num[n] = 0;
+    if (parse_u64(num, &x)) return -1;
     *out = x;
     return 0;
   }

@@ -42,9 +42,13 @@ int param_bool(const struct params *p, const char *key);
 /* Render given params as "k=v,k=v" (no name). */
 void params_format(const struct params *p, char *out, size_t outlen);
 
-/* Byte sizes: integer, with K/M/G/T (1000^n) or Ki/Mi/Gi/Ti (1024^n), optional trailing
- * B, or "N%" of percent_base (0 = % not allowed). Returns 0 or -1. */
+/* Byte sizes: a decimal number (never hex) with a unit, any case: none or B = bytes;
+ * K/M/G/T, Ki/Mi/Gi/Ti and KiB/MiB/GiB/TiB = 1024^n (PyTorch's users think in GiB: 10G is
+ * 10 GiB); KB/MB/GB/TB = 1000^n (10GB is 10^10 bytes); or "N%" of percent_base (0 = %
+ * not allowed). Returns 0 or -1. */
 int parse_bytes(const char *s, uint64_t percent_base, uint64_t *out);
+/* the multiplier of a unit as parse_bytes reads it ("" and "B": 1): 0, or -1 unknown */
+int bytes_unit(const char *u, double *mul);
 int parse_u64(const char *s, uint64_t *out);
 int parse_double(const char *s, double *out);
 

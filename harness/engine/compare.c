@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "compare.h"
+#include "params.h"
 
 static char *dup(const char *s) {
   char *d = strdup(s ? s : "");
@@ -12,7 +13,7 @@ static char *dup(const char *s) {
 }
 
 const char *cmp_kind_name(enum cmp_kind k) {
-  static const char *n[] = {"worse", "better", "within", "changed", "new", "missing", "warning"};
+  static const char *n[] = {"worse", "better", "within", "changed", "new", "missing", "warning", "oom"};
   return n[k];
 }
 
@@ -246,6 +247,7 @@ static int add_row(struct cmp_report *rep, const struct results *t, int r, const
   if (wl > 44) snprintf(x->short_label, len, "%.41s...%s", w, x->label + wl);
   else snprintf(x->short_label, len, "%s", x->label);
   x->verdict = CMP_K_WITHIN;
+  x->old_row = x->new_row = -1;
   return rep->nrows++;
 }
 
@@ -274,6 +276,7 @@ static void add_line(struct cmp_report *rep, enum cmp_kind kind, int row, const 
     case CMP_K_NEW: if (!strcmp(l->column, "(row)")) rep->newrows++; break;   /* else a figure now measured */
     case CMP_K_MISSING: rep->missing++; break;
     case CMP_K_WARN: rep->warnings++; break;
+    case CMP_K_OOM: rep->oom++; break;
   }
   if (row >= 0) {
     struct cmp_row *x = &rep->rows[row];
@@ -341,6 +344,195 @@ static void judge_by_rules(struct cmp_report *rep, int row, const struct results
   }
 }
 
+/* ---- rows that died, rows across a cap or settings change --------------------------- */
+
+int cmp_row_died(const struct results *t, int r) { return !strncmp(results_get(t, r, "status"), "oom", 3); }
+
+/* a row's cap in words: "cap 19.79 GiB", "cap 1.25x", "uncapped" */
+void cmp_cap_words(const struct results *t, int r, char *out, size_t n) {
+  const char *x = results_get(t, r, "cap_x"), *b = results_get(t, r, "cap_bytes");
+  char a[48];
+  int ok;
+  uint64_t v = results_u64(t, r, "cap_bytes", &ok);
+  if (b[0] && ok) snprintf(out, n, "cap %s", fmt_bytes(v, a, sizeof a));
+  else if (x[0]) snprintf(out, n, "cap %sx", x);
+  else snprintf(out, n, "uncapped");
+}
+
+/* what a dead row's line says: where it died, under which cap */
+static void died_at(const struct results *t, int r, char *out, size_t n) {
+  char c[64];
+  cmp_cap_words(t, r, c, sizeof c);
+  const char *ev = results_get(t, r, "first_oom_event");
+  snprintf(out, n, "%s%s%s", c, ev[0] ? ", at event " : "", ev);
+}
+
+
+/* every selected row of a file by its group (workload, trace, allocator, device), sorted */
+struct group_index { struct keyed *k; int n; };
+
+static char *group_key(const struct results *t, int r);
+
+static void group_index_build(struct group_index *g, const struct results *t, const struct cmp_opts *o) {
+  g->k = malloc(((size_t)t->nrows + 1) * sizeof *g->k);
+  if (!g->k) abort();
+  g->n = 0;
+  for (int r = 0; r < t->nrows; r++)
+    if (selected(t, r, o)) { g->k[g->n].key = group_key(t, r); g->k[g->n++].row = r; }
+  qsort(g->k, (size_t)g->n, sizeof *g->k, by_key);
+}
+
+static void group_index_free(struct group_index *g) {
+  for (int i = 0; i < g->n; i++) free(g->k[i].key);
+  free(g->k);
+}
+
+/* the first entry of g with key, or g->n */
+static int group_first(const struct group_index *g, const char *key) {
+  int lo = 0, hi = g->n;
+  while (lo < hi) { int mid = (lo + hi) / 2; if (strcmp(g->k[mid].key, key) < 0) lo = mid + 1; else hi = mid; }
+  return lo;
+}
+
+/* the rows of the other file (its index: other_g) with r's workload, trace, allocator and
+ * device, in words: "NEW has this workload and strategy only as: cap 17.42 GiB" ("" when none) */
+static void other_side(const struct results *mine, int r, const struct results *other, const struct group_index *other_g, const char *other_name,
+                       char *out, size_t n) {
+  size_t k = 0;
+  out[0] = 0;
+  char *key = group_key(mine, r);
+  for (int i = group_first(other_g, key), shown = 0; i < other_g->n && shown < 4 && !strcmp(other_g->k[i].key, key); i++, shown++) {
+    int q = other_g->k[i].row;
+    char c[64], pm[300];
+    cmp_cap_words(other, q, c, sizeof c);
+    const char *p = results_get(other, q, "params");
+    snprintf(pm, sizeof pm, "%s%s", p[0] ? " with " : "", p);
+    if (!shown) k += (size_t)snprintf(out + k, n - k, "%s has this workload and strategy only as: ", other_name);
+    if (k < n) k += (size_t)snprintf(out + k, n - k, "%s%s%s", shown ? "; " : "", c, pm);
+  }
+  free(key);
+}
+
+/* one matched pair, judged: by the tolerance file, or by the metrics, a dead row by
+ * whether it completed */
+static void judge_pair(struct cmp_report *rep, int row, const struct results *old, int ro, const struct results *new, int rn,
+                       const struct cmp_opts *o, struct ratios **rat, int *nrat) {
+  rep->rows[row].old_row = ro;
+  rep->rows[row].new_row = rn;
+  rep->compared++;
+  if (o->use_tolerance) { judge_by_rules(rep, row, old, ro, new, rn, o, rat, nrat); return; }
+  int dio = cmp_row_died(old, ro), din = cmp_row_died(new, rn);
+  char a[200], b[200], note[500];
+  if (dio || din) {   /* its figures are how far it got: never compared */
+    if (dio && din) {
+      died_at(old, ro, a, sizeof a);
+      died_at(new, rn, b, sizeof b);
+      snprintf(note, sizeof note, "ran out of memory at the cap on both sides (%s; %s): its figures are how far it got, not compared", a, b);
+      add_line(rep, CMP_K_OOM, row, "status", results_get(old, ro, "status"), results_get(new, rn, "status"), note);
+    } else if (din) {
+      died_at(new, rn, b, sizeof b);
+      snprintf(note, sizeof note, "completed before, dies now (%s)", b);
+      add_line(rep, CMP_K_WORSE, row, "status", results_get(old, ro, "status"), results_get(new, rn, "status"), note);
+    } else {
+      died_at(old, ro, a, sizeof a);
+      snprintf(note, sizeof note, "died before (%s), completes now", a);
+      add_line(rep, CMP_K_BETTER, row, "status", results_get(old, ro, "status"), results_get(new, rn, "status"), note);
+    }
+    return;
+  }
+  int okc = 0, okn = 0;
+  double co = results_num(old, ro, "completed", &okc), cn = results_num(new, rn, "completed", &okn);
+  if (okc && okn && co != cn) {
+    snprintf(note, sizeof note, "status %s -> %s", results_get(old, ro, "status"), results_get(new, rn, "status"));
+    add_line(rep, cn < co ? CMP_K_WORSE : CMP_K_BETTER, row, "completed", results_get(old, ro, "completed"), results_get(new, rn, "completed"), note);
+  }
+  for (int m = 0; m < nmetrics(o); m++) {
+    const char *col = metric(o, m);
+    if (results_col(new, col) < 0) { add_line(rep, CMP_K_CHANGED, row, col, results_get(old, ro, col), "", "column not in NEW"); continue; }
+    judge_metric(rep, row, col, results_get(old, ro, col), results_get(new, rn, col), o->max_increase);
+  }
+}
+
+/* the group a row belongs to: workload, trace, allocator, device (malloc'd) */
+static char *group_key(const struct results *t, int r) {
+  static const char *const k[] = {"workload", "trace", "allocator", "device", NULL};
+  size_t len = 8;
+  for (int i = 0; k[i]; i++) len += strlen(results_get(t, r, k[i])) + 1;
+  char *s = malloc(len);
+  if (!s) abort();
+  s[0] = 0;
+  for (int i = 0; k[i]; i++) { if (i) strcat(s, "\x1f"); strcat(s, results_get(t, r, k[i])); }
+  return s;
+}
+
+/* the paired row (pair_matched) and its warning: what changed between them */
+static void pair_rows(struct cmp_report *rep, int j, const struct results *old, const struct results *new, int rn, const struct cmp_opts *o,
+                      struct ratios **rat, int *nrat) {
+  const struct cmp_row *y = &rep->rows[j];
+  char a[64], b[64], why[900];
+  size_t k = 0;
+  cmp_cap_words(old, y->old_row, a, sizeof a);
+  cmp_cap_words(new, rn, b, sizeof b);
+  const char *po = results_get(old, y->old_row, "params"), *pn = results_get(new, rn, "params");
+  int dcap = strcmp(a, b) != 0, dset = strcmp(po, pn) != 0;
+  why[0] = 0;
+  if (dcap) k += (size_t)snprintf(why, sizeof why, "%s -> %s", a, !strncmp(a, "cap ", 4) && !strncmp(b, "cap ", 4) ? b + 4 : b);
+  if (dset && k < sizeof why) k += (size_t)snprintf(why + k, sizeof why - k, "%ssettings '%s' -> '%s'", k ? ", " : "", po, pn);
+  char note[1400];
+  snprintf(note, sizeof note, "matched across a change of %s: %s; its figures are compared as they are",
+           dcap && dset ? "cap and settings" : dcap ? "cap" : "settings", why);
+  add_line(rep, CMP_K_WARN, j, "cap", a, b, note);
+  judge_pair(rep, j, old, y->old_row, new, rn, o, rat, nrat);
+}
+
+/* rows of OLD left without a match: paired with NEW's unmatched rows of the same
+ * workload, trace, allocator and device (a cap or the settings changed), in row order,
+ * when both sides have as many; else missing, saying what NEW has. Sorted by group, so
+ * the work stays n log n on files of many rows. */
+static void pair_unmatched(struct cmp_report *rep, const struct results *old, const struct results *new, const struct cmp_opts *o,
+                           const struct group_index *gnew, char *matched, struct ratios **rat, int *nrat) {
+  int nrows = rep->nrows, no = 0, nn = 0;
+  struct keyed *ko = malloc(((size_t)nrows + 1) * sizeof *ko), *kn = malloc(((size_t)new->nrows + 1) * sizeof *kn);
+  if (!ko || !kn) abort();
+  for (int j = 0; j < nrows; j++)
+    if (rep->rows[j].new_row < 0 && rep->rows[j].old_row >= 0) { ko[no].key = group_key(old, rep->rows[j].old_row); ko[no++].row = j; }
+  for (int r = 0; r < new->nrows; r++)
+    if (!matched[r] && selected(new, r, o)) { kn[nn].key = group_key(new, r); kn[nn++].row = r; }
+  qsort(ko, (size_t)no, sizeof *ko, by_key);   /* by key, then row: row order within a group */
+  qsort(kn, (size_t)nn, sizeof *kn, by_key);
+  int *partner = malloc(((size_t)nrows + 1) * sizeof *partner);
+  if (!partner) abort();
+  for (int j = 0; j < nrows; j++) partner[j] = -1;
+  for (int i = 0, q = 0; i < no;) {
+    int e = i;
+    while (e < no && !strcmp(ko[e].key, ko[i].key)) e++;
+    while (q < nn && strcmp(kn[q].key, ko[i].key) < 0) q++;
+    int f = q;
+    while (f < nn && !strcmp(kn[f].key, ko[i].key)) f++;
+    if (f - q == e - i)
+      for (int m = 0; m < e - i; m++) partner[ko[i + m].row] = kn[q + m].row;
+    i = e;
+    q = f;
+  }
+  for (int j = 0; j < nrows; j++) {   /* in the report's row order */
+    struct cmp_row *y = &rep->rows[j];
+    if (y->new_row >= 0 || y->old_row < 0) continue;
+    if (partner[j] >= 0) { matched[partner[j]] = 1; pair_rows(rep, j, old, new, partner[j], o, rat, nrat); continue; }
+    char note[700];
+    other_side(old, y->old_row, new, gnew, "NEW", note, sizeof note);
+    if (o->allow_missing) {
+      size_t k = strlen(note);
+      snprintf(note + k, sizeof note - k, "%sallowed (--allow-missing)", k ? "; " : "");
+    }
+    add_line(rep, CMP_K_MISSING, j, "(row)", "present", "missing", note[0] ? note : NULL);
+  }
+  for (int i = 0; i < no; i++) free(ko[i].key);
+  for (int i = 0; i < nn; i++) free(kn[i].key);
+  free(ko);
+  free(kn);
+  free(partner);
+}
+
 void cmp_run(const struct results *old, const struct results *new, const struct cmp_opts *o, struct cmp_report *rep) {
   memset(rep, 0, sizeof *rep);
   rep->allow_missing = o->allow_missing;
@@ -373,30 +565,22 @@ void cmp_run(const struct results *old, const struct results *new, const struct 
       if (!c) { rn = sn[mid].row; break; }
       if (c < 0) lo = mid + 1; else hi = mid - 1;
     }
-    if (rn < 0) {
-      add_line(rep, CMP_K_MISSING, row, "(row)", "present", "missing", o->allow_missing ? "allowed (--allow-missing)" : NULL);
-      continue;
-    }
+    rep->rows[row].old_row = ro;
+    if (rn < 0) continue;   /* paired across a cap or settings change below, or missing */
     matched[rn] = 1;
-    rep->compared++;
-    if (o->use_tolerance) { judge_by_rules(rep, row, old, ro, new, rn, o, &rat, &nrat); continue; }
-    int okc = 0, okn = 0;
-    double co = results_num(old, ro, "completed", &okc), cn = results_num(new, rn, "completed", &okn);
-    if (okc && okn && co != cn) {
-      char note[300];
-      snprintf(note, sizeof note, "status %s -> %s", results_get(old, ro, "status"), results_get(new, rn, "status"));
-      add_line(rep, cn < co ? CMP_K_WORSE : CMP_K_BETTER, row, "completed", results_get(old, ro, "completed"), results_get(new, rn, "completed"), note);
-    }
-    for (int m = 0; m < nmetrics(o); m++) {
-      const char *col = metric(o, m);
-      if (results_col(new, col) < 0) { add_line(rep, CMP_K_CHANGED, row, col, results_get(old, ro, col), "", "column not in NEW"); continue; }
-      judge_metric(rep, row, col, results_get(old, ro, col), results_get(new, rn, col), o->max_increase);
-    }
+    judge_pair(rep, row, old, ro, new, rn, o, &rat, &nrat);
   }
+  struct group_index gold, gnew;
+  group_index_build(&gold, old, o);
+  group_index_build(&gnew, new, o);
+  pair_unmatched(rep, old, new, o, &gnew, matched, &rat, &nrat);
   for (int i = 0; i < nn; i++)
     if (!matched[kn[i].row]) {
       int row = add_row(rep, new, kn[i].row, kn[i].key);
-      add_line(rep, CMP_K_NEW, row, "(row)", "", results_get(new, kn[i].row, "status"), NULL);
+      rep->rows[row].new_row = kn[i].row;
+      char note[600];
+      other_side(new, kn[i].row, old, &gold, "OLD", note, sizeof note);
+      add_line(rep, CMP_K_NEW, row, "(row)", "", results_get(new, kn[i].row, "status"), note[0] ? note : NULL);
     }
   /* timing: the median new/old per allocator and column, a warning beyond the factor */
   for (int i = 0; i < nrat; i++) {
@@ -417,6 +601,8 @@ void cmp_run(const struct results *old, const struct results *new, const struct 
   for (int i = 0; i < no; i++) free(ko[i].key);
   for (int i = 0; i < nn; i++) free(kn[i].key);
   free(ko); free(kn); free(sn); free(matched);
+  group_index_free(&gold);
+  group_index_free(&gnew);
 }
 
 void cmp_report_free(struct cmp_report *r) {

@@ -12,7 +12,19 @@
  *    the median new/old per allocator beyond a factor is a warning only) or `ignore`;
  *    any difference beyond it is `changed` and fails, either way.
  * A row of OLD absent from NEW is `missing` and fails; a row only in NEW is `new` and
- * passes. The n-th repeat of one key gets "#n". */
+ * passes. The n-th repeat of one key gets "#n".
+ *
+ * A row that ran out of memory (status oom) stopped part-way: its figures are how far it
+ * got, never compared or explained. Both sides died: `oom` (passes, the caps said); it
+ * completed and dies now: `worse` ("completed before, dies now (cap X)"); it died and
+ * completes now: `better`.
+ *
+ * Rows whose key differs only in the cap or the settings (params) - OLD and NEW run
+ * under different limits, or with a knob changed - are matched within their (workload,
+ * trace, allocator, device), in row order, when both sides have as many such rows; the
+ * pair is judged as any other, with a warning naming the difference ("cap 19.79 GiB ->
+ * 17.42 GiB"). Where the counts differ they stay missing/new, with a note saying what the
+ * other side has. */
 #ifndef FB_COMPARE_H
 #define FB_COMPARE_H
 #include <stdio.h>
@@ -21,7 +33,9 @@
 #define CMP_MAX_METRICS 32
 
 enum cmp_mode { CMP_EXACT, CMP_WITHIN, CMP_WARN, CMP_IGNORE };
-enum cmp_kind { CMP_K_WORSE, CMP_K_BETTER, CMP_K_WITHIN, CMP_K_CHANGED, CMP_K_NEW, CMP_K_MISSING, CMP_K_WARN };
+/* CMP_K_OOM: the row ran out of memory on both sides: its figures are how far it got,
+ * not what it needs, so they are not compared (passes) */
+enum cmp_kind { CMP_K_WORSE, CMP_K_BETTER, CMP_K_WITHIN, CMP_K_CHANGED, CMP_K_NEW, CMP_K_MISSING, CMP_K_WARN, CMP_K_OOM };
 
 struct cmp_rule { char column[64]; enum cmp_mode mode; double abs, rel, factor; };
 
@@ -51,12 +65,13 @@ struct cmp_row {
   char *workload, *trace, *params, *device, *cap;
   enum cmp_kind verdict;        /* worst of its lines: WORSE/CHANGED/MISSING fail; NEW; else WITHIN */
   int failed;
+  int old_row, new_row;         /* the rows of OLD and NEW it stands for (-1: none) */
 };
 
 struct cmp_report {
   struct cmp_row *rows; int nrows, rcap;
   struct cmp_line *lines; int nlines, lcap;
-  int compared, worse, better, within, changed, newrows, missing, warnings, columns_missing;
+  int compared, worse, better, within, changed, newrows, missing, warnings, columns_missing, oom;
   int fail;
   int allow_missing;             /* copied from the options */
 };
@@ -71,13 +86,19 @@ void cmp_opts_init(struct cmp_opts *o);
 void cmp_opts_free(struct cmp_opts *o);
 void cmp_run(const struct results *old, const struct results *new, const struct cmp_opts *o, struct cmp_report *r);
 void cmp_report_free(struct cmp_report *r);
+/* the row ran out of memory (status oom): its figures are how far it got */
+int cmp_row_died(const struct results *t, int r);
+/* a row's cap in words: "cap 19.79 GiB", "cap 1.25x", "uncapped" */
+void cmp_cap_words(const struct results *t, int r, char *out, size_t n);
 const char *cmp_kind_name(enum cmp_kind k);
 
 /* compare_out.c: the text table, JUnit XML (one testsuite, a testcase per row), JSON */
 void cmp_print_text(FILE *f, const struct cmp_report *r, const struct cmp_opts *o, int max_lines);
 void cmp_write_junit(FILE *f, const struct cmp_report *r, const char *old_path, const char *new_path);
 /* notes on peak_reserved lines (OLD and NEW as given to cmp_run): did peak_requested grow
- * (the workload asks for more), or overhead (the allocator holds more beyond it)? */
+ * (the workload asks for more), or overhead (the allocator holds more beyond it)? A row
+ * that ran out of memory on either side is not explained by its figures: the note says
+ * which side died, and under which cap. */
 void cmp_explain_growth(struct cmp_report *r, const struct results *old, const struct results *new);
 void cmp_write_json(FILE *f, const struct cmp_report *r, const struct cmp_opts *o, const char *old_path, const char *new_path);
 

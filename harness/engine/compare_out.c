@@ -81,7 +81,7 @@ static void change_str(const struct cmp_line *l, char *b, size_t n) {
 }
 
 void cmp_print_text(FILE *f, const struct cmp_report *r, const struct cmp_opts *o, int max_lines) {
-  int order[] = {CMP_K_WORSE, CMP_K_CHANGED, CMP_K_MISSING, CMP_K_BETTER, CMP_K_WITHIN, CMP_K_NEW};
+  int order[] = {CMP_K_WORSE, CMP_K_CHANGED, CMP_K_MISSING, CMP_K_BETTER, CMP_K_WITHIN, CMP_K_OOM, CMP_K_NEW};
   int w1 = 3, w2 = 6, w3 = 3, w4 = 3, shown = 0, total = 0;
   for (int i = 0; i < r->nlines; i++) {
     const struct cmp_line *l = &r->lines[i];
@@ -99,7 +99,7 @@ void cmp_print_text(FILE *f, const struct cmp_report *r, const struct cmp_opts *
   if (w3 > 24) w3 = 24;
   if (w4 > 24) w4 = 24;
   if (total) fprintf(f, "%-8s %-*s  %-*s  %*s  %*s  %s\n", "kind", w1, "row", w2, "column", w3, "old", w4, "new", "change");
-  for (int k = 0; k < 6; k++)
+  for (int k = 0; k < 7; k++)
     for (int i = 0; i < r->nlines; i++) {
       const struct cmp_line *l = &r->lines[i];
       if ((int)l->kind != order[k]) continue;
@@ -126,8 +126,15 @@ void cmp_print_text(FILE *f, const struct cmp_report *r, const struct cmp_opts *
   }
   if (r->warnings) {
     fprintf(f, "warnings (not failures):\n");
+    int said = 0;
     for (int i = 0; i < r->nlines; i++)
-      if (r->lines[i].kind == CMP_K_WARN) fprintf(f, "  %s\n", r->lines[i].note ? r->lines[i].note : r->lines[i].column);
+      if (r->lines[i].kind == CMP_K_WARN && said++ < max_lines) {
+        char lb[1200];
+        if (r->lines[i].row >= 0) fprintf(f, "  %s: ", row_label(r, &r->lines[i], lb, sizeof lb));
+        else fputs("  ", f);
+        fprintf(f, "%s\n", r->lines[i].note ? r->lines[i].note : r->lines[i].column);
+      }
+    if (said > max_lines) fprintf(f, "... and %d more warnings (--json FILE keeps every line)\n", said - max_lines);
   }
   char judged[300];
   if (o->use_tolerance) snprintf(judged, sizeof judged, "every column, per the tolerance file");
@@ -139,8 +146,10 @@ void cmp_print_text(FILE *f, const struct cmp_report *r, const struct cmp_opts *
   }
   int failing = 0;
   for (int i = 0; i < r->nrows; i++) failing += r->rows[i].failed;
-  fprintf(f, "compare: %s: %d rows compared (%s): %d worse, %d better, %d within tolerance, %d changed, %d new, %d missing, %d warnings; %d rows fail\n",
-          r->fail ? "FAIL" : "ok", r->compared, judged, r->worse, r->better, r->within, r->changed, r->newrows, r->missing, r->warnings, failing);
+  fprintf(f, "compare: %s: %d rows compared (%s): %d worse, %d better, %d within tolerance, %d changed, %d new, %d missing, %d warnings",
+          r->fail ? "FAIL" : "ok", r->compared, judged, r->worse, r->better, r->within, r->changed, r->newrows, r->missing, r->warnings);
+  if (r->oom) fprintf(f, ", %d out of memory on both sides (not compared)", r->oom);
+  fprintf(f, "; %d rows fail\n", failing);
 }
 
 /* ---- XML / JSON text ---------------------------------------------------------------- */
@@ -244,8 +253,8 @@ void cmp_write_json(FILE *f, const struct cmp_report *r, const struct cmp_opts *
   fputs(",\n  \"new\": ", f); json_str(f, new_path);
   fprintf(f, ",\n  \"verdict\": \"%s\",\n  \"max_increase_pct\": %g,\n  \"tolerance_file\": %s,\n", r->fail ? "fail" : "ok",
           o->max_increase * 100, o->use_tolerance ? "true" : "false");
-  fprintf(f, "  \"counts\": {\"compared\": %d, \"worse\": %d, \"better\": %d, \"within\": %d, \"changed\": %d, \"new\": %d, \"missing\": %d, \"warnings\": %d},\n",
-          r->compared, r->worse, r->better, r->within, r->changed, r->newrows, r->missing, r->warnings);
+  fprintf(f, "  \"counts\": {\"compared\": %d, \"worse\": %d, \"better\": %d, \"within\": %d, \"changed\": %d, \"new\": %d, \"missing\": %d, \"warnings\": %d, \"oom\": %d},\n",
+          r->compared, r->worse, r->better, r->within, r->changed, r->newrows, r->missing, r->warnings, r->oom);
   fputs("  \"differences\": [", f);
   for (int i = 0; i < r->nlines; i++) {
     const struct cmp_line *l = &r->lines[i];
@@ -274,21 +283,12 @@ void cmp_write_json(FILE *f, const struct cmp_report *r, const struct cmp_opts *
 
 /* ---- why peak_reserved moved ------------------------------------------------------- */
 
-/* the first row of t with x's key (the key as compare.c builds it: cap as "-", "mincap", "Nx" or "NB") */
-static int find_row(const struct results *t, const struct cmp_row *x) {
-  for (int r = 0; r < t->nrows; r++) {
-    if (strcmp(results_get(t, r, "workload"), x->workload) || strcmp(results_get(t, r, "trace"), x->trace) ||
-        strcmp(results_get(t, r, "allocator"), x->allocator) || strcmp(results_get(t, r, "params"), x->params) ||
-        strcmp(results_get(t, r, "device"), x->device)) continue;
-    char cap[96];
-    const char *cx = results_get(t, r, "cap_x"), *cb = results_get(t, r, "cap_bytes");
-    if (results_get(t, r, "mincap_bytes")[0] || results_get(t, r, "mincap_x")[0]) snprintf(cap, sizeof cap, "mincap");
-    else if (cx[0]) snprintf(cap, sizeof cap, "%sx", cx);
-    else if (cb[0]) snprintf(cap, sizeof cap, "%sB", cb);
-    else snprintf(cap, sizeof cap, "-");
-    if (!strcmp(cap, x->cap)) return r;
-  }
-  return -1;
+/* the columns a run's figures are in: what a run that died reached, not what it needs */
+static int figure_column(const char *c) {
+  static const char *const f[] = {"peak_requested", "peak_allocated", "peak_reserved", "overhead", "frag", "ext_frag", "internal_frag",
+                                  "device_allocs", "device_frees", "maps", "unmaps", "cache_flushes", "modeled_driver_ns", NULL};
+  for (int i = 0; f[i]; i++) if (!strcmp(f[i], c)) return 1;
+  return 0;
 }
 
 static double ratio(double a, double b) { return b > 0 ? a / b : 0; }
@@ -296,10 +296,22 @@ static double ratio(double a, double b) { return b > 0 ? a / b : 0; }
 void cmp_explain_growth(struct cmp_report *r, const struct results *old, const struct results *new) {
   for (int i = 0; i < r->nlines; i++) {
     struct cmp_line *l = &r->lines[i];
-    if (l->row < 0 || l->note || strcmp(l->column, "peak_reserved") ||
-        (l->kind != CMP_K_WORSE && l->kind != CMP_K_BETTER && l->kind != CMP_K_WITHIN && l->kind != CMP_K_CHANGED)) continue;
-    int ro = find_row(old, &r->rows[l->row]), rn = find_row(new, &r->rows[l->row]);
+    if (l->row < 0 || l->note || (l->kind != CMP_K_WORSE && l->kind != CMP_K_BETTER && l->kind != CMP_K_WITHIN && l->kind != CMP_K_CHANGED))
+      continue;
+    int ro = r->rows[l->row].old_row, rn = r->rows[l->row].new_row;
     if (ro < 0 || rn < 0) continue;
+    int dio = cmp_row_died(old, ro), din = cmp_row_died(new, rn);
+    if ((dio || din) && figure_column(l->column)) {   /* a run that died stopped part-way: its figures are not what it needs */
+      char ca[64], cb[64], note[400];
+      cmp_cap_words(old, ro, ca, sizeof ca);
+      cmp_cap_words(new, rn, cb, sizeof cb);
+      snprintf(note, sizeof note, "%s (%s; %s): %s figures are how far it got, not what it needs",
+               dio && din ? "ran out of memory at the cap on both sides" : din ? "completed before, dies now" : "died before, completes now",
+               ca, cb, dio && din ? "its" : din ? "NEW's" : "OLD's");
+      l->note = strdup(note);
+      continue;
+    }
+    if (strcmp(l->column, "peak_reserved")) continue;
     int ok1, ok2, ok3, ok4;
     double qo = results_num(old, ro, "peak_requested", &ok1), qn = results_num(new, rn, "peak_requested", &ok2);
     double vo = results_num(old, ro, "peak_reserved", &ok3), vn = results_num(new, rn, "peak_reserved", &ok4);

@@ -2,9 +2,104 @@
  * inference; --no-infer-cap only turns the inference off. An OOM message given with a
  * snapshot that ended in an OOM must be that OOM's (limit_message_fits). */
 #include "limit.h"
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "oom_message.h"
+#include "params.h"
+
+#define HINT "e.g. 10GiB (10 x 2^30 bytes; 10G is the same), 10GB (10^10 bytes), 1048576B (bytes), 25% or 0.25 (of the device)"
+
+/* the decimal number at the start of t: its length, 0 when t does not start with one */
+static size_t number_len(const char *t) {
+  const char *p = t;
+  int d = 0;
+  while (isdigit((unsigned char)*p)) { p++; d++; }
+  if (*p == '.') { p++; while (isdigit((unsigned char)*p)) { p++; d++; } }
+  if (!d) return 0;
+  if ((*p == 'e' || *p == 'E') && (isdigit((unsigned char)p[1]) || ((p[1] == '+' || p[1] == '-') && isdigit((unsigned char)p[2])))) {
+    p += 2;
+    while (isdigit((unsigned char)*p)) p++;
+  }
+  return (size_t)(p - t);
+}
+
+static void unit_words(const char *u, char *out, size_t n) {
+  char U = (char)toupper((unsigned char)u[0]);
+  int i = u[1] == 'i' || u[1] == 'I', b = (u[1] == 'B' || u[1] == 'b');
+  if (!u[0] || ((u[0] == 'B' || u[0] == 'b') && !u[1])) { snprintf(out, n, "bytes"); return; }
+  const char *pw = U == 'K' ? "10" : U == 'M' ? "20" : U == 'G' ? "30" : "40";
+  const char *dec = U == 'K' ? "3" : U == 'M' ? "6" : U == 'G' ? "9" : "12";
+  if (b) snprintf(out, n, "%s = 10^%s bytes", u, dec);
+  else if (i) snprintf(out, n, "%s = 2^%s bytes", u, pw);
+  else snprintf(out, n, "%s = %ciB = 2^%s bytes", u, U, pw);
+}
+
+int limit_parse(const char *flag, const char *text, int fraction_only, uint64_t total, uint64_t max_bytes, struct limit_text *lt,
+                char *err, size_t errlen) {
+  char a[48], b[48];
+  memset(lt, 0, sizeof *lt);
+  size_t n = number_len(text);
+  const char *u = text + n;
+  if (!n || !strncmp(text, "0x", 2) || !strncmp(text, "0X", 2)) {
+    snprintf(err, errlen, "%s '%s': expected a limit written in decimal with a unit, %s%s", flag, text, HINT,
+             strpbrk(text, "xX") ? " (hexadecimal is not read)" : "");
+    return 2;
+  }
+  errno = 0;
+  double v = strtod(text, NULL);
+  if (errno == ERANGE && v != 0) { snprintf(err, errlen, "%s '%s': out of range", flag, text); return 2; }
+  int is_pct = u[0] == '%' && !u[1], has_point = strpbrk(text, ".eE") != NULL && u == text + strlen(text);
+  if (fraction_only || is_pct || has_point) {   /* a share of the device */
+    double f = is_pct ? v / 100.0 : v;
+    if (*u && !is_pct) {
+      snprintf(err, errlen, "%s '%s': expected a fraction of the device total in (0, 1]", flag, text);
+      return 2;
+    }
+    if (!(f > 0) || f > 1) {
+      if (is_pct) snprintf(err, errlen, "%s '%s': expected a percentage of the device total in (0%%, 100%%]", flag, text);
+      else snprintf(err, errlen, "%s '%s': a number with a point is a fraction of the device total, in (0, 1]; for bytes give a unit, %s", flag,
+                    text, HINT);
+      return 2;
+    }
+    double bytes = f * (double)total;
+    if (total && bytes < 1) {
+      snprintf(err, errlen, "%s '%s': %.3g of the device's %s is %.3g bytes: below one byte, no limit a device can hold", flag, text, f,
+               fmt_bytes(total, a, sizeof a), bytes);
+      return 2;
+    }
+    lt->fraction = 1;
+    lt->value = f;
+    lt->bytes = (uint64_t)bytes;
+    snprintf(lt->how, sizeof lt->how, "%s of the device's total", is_pct ? text : "a fraction");
+    return 0;
+  }
+  if (!*u) {   /* a bare integer: bytes or GiB? said, not guessed */
+    snprintf(err, errlen, "%s '%s': a limit needs a unit, %s", flag, text, HINT);
+    return 2;
+  }
+  double mul;
+  if (bytes_unit(u, &mul)) {
+    snprintf(err, errlen, "%s '%s': unknown unit '%s': expected B, K/M/G/T (= KiB/MiB/GiB/TiB, 2^10n), KB/MB/GB/TB (10^3n), %%; %s", flag, text, u, HINT);
+    return 2;
+  }
+  if (parse_bytes(text, 0, &lt->bytes)) { snprintf(err, errlen, "%s '%s': out of range", flag, text); return 2; }
+  if (v > 0 && lt->bytes == 0) {
+    snprintf(err, errlen, "%s '%s': below one byte, no limit a device can hold", flag, text);
+    return 2;
+  }
+  if (!lt->bytes) { snprintf(err, errlen, "%s '%s': a limit of 0 bytes: nothing fits under it", flag, text); return 2; }
+  if (max_bytes && lt->bytes > max_bytes) {
+    snprintf(err, errlen, "%s '%s': %s, more than any device holds (at most %s)", flag, text, fmt_bytes(lt->bytes, a, sizeof a),
+             fmt_bytes(max_bytes, b, sizeof b));
+    return 2;
+  }
+  unit_words(u, lt->how, sizeof lt->how);
+  return 0;
+}
 
 /* PyTorch prints sizes with two decimals in the largest unit that keeps them >= 1
  * (format_size): the value read is the low end, and the true size lies within half a

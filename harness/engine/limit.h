@@ -35,6 +35,26 @@ struct limit {
  * 1 yes (or the snapshot has no OOM to hold it against); 0 with why. */
 struct oom_message;
 int limit_message_fits(const struct oom_message *m, const struct cap_inference *ci, char *why, size_t n);
+/* A limit as written on the command line (--limit/--cap-bytes/--budget, or --cap's
+ * fraction), read in one place:
+ *   10GiB, 10Gi, 10G, 10g   10 x 2^30 bytes (PyTorch's users think in GiB)
+ *   10GB, 10gb              10 x 10^9 bytes
+ *   1048576B                bytes, written with their unit
+ *   25%                     of the device's total
+ *   0.25                    a fraction of the device's total (as set_per_process_memory_fraction)
+ * A bare integer ("10") is refused with the hint that a limit needs a unit; hex ("0x10",
+ * "0x1p40") is refused; so is a limit below one byte (0, 1e-12%, 0.00000000001 of the
+ * device) and one above max_bytes. fraction_only: --cap (a fraction in (0, 1]). total is
+ * the device total a fraction is taken of (checked against one byte). */
+struct limit_text {
+  int fraction;               /* 1: a fraction of the device (value), resolved per device */
+  double value;               /* the fraction */
+  uint64_t bytes;             /* bytes, or the fraction of total */
+  char how[96];               /* how it was read: "G = GiB = 2^30 bytes", "25% of the device" */
+};
+int limit_parse(const char *flag, const char *text, int fraction_only, uint64_t total, uint64_t max_bytes, struct limit_text *lt,
+                char *err, size_t errlen);
+
 /* Decide. 0, or 2 with err (an unreadable OOM message or trace; a message that does not
  * belong to the snapshot a->trace, unless a->trust_message). */
 int limit_resolve(const struct limit_ask *a, struct limit *l, char *err);

@@ -176,8 +176,22 @@ int plan_row_run(struct plan *p, struct plan_row *row, struct run_result *r) {
   char err[FB_ERRLEN];
   switch (row->cap.kind) {
   case PLAN_CAP_NONE: break;
-  case PLAN_CAP_FRACTION: s.cap_bytes = (uint64_t)(row->cap.value * (double)slot_total(p, row)); break;
-  case PLAN_CAP_BYTES: case PLAN_CAP_INFERRED: s.cap_bytes = row->cap.bytes; break;
+  case PLAN_CAP_FRACTION:
+    s.cap_bytes = (uint64_t)(row->cap.value * (double)slot_total(p, row));
+    if (!s.cap_bytes && slot_total(p, row)) {   /* a limit of nothing is no limit a device can hold: never "uncapped" */
+      snprintf(err, sizeof err, "a limit of %.3g of the device's total is below one byte", row->cap.value);
+      return row_error(r, err);
+    }
+    break;
+  case PLAN_CAP_BYTES: case PLAN_CAP_INFERRED:
+    s.cap_bytes = row->cap.bytes;
+    if (row->cap.kind == PLAN_CAP_BYTES && slot_total(p, row) && s.cap_bytes > slot_total(p, row)) {   /* no headroom that is not there */
+      char a[32], b[32];
+      snprintf(err, sizeof err, "the limit %s is above the device's total %s: give one the device can hold", fmt_bytes(s.cap_bytes, a, sizeof a),
+               fmt_bytes(slot_total(p, row), b, sizeof b));
+      return row_error(r, err);
+    }
+    break;
   case PLAN_CAP_X: {
     uint64_t *peak = &p->peak[row->source * p->width + row->slot];
     if (!*peak && workload_peak_requested(&s, peak, err)) return row_error(r, err);

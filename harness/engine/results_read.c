@@ -27,9 +27,14 @@ static char *slurp(const char *path, size_t *len, int *too_long) {
   for (;;) {
     if (n + 4096 > cap) { cap *= 2; buf = realloc(buf, cap); if (!buf) abort(); }
     size_t k = fread(buf + n, 1, cap - n - 1, f);
-    for (size_t i = n; i < n + k; i++)
-      if (buf[i] == '\n') { line++; line_start = i + 1; }
+    for (size_t i = n; i < n + k && !*too_long; i++)   /* every line, not only the last of a chunk */
+      if (buf[i] == '\n') {
+        if (i - line_start > RESULTS_LINE_MAX) *too_long = line;
+        line++;
+        line_start = i + 1;
+      }
     n += k;
+    if (*too_long) break;
     if (n - line_start > RESULTS_LINE_MAX) { *too_long = line; break; }
     if (k == 0) break;
   }
@@ -117,6 +122,12 @@ static int load(const char *path, const char *const *required, struct results *t
   int cap = 0;
   int n = parse_record(&p, end, &fields, &cap);
   if (n <= 0) { snprintf(err, errlen, "%s:%d: unclosed quote in the header", path, line); free(buf); free(fields); results_free(t); return 2; }
+  if (n > RESULTS_COLS_MAX) {   /* before any row is read: a crafted header does not fill memory row by row */
+    snprintf(err, errlen, "%s:%d: a header of %d columns: expected at most %d (a fragbench results file has %d)", path, line, n,
+             RESULTS_COLS_MAX, 48);
+    for (int i = 0; i < n; i++) free(fields[i]);
+    free(buf); free(fields); results_free(t); return 2;
+  }
   t->ncols = n;
   t->cols = malloc((size_t)n * sizeof *t->cols);
   if (!t->cols) abort();
@@ -159,8 +170,47 @@ static int load(const char *path, const char *const *required, struct results *t
   return 0;
 }
 
+/* the results columns that hold numbers (csv.c writes them): a cell is empty (not
+ * measured) or a plain decimal ("123", "1.5", "2e-05"); "nan"/"inf" are left for compare
+ * to name; a sign only where a figure can fall (leak_bytes_per_iter). "123abc", "0x10"
+ * or "-5" is no figure of any run: refused, naming the file, line and column. */
+static const char *const numeric[] = {
+  "cap_bytes", "cap_x", "seed", "completed", "events", "allocs", "frees", "skipped_events", "oom_count", "first_oom_event",
+  "peak_requested", "peak_allocated", "peak_reserved", "overhead", "frag", "ext_frag", "internal_frag", "trace_peak_reserved",
+  "device_allocs", "device_frees", "maps", "unmaps", "cache_flushes", "modeled_driver_ns", "wall_ns", "ns_per_op", "p50_ns",
+  "p99_ns", "max_ns", "leak_bytes_per_iter", "mincap_bytes", "mincap_x", "imbalance", "cap_lo", "cap_hi", "model_err", NULL};
+
+static int plain_decimal(const char *s, int sign_ok) {
+  if (!strcmp(s, "nan") || !strcmp(s, "inf") || !strcmp(s, "-inf") || !strcmp(s, "-nan")) return 1;   /* compare names them */
+  if (*s == '-' && sign_ok) s++;
+  int digits = 0;
+  while (*s >= '0' && *s <= '9') { s++; digits++; }
+  if (*s == '.') { s++; while (*s >= '0' && *s <= '9') { s++; digits++; } }
+  if (!digits) return 0;
+  if (*s == 'e' || *s == 'E') {
+    s++;
+    if (*s == '+' || *s == '-') s++;
+    if (!(*s >= '0' && *s <= '9')) return 0;
+    while (*s >= '0' && *s <= '9') s++;
+  }
+  return *s == 0;
+}
+
 int results_load(const char *path, struct results *t, char *err, size_t errlen) {
-  return load(path, NULL, t, err, errlen);
+  int rc = load(path, NULL, t, err, errlen);
+  if (rc) return rc;
+  for (int i = 0; numeric[i]; i++) {
+    int c = results_col(t, numeric[i]), sign_ok = !strcmp(numeric[i], "leak_bytes_per_iter");
+    for (int r = 0; c >= 0 && r < t->nrows; r++) {
+      const char *v = t->rows[r][c];
+      if (!v[0] || plain_decimal(v, sign_ok)) continue;
+      snprintf(err, errlen, "%s:%d: %s is '%.40s': expected a %snumber written in decimal (or empty for not measured)", path,
+               t->row_line[r], numeric[i], v, sign_ok || v[0] != '-' ? "" : "non-negative ");
+      results_free(t);
+      return 2;
+    }
+  }
+  return 0;
 }
 
 int results_load_table(const char *path, const char *const *required, struct results *t, char *err, size_t errlen) {

@@ -12,6 +12,10 @@
  * no newlines (/dev/zero) ends at the bound */
 #define RESULTS_LINE_MAX (1 << 20)
 
+/* the most columns a header may have (a results file has 48, a timeline 6): a wider one
+ * is refused at the header, before any row is read */
+#define RESULTS_COLS_MAX 1024
+
 struct results {
   char *path;
   int ncols;
@@ -23,8 +27,9 @@ struct results {
 };
 
 /* Load a whole file. 0, or 2 with err naming the file, the line and what was expected
- * (no header, a field with an unclosed quote, a row with more fields than the header, a
- * line longer than RESULTS_LINE_MAX). */
+ * (no header, a header wider than RESULTS_COLS_MAX, a field with an unclosed quote, a row
+ * with more fields than the header, a line longer than RESULTS_LINE_MAX, a cell of a
+ * numeric column that is not a plain decimal: "123abc", "0x10", a negative figure). */
 int results_load(const char *path, struct results *t, char *err, size_t errlen);
 /* Any CSV of the same syntax whose header holds every column of required[] (NULL-ended):
  * the timelines (allocator,event,...). The same rules and messages as results_load. */

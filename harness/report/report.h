@@ -17,6 +17,8 @@ void report_write_md(struct run_folder *f, FILE *out, const char *title, const c
 /* the per-snapshot notes under a workload's heading: what PyTorch itself reserved, the
  * limit inferred from an OOM, `advise`'s recommendation, `explain`'s picture */
 void report_snapshot_notes(const struct run_folder *f, int w, FILE *out, const struct report_images *im);
+/* the report's first line: what a PyTorch user should set (report_verdict.c) */
+void report_verdict(const struct run_folder *f, char *buf, size_t len);
 /* "## Summary": PyTorch's settings and advise's recommendation first, then other
  * frameworks' allocators, research designs and references in their own tables */
 void report_summary(struct run_folder *f, FILE *out);

@@ -7,6 +7,8 @@
 #include <string.h>
 #include "replay_open.h"
 #include "report_text.h"
+#include "alloc_conf.h"
+#include "params.h"
 
 const char *rc_value(const struct run_folder *f, int w, int s, const char *col) {
   const struct rf_cell *c = rf_cell_at(f, w, s);
@@ -59,6 +61,12 @@ const char *rc_alloc_conf(const struct run_folder *f, int w, int s) {
   if (rc_group_of(st) != RC_PYTORCH) return NULL;
   const char *conf = rc_value(f, w, s, "alloc_conf");
   if (conf[0]) return conf;
+  if (strchr(st, ':')) {   /* a row without the column: the string from its parameters */
+    static char buf[640];
+    char name[64], err[256];
+    struct params p;
+    if (!params_parse_spec(st, name, sizeof name, &p, err) && !alloc_conf_format(name, &p, buf, sizeof buf)) return buf;
+  }
   if (is(st, "expandable")) return "expandable_segments:True";
   if (is(st, "async")) return "backend:cudaMallocAsync";
   return "";
@@ -67,6 +75,13 @@ const char *rc_alloc_conf(const struct run_folder *f, int w, int s) {
 double rc_model_err(const struct run_folder *f, int w, int s) {
   double e = fabs(rt_num(rc_value(f, w, s, "model_err")));
   return isfinite(e) ? e : 0;
+}
+
+void rc_range(const struct run_folder *f, int w, int s, double *lo, double *hi) {
+  double r = rt_num(rc_value(f, w, s, "peak_reserved")), e = rc_model_err(f, w, s), q = rt_num(rc_value(f, w, s, "peak_requested"));
+  *lo = r * (1 - e);
+  *hi = r * (1 + e);
+  if (*lo < q) *lo = q < r ? q : r;
 }
 
 int rc_within_err(double a, double ea, double b, double eb) {

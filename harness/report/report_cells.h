@@ -30,6 +30,10 @@ const char *rc_alloc_conf(const struct run_folder *f, int w, int s);
 
 /* model_err of the cell (0 when the column is absent or empty) */
 double rc_model_err(const struct run_folder *f, int w, int s);
+/* the cell's peak reserved as a range: [r(1-e), r(1+e)], its low end never below the
+ * row's peak requested (a pool cannot reserve less than is asked of it); lo = hi = r when
+ * exact */
+void rc_range(const struct run_folder *f, int w, int s, double *lo, double *hi);
 /* a and b (with their relative errors) cannot be told apart */
 int rc_within_err(double a, double ea, double b, double eb);
 

@@ -5,8 +5,8 @@
  *
  * "Best" is the lowest value among rows that completed (status ok) of allocators one can
  * use (PyTorch's settings, other frameworks'), never a research design (stitch) or a
- * reference (raw, oracle); a memory figure within another's model error (model_err) is
- * no best. An OOM row shows where it died, not figures of the part that ran. */
+ * reference (raw, oracle), and never a modelled figure (model_err > 0: a range, shown
+ * beside the exact ones, which are ranked among themselves). An OOM row shows where it died, not figures of the part that ran. */
 #include "report.h"
 #include <stdlib.h>
 #include <string.h>
@@ -29,25 +29,17 @@ static int eligible(const struct run_folder *f, int w, int s) {
 }
 static int is_skipped(const struct run_folder *f, int w, int s) { return has_run(f, w, s) && !strncmp(rv(f, w, s, "status"), "skipped", 7); }
 
-/* the lowest value of a column over workload w's eligible rows, or "". With err (a
- * memory column, which a strategy's model_err applies to), "" when another eligible row
- * is within either's model error of the lowest: no best then; err = 2 (frag, ext_frag,
- * which a peak_reserved error does not bound): "" when any row carries a model error. */
+/* the lowest value of a column over workload w's eligible rows measured exactly, or "".
+ * A modelled row (model_err > 0: cudaMallocAsync on sim) is never best and never keeps
+ * another from being best: its figure is a range shown beside the exact ones. err is
+ * kept for the callers' reading: 1 memory, 2 frag/ext_frag, 0 time. */
 static const char *best(const struct run_folder *f, int w, const char *col, int err) {
   const char *b = "";
-  int bs = -1;
   for (int s = 0; s < f->ns_cells; s++) {
-    if (!eligible(f, w, s)) continue;
+    if (!eligible(f, w, s) || (err && rc_model_err(f, w, s) > 0)) continue;
     const char *v = rv(f, w, s, col);
-    if (v[0] && (!b[0] || rt_num(v) < rt_num(b))) { b = v; bs = s; }
+    if (v[0] && (!b[0] || rt_num(v) < rt_num(b))) b = v;
   }
-  if (!err || bs < 0) return b;
-  for (int s = 0; err == 2 && s < f->ns_cells; s++)   /* frag, ext_frag: not known within a model's error */
-    if (eligible(f, w, s) && rv(f, w, s, col)[0] && rc_model_err(f, w, s) > 0) return "";
-  for (int s = 0; s < f->ns_cells; s++)
-    if (s != bs && eligible(f, w, s) && rv(f, w, s, col)[0] &&
-        rc_within_err(rt_num(b), rc_model_err(f, w, bs), rt_num(rv(f, w, s, col)), rc_model_err(f, w, s)))
-      return "";
   return b;
 }
 
@@ -75,12 +67,15 @@ static void mem_cell(FILE *o, const struct run_folder *f, int w, int s, const ch
   const char *v = rv(f, w, s, col);
   double e = rc_model_err(f, w, s), x = rt_num(v);
   if (!v[0]) { cell(o, "", v, b); return; }
-  if (e > 0) {
+  if (e > 0) {   /* a range, never below peak requested (a pool cannot reserve less) and never bold */
     char r[2 * B + 16];
-    if (bytes) snprintf(r, sizeof r, "%s-%s (±%.0f%%)", rt_bytes_d(x * (1 - e), t, B), rt_bytes_d(x * (1 + e), u, B), e * 100);
-    else if (!strcmp(col, "overhead")) snprintf(r, sizeof r, "%s-%s", rt_x_d(x * (1 - e), t, B), rt_x_d(x * (1 + e), u, B));
+    double lo, hi, pr = rt_num(rv(f, w, s, "peak_reserved"));
+    rc_range(f, w, s, &lo, &hi);
+    double k = pr > 0 ? lo / pr : 1 - e;
+    if (bytes) snprintf(r, sizeof r, "%s-%s (±%.0f%%)", rt_bytes_d(x * k, t, B), rt_bytes_d(x * (1 + e), u, B), e * 100);
+    else if (!strcmp(col, "overhead")) snprintf(r, sizeof r, "%s-%s", rt_x_d(x * k, t, B), rt_x_d(x * (1 + e), u, B));
     else snprintf(r, sizeof r, "~%.3f", x);
-    cell(o, r, v, b);
+    cell(o, r, v, "");
     return;
   }
   if (bytes) rt_bytes(v, t, B);
@@ -117,7 +112,7 @@ static void workload_row(const struct run_folder *f, FILE *o, int w, int s, int 
   if (have_mincap) {
     if (c->mincap >= 0) {
       fputc(' ', o);
-      int bold = !ref && rc_group_of(f->strategy[s]) != RC_RESEARCH && bm[0] && rt_num(mx(f, w, s)) == rt_num(bm);
+      int bold = !ref && rc_group_of(f->strategy[s]) != RC_RESEARCH && rc_model_err(f, w, s) <= 0 && bm[0] && rt_num(mx(f, w, s)) == rt_num(bm);
       fprintf(o, "%s%s%s%s |", bold ? "**" : "", rt_x(mx(f, w, s), a, B), bold ? "**" : "",
               c->mincap_nonmono ? " (fails above: not monotonic)" : "");
     } else if (c->mincap_other >= 0 && !is_skipped(f, w, s)) {
@@ -146,15 +141,9 @@ static void workload_table(const struct run_folder *f, FILE *o, int w, int have_
                        best(f, w, "ns_per_op", 0), best(f, w, "p99_ns", 0), best(f, w, "modeled_driver_ns", 0)};
   const char *bm = "";
   if (have_mincap) {
-    int bs = -1;
-    for (int s = 0; s < f->ns_cells; s++) {
+    for (int s = 0; s < f->ns_cells; s++) {   /* among the exact: a modelled mincap is never best */
       enum rc_group g = rc_group_of(f->strategy[s]);
-      if (mx(f, w, s) && (g == RC_PYTORCH || g == RC_OTHER) && (!bm[0] || rt_num(mx(f, w, s)) < rt_num(bm))) { bm = mx(f, w, s); bs = s; }
-    }
-    for (int s = 0; bs >= 0 && s < f->ns_cells; s++) {   /* a tie within a model's error: no best */
-      enum rc_group g = rc_group_of(f->strategy[s]);
-      if (s != bs && mx(f, w, s) && (g == RC_PYTORCH || g == RC_OTHER) &&
-          rc_within_err(rt_num(bm), rc_model_err(f, w, bs), rt_num(mx(f, w, s)), rc_model_err(f, w, s))) { bm = ""; break; }
+      if (mx(f, w, s) && (g == RC_PYTORCH || g == RC_OTHER) && rc_model_err(f, w, s) <= 0 && (!bm[0] || rt_num(mx(f, w, s)) < rt_num(bm))) bm = mx(f, w, s);
     }
   }
   fputs("| strategy | status | peak requested | peak reserved |", o);
@@ -213,7 +202,9 @@ void report_write_md(struct run_folder *f, FILE *o, const char *title, const cha
     if (f->cells[i].mincap >= 0) have_mincap = 1;
     if (f->cells[i].nsweep) have_sweep = 1;
   }
-  fprintf(o, "# fragbench report: %s\n\n", title);
+  char verdict[2048];
+  report_verdict(f, verdict, sizeof verdict);   /* the first line: what to set */
+  fprintf(o, "%s\n\n# fragbench report: %s\n\n", verdict, title);
   fprintf(o, "Device: **%s**. Every workload x strategy, replayed on one device; overhead = peak reserved / peak requested (1.00x is the lower bound).\n\n",
           rt_md(f->device_name, a, B));
   fputs("## Environment\n\n| | |\n|---|---|\n", o);
@@ -236,8 +227,8 @@ void report_write_md(struct run_folder *f, FILE *o, const char *title, const cha
   fputs("## Per workload\n\nIn the tables below, strategies are grouped: PyTorch's settings first, then other frameworks' allocators, "
         "research designs and references. Best in bold: the lowest value among the allocators one can use (PyTorch's and other "
         "frameworks') that completed; never a research design (stitch) or a reference (raw, one cudaMalloc per request; oracle, "
-        "an offline plan that sees the whole trace ahead), and no memory figure is bold when another lies within a strategy's "
-        "model error (model_err). A run that ran out of memory shows where it died instead of figures of the part that ran. "
+        "an offline plan that sees the whole trace ahead), nor a modelled figure (model_err: a range, never below peak requested), "
+        "which does not keep the exact figures from being ranked. A run that ran out of memory shows where it died instead of figures of the part that ran. "
         "ns/op and p99 are host time per alloc or free call without the driver: p99 from calls timed alone, ns/op the replay "
         "loop's mean, which includes what the row's ns_per_op_includes names (a bench run writes its timeline in the same loop) "
         "and any time the host took the core away, so it can stand above p99. Driver time is the time in device calls over "

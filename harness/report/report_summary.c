@@ -24,18 +24,21 @@ static void cell_text(const struct run_folder *f, int w, int s, char *out, size_
   if (rc_oom(f, w, s)) { rc_oom_text(f, w, s, out, len); return; }
   if (!rc_ok(f, w, s)) { rt_md(rc_value(f, w, s, "status"), out, len); return; }
   double x = rt_num(rc_value(f, w, s, "overhead")), r = rt_num(rc_value(f, w, s, "peak_reserved")), e = rc_model_err(f, w, s);
-  if (e > 0)
-    snprintf(out, len, "%s-%s (%s-%s; model ±%.0f%%)", rt_x_d(x * (1 - e), a, B), rt_x_d(x * (1 + e), b, B),
-             rt_bytes_d(r * (1 - e), c, B), rt_bytes_d(r * (1 + e), d, B), e * 100);
-  else
+  if (e > 0) {   /* never below what is requested: a pool cannot reserve less */
+    double lo, hi;
+    rc_range(f, w, s, &lo, &hi);
+    snprintf(out, len, "%s-%s (%s-%s; model ±%.0f%%)", rt_x_d(r > 0 ? x * lo / r : x, a, B), rt_x_d(x * (1 + e), b, B),
+             rt_bytes_d(lo, c, B), rt_bytes_d(hi, d, B), e * 100);
+  } else
     snprintf(out, len, "%s (%s)", rt_x_d(x, a, B), rt_bytes_d(r, b, B));
 }
 
-/* the completed strategies of group g on w, by peak reserved */
+/* the completed strategies of group g on w measured exactly (no model error), by peak
+ * reserved: a modelled figure is shown beside them, never ranked among them */
 static int ranked(const struct run_folder *f, int w, enum rc_group g, int *L) {
   int n = 0;
   for (int s = 0; s < f->ns_cells; s++) {
-    if (rc_group_of(f->strategy[s]) != g || !rc_ok(f, w, s) || !rc_value(f, w, s, "peak_reserved")[0]) continue;
+    if (rc_group_of(f->strategy[s]) != g || !rc_ok(f, w, s) || !rc_value(f, w, s, "peak_reserved")[0] || rc_model_err(f, w, s) > 0) continue;
     int j = n++;
     while (j > 0 && rt_num(rc_value(f, w, L[j - 1], "peak_reserved")) > rt_num(rc_value(f, w, s, "peak_reserved"))) { L[j] = L[j - 1]; j--; }
     L[j] = s;
@@ -43,13 +46,7 @@ static int ranked(const struct run_folder *f, int w, enum rc_group g, int *L) {
   return n;
 }
 
-/* the first of L is the least, unless the next is within either's model error */
-static int clear_best(const struct run_folder *f, int w, const int *L, int n) {
-  for (int j = 1; j < n; j++)
-    if (rc_within_err(rt_num(rc_value(f, w, L[0], "peak_reserved")), rc_model_err(f, w, L[0]),
-                      rt_num(rc_value(f, w, L[j], "peak_reserved")), rc_model_err(f, w, L[j]))) return 0;
-  return n >= 1;
-}
+static double res(const struct run_folder *f, int w, int s) { return rt_num(rc_value(f, w, s, "peak_reserved")); }
 
 static const char *setting_name(const struct run_folder *f, int w, int s, char *buf, size_t len) {
   const char *conf = rc_alloc_conf(f, w, s);
@@ -117,7 +114,7 @@ static int advice_sentence(const struct run_folder *f, int w, double cap, FILE *
 }
 
 /* one bullet per workload: advise's recommendation, then PyTorch's settings */
-static void pytorch_line(const struct run_folder *f, FILE *o, int w, int *L, int *wins) {
+static void pytorch_line(const struct run_folder *f, FILE *o, int w, int *L) {
   char a[B], b[B], c[B], lim[600];
   double cap;
   fprintf(o, "- **%s**", rt_md(f->workload[w], a, B));
@@ -135,26 +132,35 @@ static void pytorch_line(const struct run_folder *f, FILE *o, int w, int *L, int
   int n = ranked(f, w, RC_PYTORCH, L);
   if (n) {
     fprintf(o, "%s", adv ? ". Of PyTorch's settings, " : "of PyTorch's settings, ");
-    if (clear_best(f, w, L, n)) {
-      cell_text(f, w, L[0], c, sizeof c);
-      fprintf(o, "%s reserves the least: %s", setting_name(f, w, L[0], a, B), c);
-      if (n > 1) {
-        double p0 = rt_num(rc_value(f, w, L[0], "peak_reserved")), p1 = rt_num(rc_value(f, w, L[1], "peak_reserved"));
-        double pct = p1 > 0 ? (p1 - p0) * 100 / p1 : 0.0;
-        if (pct < 0.05) fprintf(o, ", within 0.1%% of %s", setting_name(f, w, L[1], b, B));
-        else fprintf(o, ", %.1f%% less than %s", pct, setting_name(f, w, L[1], b, B));
-      }
-      wins[L[0]]++;
+    int t = 1;   /* how many share the least */
+    while (t < n && res(f, w, L[t]) == res(f, w, L[0])) t++;
+    cell_text(f, w, L[0], c, sizeof c);
+    if (t > 1) {
+      for (int j = 0; j < t; j++) fprintf(o, "%s%s", j ? (j == t - 1 ? " and " : ", ") : "", setting_name(f, w, L[j], a, B));
+      fprintf(o, " reserve the same, the least: %s", c);
     } else {
-      int j = 1;
-      while (j < n && !rc_within_err(rt_num(rc_value(f, w, L[0], "peak_reserved")), rc_model_err(f, w, L[0]),
-                                     rt_num(rc_value(f, w, L[j], "peak_reserved")), rc_model_err(f, w, L[j]))) j++;
-      double e = fmax(rc_model_err(f, w, L[0]), rc_model_err(f, w, L[j]));
-      fprintf(o, "%s and %s reserve the same within the model's error (±%.0f%%): neither is ranked first",
-              setting_name(f, w, L[0], a, B), setting_name(f, w, L[j], b, B), e * 100);
+      fprintf(o, "%s reserves the least: %s", setting_name(f, w, L[0], a, B), c);
+    }
+    if (t < n) {
+      double p0 = res(f, w, L[0]), p1 = res(f, w, L[t]);
+      double pct = p1 > 0 ? (p1 - p0) * 100 / p1 : 0.0;
+      if (pct < 0.05) fprintf(o, ", within 0.1%% of %s", setting_name(f, w, L[t], b, B));
+      else fprintf(o, ", %.1f%% less than %s", pct, setting_name(f, w, L[t], b, B));
     }
   } else if (!adv) {
     fputs("none of PyTorch's settings completed", o);
+  }
+  /* a modelled setting beside them: its range, and where it lies against the least exact figure */
+  for (int s = 0; s < f->ns_cells; s++) {
+    if (rc_group_of(f->strategy[s]) != RC_PYTORCH || !rc_ok(f, w, s) || rc_model_err(f, w, s) <= 0) continue;
+    cell_text(f, w, s, c, sizeof c);
+    fprintf(o, "; %s is a model: %s", setting_name(f, w, s, a, B), c);
+    if (n) {
+      double lo, hi, r0 = res(f, w, L[0]);
+      rc_range(f, w, s, &lo, &hi);
+      fprintf(o, ", %s the least exact figure (%s), not ranked against it", hi < r0 ? "wholly below" : lo > r0 ? "wholly above" : "a range holding",
+              rt_bytes_d(r0, b, B));
+    }
   }
   int any = 0;
   for (int s = 0; s < f->ns_cells; s++) {
@@ -181,12 +187,14 @@ static void group_table(const struct run_folder *f, FILE *o, enum rc_group g, in
   for (int i = 0; i < cols; i++) fputs("--:|", o);
   fputc('\n', o);
   for (int w = 0; w < f->nw; w++) {
-    int n = ranked(f, w, g, L), best = g == RC_PYTORCH || g == RC_OTHER ? (clear_best(f, w, L, n) ? L[0] : -1) : -1;
+    /* bold: every exact figure equal to the least (a tie bolds each); a modelled one never */
+    int n = ranked(f, w, g, L), bold_ok = (g == RC_PYTORCH || g == RC_OTHER) && n > 0;
     fprintf(o, "| %s |", rt_md(f->workload[w], a, B));
     for (int s = 0; s < f->ns_cells; s++) {
       if (rc_group_of(f->strategy[s]) != g) continue;
       cell_text(f, w, s, c, sizeof c);
-      fprintf(o, " %s%s%s", s == best ? "**" : "", c, s == best ? "**" : "");
+      int bold = bold_ok && rc_ok(f, w, s) && rc_model_err(f, w, s) <= 0 && rc_value(f, w, s, "peak_reserved")[0] && res(f, w, s) == res(f, w, L[0]);
+      fprintf(o, " %s%s%s", bold ? "**" : "", c, bold ? "**" : "");
       if (g == RC_RESEARCH && rc_ok(f, w, s)) {   /* what it costs: driver time against expandable's */
         double mine = rt_num(rc_value(f, w, s, "modeled_driver_ns")), theirs = 0;
         for (int t = 0; t < f->ns_cells; t++)
@@ -202,22 +210,16 @@ static void group_table(const struct run_folder *f, FILE *o, enum rc_group g, in
 }
 
 void report_summary(struct run_folder *f, FILE *o) {
-  char a[B];
-  int *L = calloc((size_t)f->ns_cells + 1, sizeof *L), *wins = calloc((size_t)f->ns_cells + 1, sizeof *wins);
-  if (!L || !wins) abort();
+  int *L = calloc((size_t)f->ns_cells + 1, sizeof *L);
+  char verdict[2048];
+  if (!L) abort();
   rc_oom_lookup(f);
-  fputs("## Summary\n\n### What you can set in PyTorch today\n\n", o);
-  for (int w = 0; w < f->nw; w++) pytorch_line(f, o, w, L, wins);
-  int bw = -1, tie = 0;
-  for (int s = 0; s < f->ns_cells; s++) {
-    if (bw >= 0 && wins[s] == wins[bw]) tie = 1;
-    if (wins[s] > (bw < 0 ? 0 : wins[bw])) { bw = s; tie = 0; }
-  }
-  if (bw >= 0 && f->nw > 1 && !tie && wins[bw] > 1)
-    fprintf(o, "\nOf PyTorch's settings, **%s** reserves the least on the most workloads (%d of %d).\n", rt_md(f->strategy[bw], a, B),
-            wins[bw], f->nw);
-  fputs("\nPeak reserved / peak requested (lower is better; the least of each row in bold, unless another is within the "
-        "model's error); a run that ran out of memory says where it died:\n\n", o);
+  fputs("## Summary\n\n", o);
+  report_verdict(f, verdict, sizeof verdict);
+  fprintf(o, "%s\n\n### What you can set in PyTorch today\n\n", verdict);
+  for (int w = 0; w < f->nw; w++) pytorch_line(f, o, w, L);
+  fputs("\nPeak reserved / peak requested (lower is better; the least of each row measured exactly in bold; a modelled figure "
+        "is a range, shown beside them and never ranked); a run that ran out of memory says where it died:\n\n", o);
   group_table(f, o, RC_PYTORCH, L);
   for (enum rc_group g = RC_OTHER; g < RC_NGROUPS; g++) {
     int any = 0;
@@ -234,5 +236,4 @@ void report_summary(struct run_folder *f, FILE *o) {
     group_table(f, o, g, L);
   }
   free(L);
-  free(wins);
 }

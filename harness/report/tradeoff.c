@@ -21,6 +21,12 @@ int tradeoff_point(const struct run_folder *f, int w, int s, double *x, double *
   return 1;
 }
 
+/* a strategy whose figure on some workload is a model's (model_err > 0): a range, not ranked */
+static int modelled(const struct run_folder *f, int s) {
+  for (int w = 0; w < f->nw; w++) if (rc_model_err(f, w, s) > 0) return 1;
+  return 0;
+}
+
 static int cmp_d(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -56,7 +62,7 @@ void report_tradeoff(struct run_folder *f, FILE *o, const char *fmt, const struc
   double lo_mem_y = 0, lo_mem_x = 0, lo_drv_y = 0, lo_drv_x = 0;
   for (int s = 0; s < f->ns_cells; s++) {
     enum rc_group g = rc_group_of(f->strategy[s]);
-    if (g != RC_PYTORCH && g != RC_OTHER) continue;
+    if ((g != RC_PYTORCH && g != RC_OTHER) || modelled(f, s)) continue;   /* a modelled figure (a range) is not ranked */
     int n = 0;
     for (int w = 0; w < f->nw; w++) if (tradeoff_point(f, w, s, &xs[n], &ys[n])) n++;
     if (!n) continue;
@@ -64,27 +70,15 @@ void report_tradeoff(struct run_folder *f, FILE *o, const char *fmt, const struc
     if (lo_mem < 0 || my < lo_mem_y) { lo_mem = s; lo_mem_y = my; lo_mem_x = mx; }
     if (lo_drv < 0 || mx < lo_drv_x) { lo_drv = s; lo_drv_x = mx; lo_drv_y = my; }
   }
-  /* a least memory inside a strategy's model error (model_err) of another is not named */
-  int tied = -1;
-  for (int s = 0; lo_mem >= 0 && s < f->ns_cells && tied < 0; s++) {
-    enum rc_group g = rc_group_of(f->strategy[s]);
-    if (s == lo_mem || (g != RC_PYTORCH && g != RC_OTHER)) continue;
-    int n = 0;
-    double e1 = 0, e2 = 0;
-    for (int w = 0; w < f->nw; w++) if (tradeoff_point(f, w, s, &xs[n], &ys[n])) n++;
-    for (int w = 0; w < f->nw; w++) { if (rc_model_err(f, w, s) > e2) e2 = rc_model_err(f, w, s); if (rc_model_err(f, w, lo_mem) > e1) e1 = rc_model_err(f, w, lo_mem); }
-    if (n && rc_within_err(lo_mem_y, e1, median(ys, n), e2)) tied = s;
-  }
-  if (tied >= 0)
-    fprintf(o, " No least memory is named: %s and %s are within a strategy's model error (model_err) of each other.",
-            rt_md(f->strategy[lo_mem], a, B), rt_md(f->strategy[tied], b, B));
-  else if (lo_mem >= 0 && lo_drv >= 0 && lo_mem != lo_drv)
+  if (lo_mem >= 0 && lo_drv >= 0 && lo_mem != lo_drv)
     fprintf(o, " The least memory, %s at a median %s, costs %s of driver time per 1000 calls; the least driver time, %s at %s, holds %s.",
             rt_md(f->strategy[lo_mem], a, B), rt_x_d(lo_mem_y, b, B), ns_text(lo_mem_x, c, B), rt_md(f->strategy[lo_drv], d, B),
             ns_text(lo_drv_x, e, B), rt_x_d(lo_drv_y, g, B));
   else if (lo_mem >= 0)
     fprintf(o, " %s holds the least memory (median %s) and spends the least driver time (%s per 1000 calls).",
             rt_md(f->strategy[lo_mem], a, B), rt_x_d(lo_mem_y, b, B), ns_text(lo_mem_x, c, B));
+  for (int s = 0; s < f->ns_cells; s++)
+    if (modelled(f, s)) { fprintf(o, " %s's figures are a model's (a range, model_err): not ranked here.", rt_md(f->strategy[s], a, B)); }
   fputs("\n\n", o);
   snprintf(name, sizeof name, "tradeoff.%s", fmt);
   if (report_has_image(im, name)) fprintf(o, "![overhead against driver time per strategy and workload](plots/%s)\n\n", name);
