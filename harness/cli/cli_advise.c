@@ -223,7 +223,6 @@ int cmd_advise(struct cli_opts *o) {
             "recommendation with `fragbench run --device cuda --alloc-conf ...`\n");
     return 2;
   }
-  if (outfile_check("advise", (const char *[]){"--out"}, &o->out, 1, (const char *[]){o->traces[0], o->oom_message}, 2)) return 2;
   struct advise_opts ao = {.trace = o->traces[0], .trace_device = o->trace_device, .budget = o->budget,
                            .progress = !o->quiet && isatty(2), .variations = o->variations, .seed = o->seed,
                            .threads = 0};   /* every core */

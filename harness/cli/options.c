@@ -314,6 +314,13 @@ static int finish(const struct cmd_def *c, struct cli_opts *o) {
   if (o->sim_usable && o->sim_total && o->sim_usable > o->sim_total)
     return bad(c->name, "--sim-usable is more than --sim-total%s%s", "", "");
   if (o->touch && o->no_touch) return bad(c->name, "--touch and --no-touch: give one of them%s%s", "", "");
+  if (cli_check_files(o)) return 2;   /* every input against every output, before anything is read */
+  if (o->oom_message) {   /* read once too (mincap reads it per input): a copy when a pipe or fifo */
+    char err[600];
+    const char *p = instage(o->oom_message, err, sizeof err);
+    if (!p) { fprintf(stderr, "fragbench %s: --oom-message %s\n", c->name, err); return 2; }
+    o->oom_message = p;
+  }
   for (int i = 0; i < o->ntraces; i++) {   /* a pipe or fifo is read once, into a copy every reader shares */
     char err[600];
     const char *p = instage(o->traces[i], err, sizeof err);

@@ -7,6 +7,7 @@
  * stands for the space a word wrap turned into a line break. Each "out of memory" starts
  * one message; messages are parsed one by one and must agree. */
 #include "oom_message.h"
+#include "instage.h"
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -342,30 +343,31 @@ int oom_message_parse(const char *text, struct oom_message *m, char *err) {
 
 int oom_message_read(const char *path, struct oom_message *m, char *err) {
   int dash = !strcmp(path, "-");
+  const char *shown = dash ? "<stdin>" : instage_shown(path);   /* a staged copy: the name given */
   FILE *f = dash ? stdin : fopen(path, "rb");
-  if (!f) { snprintf(err, FB_ERRLEN, "%s: cannot open: %s", path, strerror(errno)); return -1; }
+  if (!f) { snprintf(err, FB_ERRLEN, "%s: cannot open: %s", shown, strerror(errno)); return -1; }
   char *buf = malloc(OOM_MESSAGE_MAX + 2);
-  if (!buf) { if (!dash) fclose(f); snprintf(err, FB_ERRLEN, "%s: out of host memory", path); return -1; }
+  if (!buf) { if (!dash) fclose(f); snprintf(err, FB_ERRLEN, "%s: out of host memory", shown); return -1; }
   size_t n = fread(buf, 1, OOM_MESSAGE_MAX + 1, f);
   int rd_err = ferror(f);
   if (!dash) fclose(f);
-  if (rd_err) { free(buf); snprintf(err, FB_ERRLEN, "%s: read error", path); return -1; }
+  if (rd_err) { free(buf); snprintf(err, FB_ERRLEN, "%s: read error", shown); return -1; }
   if (n > OOM_MESSAGE_MAX) {
     free(buf);
     snprintf(err, FB_ERRLEN, "%.300s: more than 1 MiB (1048576 bytes): not read; give PyTorch's OOM message itself "
-             "(e.g. grep -A3 'out of memory' in the log)", dash ? "<stdin>" : path);
+             "(e.g. grep -A3 'out of memory' in the log)", shown);
     return -1;
   }
   buf[n] = 0;
   if (memchr(buf, 0, n)) {
     size_t at = strlen(buf);
     free(buf);
-    snprintf(err, FB_ERRLEN, "%s: byte %zu: a NUL byte: expected the text of PyTorch's OOM error", path, at);
+    snprintf(err, FB_ERRLEN, "%s: byte %zu: a NUL byte: expected the text of PyTorch's OOM error", shown, at);
     return -1;
   }
   char inner[FB_ERRLEN];
   int rc = oom_message_parse(buf, m, inner);
   free(buf);
-  if (rc) { snprintf(err, FB_ERRLEN, "%s: %.450s", dash ? "<stdin>" : path, inner); return -1; }
+  if (rc) { snprintf(err, FB_ERRLEN, "%s: %.450s", shown, inner); return -1; }
   return 0;
 }

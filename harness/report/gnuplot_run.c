@@ -8,7 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-const char *gnuplot_name(const struct outfile *o) { return o->tmp[0] ? o->tmp : o->path; }
+const char *gnuplot_name(struct outfile *o) {
+  const char *n = outfile_name(o);
+  return n ? n : "";   /* unnamable (said on stderr): gnuplot fails on "", and nothing is kept */
+}
 
 /* name="value" with gnuplot's double-quote escapes; -1 when it does not fit */
 static int assign(char *buf, size_t len, size_t *k, const char *name, const char *value) {

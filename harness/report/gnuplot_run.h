@@ -10,9 +10,9 @@
 #include <stddef.h>
 #include "outfile.h"
 
-/* the name gnuplot must write an opened outfile under: its temporary, or the target
- * itself when that is not a regular file (/dev/null) */
-const char *gnuplot_name(const struct outfile *o);
+/* the name gnuplot must write an opened outfile under: its temporary (named now if it was
+ * an unnamed one, outfile_name), or the target itself when written in place (/dev/null) */
+const char *gnuplot_name(struct outfile *o);
 
 /* Run `gnuplot -e "names[0]=\"values[0]\"; ..." script` (no shell: any file name is
  * passed as it is; gnuplot's own messages go to stderr). 0 it exited 0; 1 no gnuplot on
