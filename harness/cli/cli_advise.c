@@ -267,6 +267,12 @@ int cmd_advise(struct cli_opts *o) {
     return rc;
   }
   if (!res.n) { fprintf(stderr, "fragbench advise: nothing was replayed\n"); advise_free(&res); return 1; }
+  if (!res.peak_requested) {   /* no figure to rank settings by (every share would be 0/0) */
+    fprintf(stderr, "fragbench advise: %s: no allocation in the trace (empty, or every event skipped): nothing to advise\n",
+            o->traces[0]);
+    advise_free(&res);
+    return 2;
+  }
   if (o->out && (rc = write_csv(o->out, &res))) { advise_free(&res); return rc; }
 
   const struct advise_candidate *best = &res.c[0];

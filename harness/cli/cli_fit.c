@@ -155,8 +155,8 @@ static int plot(const struct cli_opts *o, const struct run_spec *base, const cha
     outfile_abort(&om);
     return 2;
   }
-  const char *gpdir = getenv("FB_PLOTS_DIR") ? getenv("FB_PLOTS_DIR") : "plots";
-  char script[1100], err[400];
+  char gpdir[4096], script[4200], err[400];
+  gnuplot_scripts_dir("fit.gp", gpdir, sizeof gpdir);   /* beside the binary: any working directory */
   snprintf(script, sizeof script, "%s/fit.gp", gpdir);
   size_t n = strlen(o->plot);
   const char *fmt = n > 4 && !strcmp(o->plot + n - 4, ".svg") ? "svg" : "png";

@@ -13,6 +13,32 @@ const char *gnuplot_name(struct outfile *o) {
   return n ? n : "";   /* unnamable (said on stderr): gnuplot fails on "", and nothing is kept */
 }
 
+int gnuplot_scripts_dir(const char *script, char *dir, size_t n) {
+  const char *env = getenv("FB_PLOTS_DIR");
+  char path[4200];
+  if (env && *env) {
+    snprintf(dir, n, "%s", env);
+    snprintf(path, sizeof path, "%s/%s", dir, script);
+    return access(path, R_OK) ? -1 : 0;
+  }
+  char exe[4096];
+  ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (k > 0) {
+    exe[k] = 0;
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = 0;   /* the binary's folder: build/ */
+    const char *up[] = {"/../plots", "/plots"};
+    for (int i = 0; i < 2; i++) {
+      snprintf(dir, n, "%s%s", exe, up[i]);
+      snprintf(path, sizeof path, "%s/%s", dir, script);
+      if (!access(path, R_OK)) return 0;
+    }
+  }
+  snprintf(dir, n, "plots");
+  snprintf(path, sizeof path, "%s/%s", dir, script);
+  return access(path, R_OK) ? -1 : 0;
+}
+
 /* name="value" with gnuplot's double-quote escapes; -1 when it does not fit */
 static int assign(char *buf, size_t len, size_t *k, const char *name, const char *value) {
   int w = snprintf(buf + *k, len - *k, "%s%s=\"", *k ? "; " : "", name);

@@ -19,6 +19,12 @@ const char *gnuplot_name(struct outfile *o);
  * PATH; 2 it failed (err says how, without naming the script: the caller knows it). */
 int gnuplot_run(const char *script, const char *const *names, const char *const *values, int n, char *err, size_t errlen);
 
+/* The folder of fragbench's own gnuplot scripts (plots/fit.gp ...) holding `script`, into
+ * dir (n bytes): $FB_PLOTS_DIR when set, else plots/ beside the binary's folder (build/..),
+ * else ./plots - so that a command works from any working directory. 0, or -1 (dir is then
+ * the last place tried, for the message). */
+int gnuplot_scripts_dir(const char *script, char *dir, size_t n);
+
 /* Close every one of files (n, NULL skipped): renamed into place when keep (the picture
  * last, so that it appears only after its data), else removed. 0, or -1 (a rename failed;
  * a message on stderr). */
