@@ -360,3 +360,36 @@ TEST(overwrites_temporaries_of_a_killed_process_do_not_stay) {
   pclose(p);
   CHECK_EQ(n, 0);
 }
+
+/* the named temporaries (file systems without O_TMPFILE): SIGTERM and SIGPIPE remove them */
+TEST(overwrites_named_temporaries_go_on_sigterm_and_sigpipe) {
+  paths();
+  if (access("build/fragbench", X_OK)) SKIP("build/fragbench not built");
+  char dir[512], out[600], cmd[1600];
+  tmp(dir, sizeof dir, "named");
+  mkdir(dir, 0777);
+  snprintf(out, sizeof out, "%s/r.csv", dir);
+  put(out, "old\n");
+  snprintf(cmd, sizeof cmd, "FB_OUTFILE_NAMED=1 timeout -s TERM 1 build/fragbench run --workload train_loop:iters=400000 --device sim "
+           "--quiet --out '%s' 2>/dev/null; ls -A '%s' | grep -c tmp", out, dir);
+  FILE *p = popen(cmd, "r");
+  int n = -1;
+  CHECK(p && fscanf(p, "%d", &n) == 1);
+  pclose(p);
+  CHECK_EQ(n, 0);
+  CHECK(file_is(out, "old\n"));
+  /* the timeline on a pipe whose reader goes away: SIGPIPE, the CSV's temporary removed */
+  snprintf(cmd, sizeof cmd, "FB_OUTFILE_NAMED=1 build/fragbench run --workload train_loop:iters=2000 --device sim --quiet "
+           "--out '%s' --timeline - 2>/dev/null | head -c 10 >/dev/null; ls -A '%s' | grep -c tmp", out, dir);
+  p = popen(cmd, "r");
+  CHECK(p && fscanf(p, "%d", &n) == 1);
+  pclose(p);
+  CHECK_EQ(n, 0);
+  CHECK(file_is(out, "old\n"));
+  /* and a whole run with them still lands */
+  snprintf(cmd, sizeof cmd, "FB_OUTFILE_NAMED=1 build/fragbench run --workload '%s' --device sim --quiet --out '%s' 2>/dev/null", WL, out);
+  CHECK_EQ(system(cmd), 0);
+  char *t = test_read_file(out);
+  CHECK(t && !strncmp(t, "run_id,", 7));
+  free(t);
+}

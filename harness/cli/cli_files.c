@@ -40,6 +40,15 @@ static int read_once(const char *p) {
   return is_stdin(p) || (!stat(p, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode));
 }
 
+/* standard output under its name or another (/dev/stdout, /proc/self/fd/1, the terminal
+ * or file it is): two outputs there would interleave. /dev/null takes any number. */
+static int is_stdout(const char *p) {
+  if (!strcmp(p, "-")) return 1;
+  struct stat a, b;
+  if (fstat(1, &b) || stat(p, &a) || a.st_dev != b.st_dev || a.st_ino != b.st_ino) return 0;
+  return !(S_ISCHR(a.st_mode) && a.st_rdev == makedev(1, 3));
+}
+
 /* what goes to standard output without a flag: the command's own text or CSV */
 static const char *stdout_default(const struct cli_opts *o) {
   if (!strcmp(o->cmd, "run") || !strcmp(o->cmd, "mincap") || !strcmp(o->cmd, "fit")) return o->out ? NULL : "the CSV";
@@ -94,19 +103,18 @@ int cli_check_files(const struct cli_opts *o) {
         return refuse(o, msg);
       }
     }
-  const char *on_stdout = stdout_default(o), *on_stdout_flag = NULL;
+  const char *on_stdout = stdout_default(o);
   for (int i = 0; i < nout; i++) {
-    if (strcmp(out[i].path, "-")) continue;
+    if (!is_stdout(out[i].path)) continue;
     if (on_stdout) {
-      snprintf(msg, sizeof msg, "%s -: standard output already carries %s%s: give %s a file name", out[i].flag,
-               on_stdout_flag ? on_stdout_flag : on_stdout, on_stdout_flag ? " -" : "", out[i].flag);
+      snprintf(msg, sizeof msg, "%s %s: standard output already carries %s: give %s another file name", out[i].flag,
+               out[i].path, on_stdout, out[i].flag);
       return refuse(o, msg);
     }
     on_stdout = out[i].flag;
-    on_stdout_flag = out[i].flag;
   }
   for (int i = 0; i < nout; i++) {
-    if (!strcmp(out[i].path, "-")) continue;
+    if (is_stdout(out[i].path)) continue;   /* written in place, once (above) */
     for (int k = 0; k < nin; k++)
       if (strcmp(in[k].path, "-") && outfile_same(out[i].path, in[k].path)) {
         snprintf(msg, sizeof msg, "%s %s is the same file as the input %s %s: refusing to write over an input", out[i].flag,
@@ -115,7 +123,7 @@ int cli_check_files(const struct cli_opts *o) {
       }
     for (int k = 0; k < i; k++) {
       struct stat st;
-      if (!strcmp(out[k].path, "-") || !outfile_same(out[i].path, out[k].path)) continue;
+      if (is_stdout(out[k].path) || !outfile_same(out[i].path, out[k].path)) continue;
       if (!stat(out[i].path, &st) && S_ISCHR(st.st_mode) && !access(out[i].path, W_OK) && st.st_rdev == makedev(1, 3))
         continue;   /* /dev/null twice: both discarded */
       snprintf(msg, sizeof msg, "%s and %s name the same file (%s)", out[k].flag, out[i].flag, out[i].path);

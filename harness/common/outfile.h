@@ -15,6 +15,7 @@
  * for the rename: a SIGKILL leaves nothing beside the target. Elsewhere it is
  * `.NAME.tmp-PID-XXXXXX`: removed on SIGINT/SIGTERM/SIGHUP/SIGPIPE, and one left by a
  * killed process (its PID gone) is removed by the next outfile_open of the same target.
+ * (FB_OUTFILE_NAMED=1 in the environment takes the named way everywhere: for tests.)
  * A failed write, flush or close is an error (outfile_finish: -1 with a message). */
 #ifndef FB_OUTFILE_H
 #define FB_OUTFILE_H
