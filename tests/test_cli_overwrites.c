@@ -258,6 +258,17 @@ TEST(overwrites_dash_is_stdout_for_every_output_flag) {
   CHECK(t && strstr(t, "<testsuite") != NULL);   /* the XML alone on stdout, the text on stderr */
   free(t);
   CHECK_EQ(test_cli(outp, errp, "compare", base, base, "--junit", "-", "--json", "-", NULL), 2);
+  /* standard output under another name is standard output too */
+  char link_path[512];
+  tmp(link_path, sizeof link_path, "dash_stdout");
+  unlink(link_path);
+  CHECK_EQ(symlink("/proc/self/fd/1", link_path), 0);
+  CHECK_EQ(test_cli(outp, errp, "compare", base, base, "--junit", link_path, NULL), 0);
+  t = test_read_file(outp);
+  CHECK(t && !strncmp(t, "<?xml", 5));   /* the XML alone */
+  free(t);
+  CHECK_EQ(test_cli(outp, errp, "run", "--workload", WL, "--device", "sim", "--quiet", "--timeline", link_path, NULL), 2);
+  CHECK(err_has("standard output already carries the CSV"));
 }
 
 TEST(overwrites_a_read_only_output_is_refused_before_the_work) {

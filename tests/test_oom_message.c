@@ -219,9 +219,11 @@ TEST(oom_message_sizes_pytorch_does_not_print_are_refused) {
   char err[FB_ERRLEN];
   const char *head = "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.18 GiB of which 60.00 GiB is free. ";
   const char *bad[] = {"19.79 GB allowed;", "-5.00 GiB allowed;", "1e400 GiB allowed;", "1E4 GiB allowed;", "+5.00 GiB allowed;",
-                       "99999999999999999 GiB allowed;", "9999999 TiB allowed;", "80.00 GiB allowed;", "19.79 allowed;"};
+                       "99999999999999999 GiB allowed;", "9999999 TiB allowed;", "80.00 GiB allowed;", "19.79 allowed;",
+                       "inf GiB allowed;", "0x10 GiB allowed;", "19,79 GiB allowed;"};
   const char *why[] = {"not a unit PyTorch prints", "a signed size", "an exponent", "an exponent", "a signed size",
-                       "more digits", "more bytes than any device", "above the device's total capacity", "without a unit"};
+                       "more digits", "more bytes than any device", "above the device's total capacity", "without a unit",
+                       "\"allowed\" without a size", "a number inside a word", "a number with a comma"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     char buf[1024];
     snprintf(buf, sizeof buf, "%s%s Of the allocated memory 12.00 GiB is allocated by PyTorch, and 1.00 GiB is reserved by "

@@ -119,8 +119,8 @@ int cmd_compare(struct cli_opts *co) {
     struct cmp_report rep;
     cmp_run(&old, &new, &o, &rep);
     cmp_explain_growth(&rep, &old, &new);
-    /* --junit - or --json -: that report is standard output, the text goes to stderr */
-    int report_on_stdout = (junit && !strcmp(junit, "-")) || (json && !strcmp(json, "-"));
+    /* --junit - or --json - (or /dev/stdout): that report is standard output, the text goes to stderr */
+    int report_on_stdout = (junit && outfile_is_stdout(junit)) || (json && outfile_is_stdout(json));
     cmp_print_text(report_on_stdout ? stderr : stdout, &rep, &o, max_lines);
     /* the reports are written beside their names and renamed into place (outfile.h): an
      * existing report is replaced whole or not at all */

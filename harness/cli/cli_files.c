@@ -18,6 +18,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include "explain_plot.h"
+#include "gnuplot_run.h"
 
 #define NFILES (CLI_MAX + 8)
 struct named { const char *flag, *path; };
@@ -40,15 +41,6 @@ static int read_once(const char *p) {
   return is_stdin(p) || (!stat(p, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode));
 }
 
-/* standard output under its name or another (/dev/stdout, /proc/self/fd/1, the terminal
- * or file it is): two outputs there would interleave. /dev/null takes any number. */
-static int is_stdout(const char *p) {
-  if (!strcmp(p, "-")) return 1;
-  struct stat a, b;
-  if (fstat(1, &b) || stat(p, &a) || a.st_dev != b.st_dev || a.st_ino != b.st_ino) return 0;
-  return !(S_ISCHR(a.st_mode) && a.st_rdev == makedev(1, 3));
-}
-
 /* what goes to standard output without a flag: the command's own text or CSV */
 static const char *stdout_default(const struct cli_opts *o) {
   if (!strcmp(o->cmd, "run") || !strcmp(o->cmd, "mincap") || !strcmp(o->cmd, "fit")) return o->out ? NULL : "the CSV";
@@ -62,6 +54,14 @@ int cli_check_files(const struct cli_opts *o) {
   for (int i = 0; i < o->ntraces; i++) in[nin++] = (struct named){"--trace", o->traces[i]};
   if (o->oom_message) in[nin++] = (struct named){"--oom-message", o->oom_message};
   if (o->tolerance) in[nin++] = (struct named){"--tolerance", o->tolerance};
+  static char script[OUTFILE_PATH_MAX + 16];   /* fit --plot reads plots/fit.gp */
+  if (o->plot && !strcmp(o->cmd, "fit")) {
+    char dir[OUTFILE_PATH_MAX];
+    if (!gnuplot_scripts_dir("fit.gp", dir, sizeof dir)) {
+      snprintf(script, sizeof script, "%s/fit.gp", dir);
+      in[nin++] = (struct named){"fit's gnuplot script", script};
+    }
+  }
   if (!strcmp(o->cmd, "compare") || !strcmp(o->cmd, "readspeed"))
     for (int i = 0; i < o->nargs && nin < NFILES; i++) in[nin++] = (struct named){"an input", o->args[i]};
   static char comp[2][OUTFILE_PATH_MAX + 16];   /* --plot's data and script/meta file */
@@ -105,7 +105,7 @@ int cli_check_files(const struct cli_opts *o) {
     }
   const char *on_stdout = stdout_default(o);
   for (int i = 0; i < nout; i++) {
-    if (!is_stdout(out[i].path)) continue;
+    if (!outfile_is_stdout(out[i].path)) continue;
     if (on_stdout) {
       snprintf(msg, sizeof msg, "%s %s: standard output already carries %s: give %s another file name", out[i].flag,
                out[i].path, on_stdout, out[i].flag);
@@ -114,7 +114,7 @@ int cli_check_files(const struct cli_opts *o) {
     on_stdout = out[i].flag;
   }
   for (int i = 0; i < nout; i++) {
-    if (is_stdout(out[i].path)) continue;   /* written in place, once (above) */
+    if (outfile_is_stdout(out[i].path)) continue;   /* written in place, once (above) */
     for (int k = 0; k < nin; k++)
       if (strcmp(in[k].path, "-") && outfile_same(out[i].path, in[k].path)) {
         snprintf(msg, sizeof msg, "%s %s is the same file as the input %s %s: refusing to write over an input", out[i].flag,
@@ -123,7 +123,7 @@ int cli_check_files(const struct cli_opts *o) {
       }
     for (int k = 0; k < i; k++) {
       struct stat st;
-      if (is_stdout(out[k].path) || !outfile_same(out[i].path, out[k].path)) continue;
+      if (outfile_is_stdout(out[k].path) || !outfile_same(out[i].path, out[k].path)) continue;
       if (!stat(out[i].path, &st) && S_ISCHR(st.st_mode) && !access(out[i].path, W_OK) && st.st_rdev == makedev(1, 3))
         continue;   /* /dev/null twice: both discarded */
       snprintf(msg, sizeof msg, "%s and %s name the same file (%s)", out[k].flag, out[i].flag, out[i].path);

@@ -13,7 +13,8 @@
 #include "outfile.h"
 
 #define STAGED_MAX 64
-static char staged_dir[STAGED_MAX][512], staged_file[STAGED_MAX][1024], staged_from[STAGED_MAX][256];
+static char staged_dir[STAGED_MAX][OUTFILE_PATH_MAX], staged_file[STAGED_MAX][OUTFILE_PATH_MAX + 256],
+    staged_from[STAGED_MAX][256];
 static int nstaged;
 
 static void cleanup(void) {
@@ -38,7 +39,7 @@ static void sweep(const char *tmp) {
     char *end;
     long pid = strtol(e->d_name + pl, &end, 10);
     if (end == e->d_name + pl || *end != '-' || !outfile_pid_gone(pid)) continue;
-    char dir[1024];
+    char dir[OUTFILE_PATH_MAX + 300];
     snprintf(dir, sizeof dir, "%s/%s", tmp, e->d_name);
     struct stat st;
     if (lstat(dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) continue;
@@ -47,7 +48,7 @@ static void sweep(const char *tmp) {
     struct dirent *f;
     while ((f = readdir(in))) {
       if (!strcmp(f->d_name, ".") || !strcmp(f->d_name, "..")) continue;
-      char file[1400];
+      char file[OUTFILE_PATH_MAX + 600];
       snprintf(file, sizeof file, "%s/%s", dir, f->d_name);
       unlink(file);
     }
@@ -95,6 +96,11 @@ const char *instage(const char *path, char *err, size_t errlen) {
   const char *tmp = getenv("TMPDIR");
   if (!tmp || !tmp[0]) tmp = "/tmp";
   if (!nstaged) sweep(tmp);
+  if (strlen(tmp) > OUTFILE_PATH_MAX - 64) {   /* never a cut name */
+    snprintf(err, errlen, "%s: cannot copy the input: $TMPDIR is longer than %d bytes", path, OUTFILE_PATH_MAX - 64);
+    if (!dash) close(in);
+    return NULL;
+  }
   char *dir = staged_dir[nstaged], *file = staged_file[nstaged];
   snprintf(dir, sizeof staged_dir[0], "%s/fragbench-input-%ld-XXXXXX", tmp, (long)getpid());
   if (!mkdtemp(dir)) { snprintf(err, errlen, "%s: cannot copy the input (%s): %s", path, dir, strerror(errno)); if (!dash) close(in); return NULL; }

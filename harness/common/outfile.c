@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,6 +48,13 @@ static void forget(const char *tmp) {
 
 void outfile_track(const char *path, int on) {
   if (on) remember(path); else forget(path);
+}
+
+int outfile_is_stdout(const char *p) {
+  if (!strcmp(p, "-")) return 1;
+  struct stat a, b;
+  if (fstat(1, &b) || stat(p, &a) || a.st_dev != b.st_dev || a.st_ino != b.st_ino) return 0;
+  return !(S_ISCHR(a.st_mode) && a.st_rdev == makedev(1, 3));
 }
 
 int outfile_pid_gone(long pid) { return pid > 0 && kill((pid_t)pid, 0) && errno == ESRCH; }

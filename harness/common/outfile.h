@@ -65,6 +65,11 @@ int outfile_writable(const char *path, char *err, size_t errlen);
  * at the same place (directories resolved). 1 yes, 0 no. */
 int outfile_same(const char *a, const char *b);
 
+/* Is the name standard output, as "-" or under another name (/dev/stdout, /proc/self/fd/1,
+ * the terminal or file it is)? Two outputs there would interleave. /dev/null is not
+ * counted: it takes any number. */
+int outfile_is_stdout(const char *path);
+
 /* a temporary of this process that SIGINT/SIGTERM/SIGHUP/SIGPIPE remove (on=1), or no longer (0) */
 void outfile_track(const char *path, int on);
 /* is the process `pid` gone (no such process)? for leftovers named after their PID */

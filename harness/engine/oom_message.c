@@ -112,6 +112,10 @@ static void parse_size(const struct text *t, size_t at, struct size_tok *tok) {
     char prev = s[at - 1];
     if (prev == '-' || prev == '+') { tok->ok = 0; tok->why = "a signed size"; tok->at = at - 1; }
     else if (isalpha((unsigned char)prev) || prev == '_') { tok->ok = 0; tok->why = "a number inside a word"; }
+    else if (prev == ',' && at > 1 && isdigit((unsigned char)s[at - 2]) && !t->brk[at - 1]) {
+      tok->ok = 0;
+      tok->why = "a number with a comma in it (PyTorch prints 19.79)";
+    }
   }
   uint64_t whole = 0;
   int digits = 0;
@@ -227,6 +231,13 @@ static int parse_one(const struct text *t, size_t start, size_t stop, struct oom
     if (f == F_ALLOWED) { snprintf(allowed_txt, sizeof allowed_txt, "%s", q); allowed_at = k.at; }
   }
   if (!nfields) return 1;
+  if (!have[F_ALLOWED])   /* "allowed" after something that is no size ("inf GiB allowed"): not read around */
+    for (size_t i = start + 1; i < stop; i++)
+      if (t->s[i] == 'a' && after_is(t, i, "allowed") && (space_at(t, i) || isspace((unsigned char)t->s[i - 1]))) {
+        snprintf(err, FB_ERRLEN, "byte %zu (line %zu): \"allowed\" without a size PyTorch prints before it: expected e.g. "
+                 "\"19.79 GiB allowed\"", t->orig[i], line_of(t, i));
+        return -1;
+      }
   if (!have[F_TOTAL_NEW]) {
     snprintf(err, FB_ERRLEN, "byte %zu: an OOM message, but no total capacity in it: expected \"GPU 0 has a total capacity of "
              "79.18 GiB\" (PyTorch 2.1+) or \"(GPU 0; 79.18 GiB total capacity; ...\" (1.x); give the whole message",
