@@ -56,7 +56,7 @@ static int assign(char *buf, size_t len, size_t *k, const char *name, const char
 }
 
 int gnuplot_run(const char *script, const char *const *names, const char *const *values, int n, char *err, size_t errlen) {
-  char vars[8192];
+  char vars[24576];   /* five file names of up to PATH_MAX each, quoted */
   size_t k = 0;
   vars[0] = 0;
   for (int i = 0; i < n; i++)
