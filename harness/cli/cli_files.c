@@ -63,7 +63,8 @@ int cli_check_files(const struct cli_opts *o) {
     }
   }
   if (!strcmp(o->cmd, "compare") || !strcmp(o->cmd, "readspeed"))
-    for (int i = 0; i < o->nargs && nin < NFILES; i++) in[nin++] = (struct named){"an input", o->args[i]};
+    for (int i = 0; i < o->nargs && nin < NFILES; i++)
+      in[nin++] = (struct named){!strcmp(o->cmd, "readspeed") ? "FILE" : i ? "NEW.csv" : "OLD.csv", o->args[i]};
   static char comp[2][OUTFILE_PATH_MAX + 16];   /* --plot's data and script/meta file */
   if (o->out) out[nout++] = (struct named){"--out", o->out};
   if (o->timeline) out[nout++] = (struct named){"--timeline", o->timeline};
