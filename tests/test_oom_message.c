@@ -254,3 +254,51 @@ TEST(oom_message_a_file_over_1_MiB_is_refused_saying_so) {
   fclose(f);
   CHECK_MSG(!oom_message_read(path, &m, err), "%s", err);
 }
+
+/* line breaks at random places (1 to 8 of them, each with or without indentation after
+ * it, \n or \r\n): every message reads as unfolded */
+TEST(oom_message_breaks_anywhere_read_the_same) {
+  const char *texts[] = {
+    issue_text,
+    "RuntimeError: CUDA out of memory. Tried to allocate 36.00 MiB (GPU 0; 7.93 GiB total capacity; 130.35 MiB "
+    "already allocated; 47.06 MiB free; 188.00 MiB reserved in total by PyTorch)",
+    "CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacty of 79.15 GiB of which "
+    "4.62 MiB is free. Process 21 has 4.00 GiB memory in use. Including non-PyTorch memory, this process "
+    "has 75.14 GiB memory in use. Of the allocated memory 74.50 GiB is allocated by PyTorch, and 128.00 MiB "
+    "is reserved by PyTorch but unallocated.",
+    "RuntimeError: CUDA out of memory. Tried to allocate 512 bytes (GPU 0; 11.17 GiB total capacity; "
+    "10.50 GiB already allocated; 3.81 MiB free; 10.71 GiB cached)"};
+  uint64_t seed = 12345;
+  for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
+    struct oom_message ref, m;
+    char err[FB_ERRLEN];
+    CHECK_MSG(!oom_message_parse(texts[k], &ref, err), "%s", err);
+    size_t n = strlen(texts[k]);
+    char *buf = malloc(n * 4 + 64);
+    for (int trial = 0; trial < 3000; trial++) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      int nbreaks = 1 + (int)((seed >> 33) % 8);
+      size_t at[8];
+      for (int b = 0; b < nbreaks; b++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        at[b] = 1 + (size_t)((seed >> 33) % (n - 1));
+      }
+      size_t o = 0;
+      for (size_t i = 0; i < n; i++) {
+        for (int b = 0; b < nbreaks; b++)
+          if (at[b] == i) {
+            int style = (int)((seed >> (3 * b)) & 3);
+            o += (size_t)sprintf(buf + o, "%s%s", style & 1 ? "\r\n" : "\n", style & 2 ? "   " : "");
+          }
+        buf[o++] = texts[k][i];
+      }
+      buf[o] = 0;
+      CHECK_MSG(!oom_message_parse(buf, &m, err), "text %zu trial %d: %s\n%s", k, trial, err, buf);
+      CHECK_MSG(m.limit == ref.limit && m.limit_hi == ref.limit_hi && m.request_bytes == ref.request_bytes &&
+                m.total_capacity == ref.total_capacity && m.format == ref.format,
+                "text %zu trial %d: limit %llu, expected %llu\n%s", k, trial, (unsigned long long)m.limit,
+                (unsigned long long)ref.limit, buf);
+    }
+    free(buf);
+  }
+}
