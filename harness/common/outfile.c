@@ -139,8 +139,13 @@ int outfile_writable(const char *path, char *err, size_t errlen) {
   }
   struct stat st;
   if (!stat(target, &st)) {
-    if (!(st.st_mode & 0222) || (geteuid() && access(target, W_OK))) {
+    if (!(st.st_mode & 0222)) {   /* no write bit for anyone: refused for root too, who could */
       snprintf(err, errlen, "%.200s: read-only (mode %04o): not replaced (chmod u+w it, or name another file)", path,
+               (unsigned)(st.st_mode & 07777));
+      return -1;
+    }
+    if (geteuid() && access(target, W_OK)) {
+      snprintf(err, errlen, "%.200s: cannot write: %s (mode %04o): not replaced", path, strerror(errno),
                (unsigned)(st.st_mode & 07777));
       return -1;
     }
