@@ -1,7 +1,8 @@
 /* gnuplot_run.h - a picture fragbench draws with gnuplot outside a run folder (explain
  * --plot, fit --plot) appears whole or not at all. Its files (the picture and the data
  * and script beside it) are each opened with outfile_open (outfile.h): a temporary beside
- * the target, removed on SIGINT/SIGTERM/SIGHUP; gnuplot is pointed at the temporaries
+ * the target (unnamed until gnuplot needs its name; a named one is removed on
+ * SIGINT/SIGTERM/SIGHUP/SIGPIPE); gnuplot is pointed at the temporaries
  * through -e variables (out, dat, ...; the script names the targets only as defaults),
  * and gnuplot_finish renames them into place only when gnuplot exited 0 and the command
  * succeeded. A failed, missing or interrupted gnuplot leaves every existing file as it was. */
