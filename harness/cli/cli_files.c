@@ -45,6 +45,7 @@ static int read_once(const char *p) {
 static const char *stdout_default(const struct cli_opts *o) {
   if (!strcmp(o->cmd, "run") || !strcmp(o->cmd, "mincap") || !strcmp(o->cmd, "fit")) return o->out ? NULL : "the CSV";
   if (!strcmp(o->cmd, "explain")) return "the explanation";
+  if (!strcmp(o->cmd, "perf")) return "the performance report";
   return NULL;
 }
 
