@@ -28,7 +28,7 @@ int param_int_in(const struct params *p, const char *key, int64_t lo, int64_t hi
                  char *err) {
   *out = param_int(p, key);
   if (*out >= lo && *out <= hi) return 0;
-  snprintf(err, FB_ERRLEN, "%s: parameter '%s=%lld': expected %lld..%lld", owner, key, (long long)*out, (long long)lo,
+  snprintf(err, FB_ERRLEN, "%s: parameter '%s=%.40s': expected %lld..%lld", owner, key, param_str(p, key), (long long)lo,
            (long long)hi);
   return -1;
 }

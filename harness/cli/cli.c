@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "options.h"
 #include "alloc_conf.h"
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -68,6 +69,12 @@ int cli_main(int argc, char **argv) {
   int rc = opts_parse(cli_commands[k], argc, argv, o);
   if (!rc) rc = cli_commands[k]->fn(o);
   else if (rc < 0) rc = 0;   /* --help */
+  /* what went to standard output (the CSV, the answer) must have arrived: a failed write
+   * (a full disk, /dev/full, a closed pipe) is an error, not a silent exit 0 */
+  if (fflush(stdout) || ferror(stdout)) {
+    fprintf(stderr, "fragbench %s: writing to standard output failed: %s\n", argv[1], strerror(errno ? errno : EIO));
+    if (rc < 2) rc = 2;
+  }
   free(o);
   return rc;
 }

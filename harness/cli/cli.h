@@ -74,6 +74,11 @@ void cli_say_limit(const struct cli_opts *o, const struct limit *lim);
 #include "lookup.h"
 /* Resolve --device auto into sim or cuda, saying which on stderr. 0, or 1 (no GPU for --device cuda). */
 int cli_pick_device(struct cli_opts *o, struct device_config *cfg);
+/* Every input and output of the command, from its options, checked against each other in
+ * one place (cli_files.c): 0, or 2 with a message. */
+int cli_check_files(const struct cli_opts *o);
+/* fit --plot FILE's data and meta file beside it (each n bytes) */
+void fit_plot_paths(const char *plot, char *dat, char *meta, size_t n);
 /* Every --workload/--allocator known, keys and values valid: 0, or 2 with a message. */
 int cli_check_selection(const struct cli_opts *o);
 /* A row source: a generator spec or (trace path, device trace). */

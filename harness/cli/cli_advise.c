@@ -229,7 +229,6 @@ int cmd_advise(struct cli_opts *o) {
             "recommendation with `fragbench run --device cuda --alloc-conf ...`\n");
     return 2;
   }
-  if (outfile_check("advise", (const char *[]){"--out"}, &o->out, 1, (const char *[]){o->traces[0], o->oom_message}, 2)) return 2;
   struct advise_opts ao = {.trace = o->traces[0], .trace_device = o->trace_device, .budget = o->budget,
                            .progress = !o->quiet && isatty(2), .variations = o->variations, .seed = o->seed,
                            .threads = 0};   /* every core */
@@ -275,6 +274,12 @@ int cmd_advise(struct cli_opts *o) {
     return rc;
   }
   if (!res.n) { fprintf(stderr, "fragbench advise: nothing was replayed\n"); advise_free(&res); return 1; }
+  if (!res.peak_requested) {   /* no figure to rank settings by (every share would be 0/0) */
+    fprintf(stderr, "fragbench advise: %s: no allocation in the trace (empty, or every event skipped): nothing to advise\n",
+            o->traces[0]);
+    advise_free(&res);
+    return 2;
+  }
   if (o->out && (rc = write_csv(o->out, &res))) { advise_free(&res); return rc; }
 
   const struct advise_candidate *best = &res.c[0];

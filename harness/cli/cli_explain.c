@@ -171,11 +171,6 @@ int cmd_explain(struct cli_opts *o) {
       return 2;
     }
   }
-  char pdat[1024], pgp[1024];   /* --plot's data and script beside it: outputs too */
-  if (o->plot) explain_plot_paths(o->plot, pdat, pgp, sizeof pdat);
-  if (outfile_check("explain", (const char *[]){"--plot", "--plot's data", "--plot's script"},
-                    (const char *[]){o->plot, o->plot ? pdat : NULL, o->plot ? pgp : NULL}, 3,
-                    (const char *[]){o->traces[0], o->oom_message}, 2)) return 2;
   char err[FB_ERRLEN];
   uint64_t cap = o->budget;   /* the limit given, resolved against the sim total */
   if (!cap && o->oom_message) {

@@ -26,7 +26,6 @@ int cmd_export(struct cli_opts *o) {
     fprintf(stderr, "fragbench export: give exactly one --workload W or --trace FILE, and --out FILE\n");
     return 2;
   }
-  if (outfile_check("export", (const char *[]){"--out"}, &o->out, 1, (const char *const *)o->traces, o->ntraces)) return 2;
   struct source src = {.workload = o->nworkloads ? o->workloads[0] : NULL, .trace = o->ntraces ? o->traces[0] : NULL,
                        .trace_device = o->trace_device};
   char err[FB_ERRLEN];

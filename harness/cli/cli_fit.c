@@ -103,6 +103,11 @@ static void say(const char *wl, const char *vary, const struct fit_report *rep, 
             rep->nonmono_completes ? "completes although a smaller value fails" : "fails although a larger value completes");
 }
 
+void fit_plot_paths(const char *plot, char *dat, char *meta, size_t n) {
+  snprintf(dat, n, "%s.dat", plot);
+  snprintf(meta, n, "%s.meta.gp", plot);
+}
+
 /* --plot: uncapped peak reserved over the searched range, per strategy */
 static int plot(const struct cli_opts *o, const struct run_spec *base, const char **allocs, int nalloc,
                 const struct fit_report *reps, const uint64_t *answer_reserved) {
@@ -113,9 +118,8 @@ static int plot(const struct cli_opts *o, const struct run_spec *base, const cha
   }
   if (o->to && hi > o->to) hi = o->to;
   uint64_t step = (hi - from) / 40 + 1;
-  char dat[1024], meta[1024];
-  snprintf(dat, sizeof dat, "%s.dat", o->plot);
-  snprintf(meta, sizeof meta, "%s.meta.gp", o->plot);
+  char dat[OUTFILE_PATH_MAX + 16], meta[OUTFILE_PATH_MAX + 16];
+  fit_plot_paths(o->plot, dat, meta, sizeof dat);
   /* the picture, its data and meta file: each written beside its target and renamed into
    * place only when gnuplot drew it (gnuplot_run.h); a failure leaves them as they were */
   struct outfile od, om, op;
@@ -151,8 +155,8 @@ static int plot(const struct cli_opts *o, const struct run_spec *base, const cha
     outfile_abort(&om);
     return 2;
   }
-  const char *gpdir = getenv("FB_PLOTS_DIR") ? getenv("FB_PLOTS_DIR") : "plots";
-  char script[1100], err[400];
+  char gpdir[4096], script[4200], err[400];
+  gnuplot_scripts_dir("fit.gp", gpdir, sizeof gpdir);   /* beside the binary: any working directory */
   snprintf(script, sizeof script, "%s/fit.gp", gpdir);
   size_t n = strlen(o->plot);
   const char *fmt = n > 4 && !strcmp(o->plot + n - 4, ".svg") ? "svg" : "png";
@@ -230,11 +234,6 @@ int cmd_fit(struct cli_opts *o) {
   cli_spec(o, &cfg, &src, &base);
   FILE *f = stdout;
   struct outfile of = {0};
-  char pdat[1100], pmeta[1100];   /* --plot's data and meta file beside it: outputs too */
-  snprintf(pdat, sizeof pdat, "%s.dat", o->plot ? o->plot : "");
-  snprintf(pmeta, sizeof pmeta, "%s.meta.gp", o->plot ? o->plot : "");
-  if (outfile_check("fit", (const char *[]){"--out", "--plot", "--plot's data", "--plot's meta file"},
-                    (const char *[]){o->out, o->plot, o->plot ? pdat : NULL, o->plot ? pmeta : NULL}, 4, NULL, 0)) return 2;
   if (o->out && strcmp(o->out, "-") && !(f = outfile_open(&of, o->out, "--out"))) return 2;   /* kept only on success */
   header(f);
   struct fit_report *reps = calloc((size_t)nalloc, sizeof *reps);

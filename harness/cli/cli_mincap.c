@@ -66,9 +66,6 @@ int cmd_mincap(struct cli_opts *o) {
     c.quiet = 1;
     if (cli_pick_device(&c, &confirm_cfg)) return 1;
   }
-  const char *ins[CLI_MAX];
-  for (int i = 0; i < o->ntraces; i++) ins[i] = o->traces[i];
-  if (outfile_check("mincap", (const char *[]){"--out"}, &o->out, 1, ins, o->ntraces)) return 2;
   struct output out;
   if (output_open(&out, o->out)) return 2;
   out.quiet = o->quiet;

@@ -229,13 +229,8 @@ int cmd_run(struct cli_opts *o) {
   struct outfile tl = {0}, bd = {0};
   rc = 0;
   if (root) {
-    const char *inputs[CLI_MAX + 2];
-    int ni = 0;
-    for (int i = 0; i < o->ntraces; i++) inputs[ni++] = o->traces[i];
-    if (o->oom_message) inputs[ni++] = o->oom_message;
-    const char *outs[3] = {o->out, o->timeline, o->breakdown}, *flags[3] = {"--out", "--timeline", "--breakdown"};
-    if (outfile_check("run", flags, outs, 3, inputs, ni)) rc = 2;
-    else if (output_open_run(&out, o->out, o->quiet)) rc = 2;
+    /* every input against every output: checked once, in cli_check_files (options.c) */
+    if (output_open_run(&out, o->out, o->quiet)) rc = 2;
     else {
       out.quiet = o->quiet;
       output_gate(&out, o);

@@ -192,6 +192,17 @@ static int store(const char *cmd, struct cli_opts *o, const char *flag, const ch
   return bad(cmd, "%s: no meaning defined for it (options.c store())%s", flag, "");
 }
 
+/* the flags that may be given more than once: each adds one more (an input, a strategy, a
+ * cap, a column); every other flag with a value given twice is refused, not silently
+ * taken at its last value */
+static int repeatable(const char *flag) {
+  static const char *const many[] = {"--workload", "--trace", "--allocator", "--alloc-conf", "--cap", "--cap-x", "--limit",
+                                     "--cap-bytes", "--budget", "--metric"};
+  for (size_t i = 0; i < sizeof many / sizeof many[0]; i++)
+    if (!strcmp(flag, many[i])) return 1;
+  return 0;
+}
+
 /* The type store() gives each flag: the tables must agree. */
 static const struct { const char *flag; enum opt_type type; } types[] = {
   {"--validate", OPT_SWITCH}, {"--strict", OPT_SWITCH}, {"--verify", OPT_SWITCH}, {"--touch", OPT_SWITCH},
@@ -308,6 +319,13 @@ static int finish(const struct cmd_def *c, struct cli_opts *o) {
   if (o->sim_usable && o->sim_total && o->sim_usable > o->sim_total)
     return bad(c->name, "--sim-usable is more than --sim-total%s%s", "", "");
   if (o->touch && o->no_touch) return bad(c->name, "--touch and --no-touch: give one of them%s%s", "", "");
+  if (cli_check_files(o)) return 2;   /* every input against every output, before anything is read */
+  if (o->oom_message) {   /* read once too (mincap reads it per input): a copy when a pipe or fifo */
+    char err[600];
+    const char *p = instage(o->oom_message, err, sizeof err);
+    if (!p) { fprintf(stderr, "fragbench %s: --oom-message %s\n", c->name, err); return 2; }
+    o->oom_message = p;
+  }
   for (int i = 0; i < o->ntraces; i++) {   /* a pipe or fifo is read once, into a copy every reader shares */
     char err[600];
     const char *p = instage(o->traces[i], err, sizeof err);
@@ -337,6 +355,8 @@ int opts_parse(const struct cmd_def *c, int argc, char **argv, struct cli_opts *
   o->events = 400000;
   o->frames = 25;
   int only_args = 0;   /* after "--": every word is a positional argument */
+  const char *given[128];   /* the single-valued flags seen so far (their table's names) */
+  int ngiven = 0;
   for (int i = 2; i < argc; i++) {
     const char *arg = argv[i], *val = NULL;
     if (!only_args && (!strcmp(arg, "--help") || !strcmp(arg, "-h"))) { opts_help(c, stdout); return -1; }
@@ -356,7 +376,12 @@ int opts_parse(const struct cmd_def *c, int argc, char **argv, struct cli_opts *
     if (!d) return foreign(c, flag);
     if (d->type == OPT_SWITCH) {
       if (eq) return bad(c->name, "%s takes no value%s", flag, "");
-    } else {
+    } else if (!repeatable(d->flag)) {
+      for (int k = 0; k < ngiven; k++)
+        if (given[k] == d->flag) return bad(c->name, "%s given twice: give it once%s", flag, "");
+      if (ngiven < (int)(sizeof given / sizeof given[0])) given[ngiven++] = d->flag;
+    }
+    if (d->type != OPT_SWITCH) {
       if (eq) val = eq + 1;
       else if (i + 1 < argc) val = argv[++i];
       else return bad(c->name, "%s needs a value (%s)", flag, d->value ? d->value : "");

@@ -158,7 +158,9 @@ static const struct param_spec *spec_find(const struct param_spec *spec, const c
 static int check_value(const struct param_spec *s, const char *v, uint64_t base) {
   uint64_t u; double d;
   switch (s->type) {
-  case P_INT: return v[0] == '-' ? parse_u64(v + 1, &u) : parse_u64(v, &u);
+  case P_INT:   /* a 64-bit signed integer: a larger one is refused, never clamped */
+    if (v[0] == '-') return parse_u64(v + 1, &u) || u > (uint64_t)INT64_MAX + 1 ? -1 : 0;
+    return parse_u64(v, &u) || u > (uint64_t)INT64_MAX ? -1 : 0;
   case P_BYTES: return parse_bytes(v, base, &u);
   case P_FLOAT: return parse_double(v, &d);
   case P_BOOL: return strcmp(v, "0") && strcmp(v, "1") && strcmp(v, "true") && strcmp(v, "false") ? -1 : 0;
@@ -169,7 +171,7 @@ static int check_value(const struct param_spec *s, const char *v, uint64_t base)
 
 static const char *type_name(enum ptype t) {
   switch (t) {
-  case P_INT: return "an integer";
+  case P_INT: return "an integer (64-bit: at most 9223372036854775807)";
   case P_BYTES: return "a byte size (e.g. 512, 2MiB, 1.5G, 50%)";
   case P_FLOAT: return "a number";
   case P_BOOL: return "0 or 1";

@@ -96,15 +96,23 @@ static int alloc_extras(struct replay *x, const struct event *ev, const struct b
 
 /* returns 0 to go on, 1 to stop (OOM under --on-oom stop), <0 on failure (status set) */
 static int do_alloc(struct replay *x, const struct event *ev) {
-  if (ev->size - 1 >= HUGE_REQUEST - 1) {   /* 0, or 2^48 and more (one test for both) */
+  if (ev->size == 0) {
     if (x->s->strict) goto strict;
-    warn_skip(x, ev->size == 0 ? "zero-size allocation" : "allocation larger than any device", ev->id);
+    warn_skip(x, "zero-size allocation", ev->id);
     return 0;
   }
   struct live_entry *e = livemap_slot(&x->live, ev->id);
   if (!e) goto nomem;
   if (e->state == LIVE_BLOCK) { if (x->s->strict) goto strict; warn_skip(x, "allocation of an id that is already live", ev->id); return 0; }
   if (e->state == LIVE_DROPPED) { livemap_del(&x->live, e); e = livemap_slot(&x->live, ev->id); }
+  if (ev->size >= HUGE_REQUEST) {   /* 2^48 and more: no device holds it - an OOM under any strategy, not asked of one */
+    x->r->allocs++;
+    x->r->oom_count++;
+    if (x->r->first_oom_event < 0) x->r->first_oom_event = (int64_t)x->ev_index;
+    if (x->s->on_oom == ON_OOM_STOP) return 1;
+    livemap_commit(&x->live, e, ev->id, LIVE_DROPPED);
+    return 0;
+  }
   struct block *b = &e->b;   /* the strategy fills the map's slot directly */
   *b = (struct block){0};
   int rc;
@@ -145,7 +153,7 @@ nomem:
 strict:
   snprintf(x->err, sizeof x->err, "%s: event %llu: %s (id %#llx) (--strict)",
            x->w.ops->where ? x->w.ops->where(x->w.st) : x->w.spec, (unsigned long long)x->ev_index,
-           ev->size == 0 ? "zero-size allocation" : ev->size >= HUGE_REQUEST ? "allocation larger than any device" : "allocation of an id that is already live",
+           ev->size == 0 ? "zero-size allocation" : "allocation of an id that is already live",
            (unsigned long long)ev->id);
   set_status(x->r, 2, "error: %s", x->err);
   return -1;

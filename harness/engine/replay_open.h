@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include "replay.h"
 
-#define HUGE_REQUEST (1ull << 48)   /* larger than any device: bad input, skipped */
+#define HUGE_REQUEST (1ull << 48)   /* larger than any device: an OOM under every strategy (replay.c) */
 
 /* "unknown workload 'x'; known: ..." (generators only) and "unknown allocator 'x'; known:
  * ..." (with `recorded` where it is accepted) into err, through lookup.h */

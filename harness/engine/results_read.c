@@ -108,6 +108,14 @@ static int load(const char *path, const char *const *required, struct results *t
     return 2;
   }
   if (!buf) { snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno)); return 2; }
+  const char *nul = memchr(buf, 0, len);
+  if (nul) {   /* a NUL would silently cut the field it is in: refused, with its line */
+    int at = 1;
+    for (const char *q = buf; q < nul; q++) at += *q == '\n';
+    snprintf(err, errlen, "%s:%d: a NUL byte (byte %zu): expected a results CSV of text", path, at, (size_t)(nul - buf));
+    free(buf);
+    return 2;
+  }
   t->path = dup_n(path, strlen(path));
   const char *p = buf, *end = buf + len;
   int line = 1;

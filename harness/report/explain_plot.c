@@ -133,7 +133,7 @@ static void write_script(const struct explain_state *st, FILE *f, const char *tr
 }
 
 int explain_plot(const struct explain_state *st, const char *trace, const char *path, char *err) {
-  char dat[1024], gp[1024];
+  char dat[OUTFILE_PATH_MAX + 16], gp[OUTFILE_PATH_MAX + 16];
   explain_plot_paths(path, dat, gp, sizeof dat);
   uint64_t nsegs = 0;
   double max_mib = 0;

@@ -8,7 +8,36 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-const char *gnuplot_name(const struct outfile *o) { return o->tmp[0] ? o->tmp : o->path; }
+const char *gnuplot_name(struct outfile *o) {
+  const char *n = outfile_name(o);
+  return n ? n : "";   /* unnamable (said on stderr): gnuplot fails on "", and nothing is kept */
+}
+
+int gnuplot_scripts_dir(const char *script, char *dir, size_t n) {
+  const char *env = getenv("FB_PLOTS_DIR");
+  char path[4200];
+  if (env && *env) {
+    snprintf(dir, n, "%s", env);
+    snprintf(path, sizeof path, "%s/%s", dir, script);
+    return access(path, R_OK) ? -1 : 0;
+  }
+  char exe[4096];
+  ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (k > 0) {
+    exe[k] = 0;
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = 0;   /* the binary's folder: build/ */
+    const char *up[] = {"/../plots", "/plots"};
+    for (int i = 0; i < 2; i++) {
+      snprintf(dir, n, "%s%s", exe, up[i]);
+      snprintf(path, sizeof path, "%s/%s", dir, script);
+      if (!access(path, R_OK)) return 0;
+    }
+  }
+  snprintf(dir, n, "plots");
+  snprintf(path, sizeof path, "%s/%s", dir, script);
+  return access(path, R_OK) ? -1 : 0;
+}
 
 /* name="value" with gnuplot's double-quote escapes; -1 when it does not fit */
 static int assign(char *buf, size_t len, size_t *k, const char *name, const char *value) {
@@ -27,7 +56,7 @@ static int assign(char *buf, size_t len, size_t *k, const char *name, const char
 }
 
 int gnuplot_run(const char *script, const char *const *names, const char *const *values, int n, char *err, size_t errlen) {
-  char vars[8192];
+  char vars[24576];   /* five file names of up to PATH_MAX each, quoted */
   size_t k = 0;
   vars[0] = 0;
   for (int i = 0; i < n; i++)
