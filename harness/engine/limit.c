@@ -1,9 +1,11 @@
-/* limit.c - see limit.h. A limit given wins over the OOM message, which wins over the
+/* limit.c - see limit.h. A limit given wins over the OOM message, which wins over
+ * capture.py's side file beside the snapshot (snapshot_meta.h), which wins over the
  * inference; --no-infer-cap only turns the inference off. */
 #include "limit.h"
 #include <stdio.h>
 #include <string.h>
 #include "oom_message.h"
+#include "snapshot_meta.h"
 
 int limit_resolve(const struct limit_ask *a, struct limit *l, char *err) {
   memset(l, 0, sizeof *l);
@@ -21,6 +23,18 @@ int limit_resolve(const struct limit_ask *a, struct limit *l, char *err) {
     l->bytes = m.limit;
     snprintf(l->source, sizeof l->source, "%.127s", m.source);
     return 0;
+  }
+  if (a->trace) {   /* the side file capture.py wrote: exact, as an OOM message's */
+    struct snapshot_meta sm;
+    int found = snapshot_meta_find(a->trace, &sm, err);
+    if (found < 0) return 2;
+    if (found) {
+      l->from = LIMIT_OOM_MESSAGE;
+      l->side_file = 1;
+      l->bytes = sm.limit_bytes;
+      snapshot_meta_source(&sm, l->source, sizeof l->source);
+      return 0;
+    }
   }
   if (a->trace && !a->no_infer) {
     if (cap_infer_trace(a->trace, a->trace_device, &l->ci, err)) return 2;
