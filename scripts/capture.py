@@ -202,7 +202,7 @@ class _Capture:
 
     def write_snapshot(self):
         snap = self.torch.cuda.memory._snapshot()
-        self._write(SNAPSHOT, gzip.compress(pickle.dumps(snap, protocol=pickle.HIGHEST_PROTOCOL)), True)
+        self._write(SNAPSHOT, gzip.compress(pickle.dumps(snap, protocol=4)), True)
 
     def write_meta(self):
         self._write(META, json.dumps(self.meta, indent=1) + "\n", False)
