@@ -6,6 +6,7 @@
  * and bad inputs refused naming the file. */
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "test.h"
 #include "history.h"
 #include "event.h"
@@ -162,9 +163,9 @@ TEST(history_command_writes_the_table_the_picture_and_the_mincap) {
   char *m = test_read_file(md), *e = test_read_file(errp);
   CHECK(m);
   CHECK_CONTAINS(m, "2 runs, ordered by the commit date in their env.txt");
-  CHECK_CONTAINS(m, "| # | run | date | caching | expandable |");
-  CHECK_CONTAINS(m, "| 1 | e1 | 2026-03-01T00:00:00Z | 10.00 GiB | 9.00 GiB |");
-  CHECK_CONTAINS(m, "| 2 | e2 | 2026-03-02T00:00:00Z | **11.00 GiB (+1.00 GiB)**, mincap 10.50 GiB | died: oom |");
+  CHECK_CONTAINS(m, "| # | run | committed | benched | caching | expandable |");
+  CHECK_CONTAINS(m, "| 1 | e1 | 2026-03-01T00:00:00Z | - | 10.00 GiB | 9.00 GiB |");
+  CHECK_CONTAINS(m, "| 2 | e2 | 2026-03-02T00:00:00Z | - | **11.00 GiB (+1.00 GiB)**, mincap 10.50 GiB | died: oom |");
   CHECK_CONTAINS(m, "gpt: the largest step is caching +1.00 GiB (+10.0%, 10.00 GiB -> 11.00 GiB) at e2");
   CHECK_CONTAINS(m, "expandable died at e2 (run 2: oom)");
   if (system("command -v gnuplot >/dev/null 2>&1") == 0) {
@@ -200,4 +201,31 @@ TEST(history_bad_inputs_exit_2_naming_the_file) {
   CHECK_CONTAINS(e, "hist_cols.csv");
   CHECK_CONTAINS(e, "peak_reserved");
   free(e);
+}
+
+TEST(history_make_bench_adds_it_to_the_report_when_earlier_runs_are_there) {
+  if (access("scripts/bench.sh", R_OK)) SKIP("scripts/bench.sh not found (run from the repository root)");
+  if (access("build/fragbench", X_OK)) SKIP("no build/fragbench");
+  char res[600], cmd[2000], log[700], p[800];
+  snprintf(res, sizeof res, "%s/results", test_tmpdir());
+  snprintf(log, sizeof log, "%s/hbench.log", test_tmpdir());
+  mkdir(res, 0777);
+  for (int i = 1; i <= 2; i++) {
+    snprintf(cmd, sizeof cmd, "DEVICE=sim BENCH_DIR='%s/bench-%d' WORKLOADS='leaky_losses:iters=20' ALLOCATORS='caching' "
+             "JOBS=2 sh scripts/bench.sh build/fragbench > '%s' 2>&1", res, i, log);
+    int st = system(cmd);
+    char *out = test_read_file(log);
+    CHECK_MSG(st == 0, "bench.sh failed:\n%s", out ? out : "");
+    free(out);
+  }
+  snprintf(p, sizeof p, "%s/bench-1/report.md", res);
+  char *r1 = test_read_file(p);
+  snprintf(p, sizeof p, "%s/bench-2/report.md", res);
+  char *r2 = test_read_file(p);
+  CHECK(r1 && r2);
+  CHECK(!strstr(r1, "Peak reserved across runs"));   /* the first run: nothing earlier */
+  CHECK_CONTAINS(r2, "## Peak reserved across runs");
+  CHECK_CONTAINS(r2, "2 runs, ordered by the ");   /* commit date in a git checkout, else the date */
+  CHECK_CONTAINS(r2, "leaky_losses:iters=20: peak reserved did not change over the 2 runs, for any strategy.");
+  free(r1); free(r2);
 }

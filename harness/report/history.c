@@ -150,6 +150,7 @@ int history_add(struct history *h, const char *path, char *err, size_t errlen) {
     char *s = strrchr(tmp, '/');
     snprintf(name, sizeof name, "%.255s", s ? s + 1 : tmp);
   }
+  snprintf(run->name, sizeof run->name, "%.127s", name);
   if (run->commit[0]) snprintf(run->label, sizeof run->label, "%.63s", run->commit);
   else snprintf(run->label, sizeof run->label, "%.127s", name);
   return 0;
@@ -181,6 +182,11 @@ void history_finish(struct history *h) {
   for (int i = 0; i < h->nruns; i++) { runs[i] = h->run[perm[i]]; pos[perm[i]] = i; }
   free(h->run);
   h->run = runs;
+  for (int i = 0; i < h->nruns; i++) {   /* the same commit benched twice: its runs told apart by name */
+    int dup = 0;
+    for (int j = 0; j < h->nruns; j++) dup |= j != i && !strcmp(h->run[i].commit, h->run[j].commit) && h->run[i].commit[0];
+    if (dup) snprintf(h->run[i].label, sizeof h->run[i].label, "%.63s (%.127s)", h->run[i].commit, h->run[i].name);
+  }
   h->pt = calloc((size_t)(h->nw * h->ns * h->nruns) + 1, sizeof *h->pt);
   if (!h->pt) abort();
   for (int i = 0; i < h->nrec; i++) {

@@ -20,7 +20,9 @@
 
 struct history_run {
   char path[1024];               /* as given */
-  char label[128];               /* the commit when known, else the folder or file name */
+  char label[200];               /* the commit when known, else the folder or file name;
+                                    "commit (name)" when another run has the same commit */
+  char name[128];                /* the folder or file name */
   char commit[64];               /* env.txt's commit ("3c40a5d (modified)"), "" unknown */
   char commit_date[48], date[48];/* env.txt's, "" unknown */
 };

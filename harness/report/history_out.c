@@ -45,9 +45,9 @@ void history_markdown(const struct history *h, FILE *f, const char *plot_prefix)
     history_step(h, w, &st);
     fputs("### ", f);
     md_text(f, h->workload[w]);
-    fputs("\n\n| # | run | date |", f);
+    fputs("\n\n| # | run | committed | benched |", f);
     for (int s = 0; s < h->ns; s++) { fputc(' ', f); md_text(f, h->strategy[s]); fputs(" |", f); }
-    fputs("\n|---:|---|---|", f);
+    fputs("\n|---:|---|---|---|", f);
     for (int s = 0; s < h->ns; s++) fputs("---:|", f);
     fputc('\n', f);
     for (int r = 0; r < h->nruns; r++) {
@@ -55,7 +55,9 @@ void history_markdown(const struct history *h, FILE *f, const char *plot_prefix)
       fprintf(f, "| %d | ", r + 1);
       md_text(f, run->label);
       fputs(" | ", f);
-      md_text(f, run->commit_date[0] ? run->commit_date : run->date[0] ? run->date : "-");
+      md_text(f, run->commit_date[0] ? run->commit_date : "-");
+      fputs(" | ", f);
+      md_text(f, run->date[0] ? run->date : "-");
       fputs(" |", f);
       for (int s = 0; s < h->ns; s++) {
         const struct history_point *p = history_at(h, w, s, r);
