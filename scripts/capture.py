@@ -372,10 +372,27 @@ def start(out="fragbench-capture", max_entries=100000, stacks="python", at_exit=
     return _state
 
 
+def split_argv(argv):
+    """capture.py's own options, then SCRIPT or -m MODULE: everything after is the job's."""
+    takes_value = ("--out", "--max-entries", "--stacks")
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "-m":
+            return argv[:i], None, argv[i + 1] if i + 1 < len(argv) else None, argv[i + 2:], i + 1 >= len(argv)
+        if a == "--":
+            return argv[:i], argv[i + 1] if i + 1 < len(argv) else None, None, argv[i + 2:], False
+        if not a.startswith("-"):
+            return argv[:i], a, None, argv[i + 1:], False
+        i += 2 if a in takes_value else 1
+    return argv, None, None, [], False
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
     p = argparse.ArgumentParser(
         prog="capture.py", usage="python3 capture.py [--out DIR] [--max-entries N] [--stacks python|all] "
-        "[--at-exit] (SCRIPT | -m MODULE) [ARGS...]",
+        "[--at-exit] [--quiet] (SCRIPT | -m MODULE) [ARGS...]",
         description="Run a PyTorch script with its OOM captured for fragbench (docs/capture.md).")
     p.add_argument("--out", default="fragbench-capture", help="where the files go (default ./fragbench-capture)")
     p.add_argument("--max-entries", type=int, default=100000, help="memory history entries kept (default 100000)")
@@ -383,26 +400,24 @@ def main(argv=None):
                    help="frames recorded: python (default, cheap) or all (C++ too)")
     p.add_argument("--at-exit", action="store_true", help="also write a snapshot when the job ends without an OOM")
     p.add_argument("--quiet", action="store_true", help="say nothing on stderr")
-    p.add_argument("-m", dest="module", help="run a module as `python -m` does")
-    p.add_argument("script", nargs="?", help="the script to run as __main__")
-    p.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
-    a = p.parse_args(argv)
-    if a.module is None and a.script is None:
+    own, script, module, args, no_module = split_argv(argv)
+    a = p.parse_args(own)
+    if no_module:
+        p.error("-m: give the module to run")
+    if module is None and script is None:
         p.error("give the script to run (or -m MODULE)")
-    if a.module is not None and a.script is not None:
-        a.args = [a.script] + a.args
     if a.max_entries < 1:
         p.error("--max-entries must be at least 1")
+    if script is not None and not os.path.exists(script):
+        p.error("%s: no such file" % script)
     start(out=a.out, max_entries=a.max_entries, stacks=a.stacks, at_exit=a.at_exit, quiet=a.quiet)
-    if a.module is not None:
-        sys.argv = [a.module] + a.args
-        runpy.run_module(a.module, run_name="__main__", alter_sys=True)
+    if module is not None:
+        sys.argv = [module] + args
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
     else:
-        if not os.path.exists(a.script):
-            p.error("%s: no such file" % a.script)
-        sys.argv = [a.script] + a.args
-        sys.path.insert(0, os.path.dirname(os.path.abspath(a.script)))
-        runpy.run_path(a.script, run_name="__main__")
+        sys.argv = [script] + args
+        sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+        runpy.run_path(script, run_name="__main__")
     return 0
 
 

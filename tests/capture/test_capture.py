@@ -190,6 +190,23 @@ class Capture(unittest.TestCase):
         """, extra=["--max-entries", "5000"])
         self.assertEqual(p.returncode, 0, p.stderr)
 
+    def test_everything_after_the_script_or_module_is_the_jobs(self):
+        p = self.run_job("""
+            import sys
+            assert sys.argv[1:] == ["--out", "x", "-v", "-m", "y"], sys.argv
+        """, args=["--out", "x", "-v", "-m", "y"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        os.makedirs(os.path.join(self.dir, "pkg"))
+        open(os.path.join(self.dir, "pkg", "__init__.py"), "w").close()
+        with open(os.path.join(self.dir, "pkg", "job.py"), "w") as f:
+            f.write("import sys, torch\nassert __name__ == '__main__'\nassert sys.argv[1:] == ['--x', '1'], sys.argv\n"
+                    "torch.cuda.set_per_process_memory_fraction(0.0125)\ntorch.cuda.fake_alloc(2 << 30)\n")
+        e = dict(os.environ, PYTHONPATH=os.pathsep.join([FAKE, SCRIPTS, self.dir]), FAKE_TORCH_SNAPSHOT=SNAPSHOT)
+        p = subprocess.run([sys.executable, CAPTURE, "--out", self.out, "-m", "pkg.job", "--x", "1"], env=e,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(self.meta()["limit_bytes"], int(0.0125 * TOTAL))
+
     def test_bad_arguments(self):
         p = subprocess.run([sys.executable, CAPTURE, "--out", self.out], capture_output=True, text=True)
         self.assertEqual(p.returncode, 2)
