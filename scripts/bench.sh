@@ -10,7 +10,7 @@
 #                   recommended PYTORCH_CUDA_ALLOC_CONF first (column alloc_conf)
 #   explain-T.txt   per PyTorch snapshot T: the memory at its OOM (or peak), segment by
 #                   segment (fragbench explain), drawn in plots/explain-T.png (gnuplot)
-#   env.txt         device, driver, CUDA, commit, seed, date, and where each figure came from
+#   env.txt         device, driver, CUDA, commit (and its date), seed, date, and where each figure came from
 # then the plots (when gnuplot is installed) and report.md (`fragbench report`).
 #
 # The plan. The uncapped rows run on the device (on a GPU: real memory, host ns per call,
@@ -227,6 +227,8 @@ fi
   cuda=$( (nvcc --version 2>/dev/null || ${CUDA_HOME:-/usr/local/cuda}/bin/nvcc --version 2>/dev/null) | sed -n 's/.*release \([0-9.]*\).*/\1/p')
   echo "cuda: ${cuda:-none}"
   echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (modified)')"
+  cdate=$(TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null || true)
+  [ -n "$cdate" ] && echo "commit_date: $cdate"   # `fragbench history` orders runs by it
   echo "seed: $SEED"
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "host: $(uname -srm), $(nproc) cores"

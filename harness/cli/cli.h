@@ -65,6 +65,12 @@ struct cli_opts {
 uint64_t cli_cap_bytes(const struct cap *c, uint64_t total);
 /* --alloc-conf VALUE: one more strategy spec in o->allocators. 0, or 2 with a message. */
 int cli_add_alloc_conf(struct cli_opts *o, const char *val);
+/* capture.py's side file beside a snapshot (cli_side_file.c): its alloc_conf and that as a
+ * strategy spec. 1 found, 0 none (or no alloc_conf), -1 a bad side file (err). */
+int cli_side_file_spec(const char *trace, char *conf, size_t cn, char *spec, size_t sn, char *err);
+/* With one --trace and a side file holding an alloc_conf: that setting added as the
+ * --allocator, said on stderr. 0, or 2 with a message. */
+int cli_side_file_conf(struct cli_opts *o, const char *cmd);
 /* the plan's options from the command line's (plan.h) */
 struct plan_opts;
 void cli_plan_opts(const struct cli_opts *o, const struct device_config *devices, int ndevices, int multi, struct plan_opts *po);
@@ -130,6 +136,7 @@ int cmd_fit(struct cli_opts *o);
 int cmd_compare(struct cli_opts *o);
 int cmd_report(struct cli_opts *o);
 int cmd_readspeed(struct cli_opts *o);
+int cmd_history(struct cli_opts *o);
 /* every subcommand's table (cli_<name>.c), in `fragbench --help` order */
 struct cmd_def;
 extern const struct cmd_def *const cli_commands[];

@@ -284,6 +284,8 @@ int cmd_advise(struct cli_opts *o) {
 
   const struct advise_candidate *best = &res.c[0];
   int caching = find_spec(&res, "caching"), expandable = find_spec(&res, "expandable"), recorded = find_spec(&res, "recorded");
+  char job_conf[512], job_spec[640];   /* the job's own setting, from capture.py's side file (cli_side_file.c) */
+  int job = cli_side_file_spec(o->traces[0], job_conf, sizeof job_conf, job_spec, sizeof job_spec, err) > 0 ? find_spec(&res, job_spec) : -1;
   if (!o->quiet) {
     char b[32];
     say_variations(&res, o->seed ? o->seed : 1);
@@ -294,15 +296,15 @@ int cmd_advise(struct cli_opts *o) {
             "fits", "driver ms", "recorded");
     int shown = 0, rows = 0;
     for (int i = 0; i < res.n; i++) {
-      int ref = i == caching || i == expandable || i == recorded;
+      int ref = i == caching || i == expandable || i == recorded || i == job;
       int lead = i == 0 || res.c[i].tie != res.c[i - 1].tie;   /* a tie shows as its first row */
       if (!(ref || (lead && rows < 10))) continue;
       int like = 0;
       for (int j = i + 1; lead && j < res.n && res.c[j].tie == res.c[i].tie; j++)
-        like += j != caching && j != expandable && j != recorded;
-      char mark[96];
-      snprintf(mark, sizeof mark, "%s%s", i == caching ? "  <- PyTorch's default" : i == expandable ? "  <- expandable segments alone" : "",
-               "");
+        like += j != caching && j != expandable && j != recorded && j != job;
+      char mark[128];
+      snprintf(mark, sizeof mark, "%s", i == job ? "  <- the job's PYTORCH_CUDA_ALLOC_CONF (side file)" : i == caching ?
+               "  <- PyTorch's default" : i == expandable ? "  <- expandable segments alone" : "");
       if (like) snprintf(mark + strlen(mark), sizeof mark - strlen(mark), "  (and %d like it)", like);
       table_line(i + 1, &res.c[i], mark);
       shown += 1 + like;

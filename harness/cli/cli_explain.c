@@ -173,14 +173,15 @@ int cmd_explain(struct cli_opts *o) {
   }
   char err[FB_ERRLEN];
   uint64_t cap = o->budget;   /* the limit given, resolved against the sim total */
-  if (!cap && o->oom_message) {
+  if (!cap) {   /* --oom-message, else capture.py's side file beside the snapshot (limit.h) */
     struct limit lim;
     struct limit_ask ask = {.oom_message = o->oom_message, .trace = o->traces[0], .trace_device = o->trace_device,
                             .no_infer = 1, .trust_message = o->trust_message};
     if (limit_resolve(&ask, &lim, err)) { fprintf(stderr, "fragbench explain: %s\n", err); return 2; }
     cap = lim.bytes;
-    snprintf(o->oom_message_source, sizeof o->oom_message_source, "%s", lim.source);
+    if (lim.from == LIMIT_OOM_MESSAGE) snprintf(o->oom_message_source, sizeof o->oom_message_source, "%s", lim.source);
   }
+  if (!o->nallocators && cli_side_file_conf(o, "explain")) return 2;   /* the job's PYTORCH_CUDA_ALLOC_CONF, if recorded */
   struct explain_opts eo = {.trace = o->traces[0], .trace_device = o->trace_device, .at = o->at,
                             .allocator = o->nallocators ? o->allocators[0] : NULL,
                             .cap = cap, .no_infer_cap = o->no_infer_cap};
@@ -198,7 +199,7 @@ int cmd_explain(struct cli_opts *o) {
   if (st.cap) printf(", cap %s (%s)", fmt_bytes(st.cap, a, sizeof a), st.cap_source);
   printf("\n");
   {   /* where the limit came from: the sentence every command prints */
-    struct limit lim = {.from = !st.cap ? LIMIT_NONE : o->budget ? LIMIT_GIVEN : o->oom_message ? LIMIT_OOM_MESSAGE : LIMIT_INFERRED,
+    struct limit lim = {.from = !st.cap ? LIMIT_NONE : o->budget ? LIMIT_GIVEN : o->oom_message_source[0] ? LIMIT_OOM_MESSAGE : LIMIT_INFERRED,
                         .bytes = st.cap, .ci = st.ci};
     snprintf(lim.source, sizeof lim.source, "%s", lim.from == LIMIT_OOM_MESSAGE ? o->oom_message_source : "");
     cli_say_limit(o, &lim);

@@ -63,16 +63,21 @@ int cli_check_files(const struct cli_opts *o) {
       in[nin++] = (struct named){"fit's gnuplot script", script};
     }
   }
-  if (!strcmp(o->cmd, "compare") || !strcmp(o->cmd, "readspeed"))
+  if (!strcmp(o->cmd, "compare") || !strcmp(o->cmd, "readspeed") || !strcmp(o->cmd, "history"))
     for (int i = 0; i < o->nargs && nin < NFILES; i++)
-      in[nin++] = (struct named){!strcmp(o->cmd, "readspeed") ? "FILE" : i ? "NEW.csv" : "OLD.csv", o->args[i]};
+      in[nin++] = (struct named){!strcmp(o->cmd, "compare") ? (i ? "NEW.csv" : "OLD.csv") : !strcmp(o->cmd, "history") ? "DIR|CSV" : "FILE",
+                                 o->args[i]};
   static char comp[2][OUTFILE_PATH_MAX + 16];   /* --plot's data and script/meta file */
   if (o->out) out[nout++] = (struct named){"--out", o->out};
   if (o->timeline) out[nout++] = (struct named){"--timeline", o->timeline};
   if (o->breakdown) out[nout++] = (struct named){"--breakdown", o->breakdown};
   if (o->junit) out[nout++] = (struct named){"--junit", o->junit};
   if (o->json) out[nout++] = (struct named){"--json", o->json};
-  if (o->plot) {
+  if (o->plot && !strcmp(o->cmd, "history")) {   /* history's --plot is the folder its pictures go in */
+    struct stat st;
+    if (!strcmp(o->plot, "-") || (!stat(o->plot, &st) && !S_ISDIR(st.st_mode)))
+      return refuse(o, "--plot DIR: history draws one picture per workload into a folder");
+  } else if (o->plot) {
     if (!strcmp(o->plot, "-")) return refuse(o, "--plot -: a picture needs a file name (its data and script go beside it)");
     if (strlen(o->plot) >= OUTFILE_PATH_MAX) {
       char err[300];

@@ -22,6 +22,8 @@ static const struct opt_def fit_opts[] = {
   {"--limit", OPT_LIMIT, "BYTES|N%|FRACTION", "what the job may reserve: bytes with a unit (10627186688B, 9.9G = 9.9GiB,\n10GB = 10^10), N% or a fraction\n"
    "(0.125) of the device's total, as set_per_process_memory_fraction takes it"},
   {"--oom-message", OPT_TEXT, "FILE|-", "PyTorch's out-of-memory error text: its limit is the limit"},
+  {"--trace", OPT_TEXT, "SNAPSHOT", "the job's snapshot, for its limit only: read from capture.py's side file beside it\n"
+   "(SNAPSHOT's stem + .meta.json), else inferred from its OOM (the low end of the interval)"},
   {"--from", OPT_COUNT, "N", "the smallest value searched (default 1)"},
   {"--to", OPT_COUNT, "M", "the largest value searched (default 65536)"},
   {"--margin", OPT_BYTES, "BYTES", "what the job takes inside the limit that the generator does not describe;\n"
@@ -184,8 +186,9 @@ static int plot(const struct cli_opts *o, const struct run_spec *base, const cha
 }
 
 int cmd_fit(struct cli_opts *o) {
-  if (o->nworkloads != 1 || o->ntraces) {
-    fprintf(stderr, "fragbench fit: give one --workload GEN[:k=v,...] (a generator; a trace has no parameter to vary)\n");
+  if (o->nworkloads != 1 || o->ntraces > 1) {
+    fprintf(stderr, "fragbench fit: give one --workload GEN[:k=v,...] (a generator; a trace has no parameter to vary; "
+            "--trace SNAPSHOT, once, gives only the limit)\n");
     return 2;
   }
   if (!o->vary) {
@@ -213,14 +216,22 @@ int cmd_fit(struct cli_opts *o) {
   else {
     struct limit lim;
     char err[FB_ERRLEN];
-    struct limit_ask ask = {.oom_message = o->oom_message, .no_infer = 1};
+    /* --trace SNAPSHOT: the limit beside it (capture.py's side file) or inferred from its OOM */
+    struct limit_ask ask = {.oom_message = o->oom_message, .no_infer = !o->ntraces, .trace = o->ntraces ? o->traces[0] : NULL,
+                            .trace_device = o->trace_device};
     if (limit_resolve(&ask, &lim, err)) { fprintf(stderr, "fragbench fit: %s\n", err); return 2; }
     if (lim.from == LIMIT_NONE) {
-      fprintf(stderr, "fragbench fit: --limit BYTES|N%%|FRACTION (or --oom-message FILE) is required\n");
+      fprintf(stderr, "fragbench fit: --limit BYTES|N%%|FRACTION (or --oom-message FILE, or --trace SNAPSHOT that ended in an OOM) "
+              "is required\n");
       return 2;
     }
     cli_say_limit(o, &lim);
-    limit = lim.bytes;
+    limit = lim.from == LIMIT_INFERRED ? lim.ci.lo : lim.bytes;   /* inferred: plan for the low end, as advise */
+    if (lim.from == LIMIT_INFERRED && !o->quiet) {
+      char a[32];
+      fprintf(stderr, "fragbench fit: planning for the low end of that interval, %s (%llu bytes) (capture.py's side file "
+              "beside the snapshot, --limit or --oom-message gives it exactly)\n", fmt_bytes(limit, a, sizeof a), (unsigned long long)limit);
+    }
   }
   uint64_t margin = o->margin_given ? o->margin : fit_default_margin(limit);
   if (margin >= limit) {

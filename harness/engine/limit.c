@@ -1,4 +1,5 @@
-/* limit.c - see limit.h. A limit given wins over the OOM message, which wins over the
+/* limit.c - see limit.h. A limit given wins over the OOM message, which wins over
+ * capture.py's side file beside the snapshot (snapshot_meta.h), which wins over the
  * inference; --no-infer-cap only turns the inference off. An OOM message given with a
  * snapshot that ended in an OOM must be that OOM's (limit_message_fits). */
 #include "limit.h"
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "oom_message.h"
+#include "snapshot_meta.h"
 #include "params.h"
 
 #define HINT "e.g. 10GiB (10 x 2^30 bytes; 10G is the same), 10GB (10^10 bytes), 1048576B (bytes), 25% or 0.25 (of the device)"
@@ -160,6 +162,18 @@ int limit_resolve(const struct limit_ask *a, struct limit *l, char *err) {
       }
     }
     return 0;
+  }
+  if (a->trace) {   /* the side file capture.py wrote: exact, as an OOM message's */
+    struct snapshot_meta sm;
+    int found = snapshot_meta_find(a->trace, &sm, err);
+    if (found < 0) return 2;
+    if (found) {
+      l->from = LIMIT_OOM_MESSAGE;
+      l->side_file = 1;
+      l->bytes = sm.limit_bytes;
+      snapshot_meta_source(&sm, l->source, sizeof l->source);
+      return 0;
+    }
   }
   if (a->trace && !a->no_infer) {
     if (cap_infer_trace(a->trace, a->trace_device, &l->ci, err)) return 2;

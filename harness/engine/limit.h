@@ -1,6 +1,7 @@
 /* limit.h - where a command's memory limit comes from, decided in one place for run,
  * mincap, explain, advise (and fit): given on the command line (--limit and its aliases),
- * read from PyTorch's OOM text (--oom-message), inferred from a snapshot that ended in an
+ * read from PyTorch's OOM text (--oom-message) or from capture.py's side file beside the
+ * snapshot (snapshot_meta.h; no flag needed, --limit/--oom-message override it), inferred from a snapshot that ended in an
  * OOM (cap_infer.h; --no-infer-cap turns that off), or none; and the one sentence every
  * command prints about it. */
 #ifndef FB_LIMIT_H
@@ -18,7 +19,7 @@ struct limit_ask {
   const char *oom_message;    /* --oom-message FILE|-, or NULL */
   int no_infer;               /* --no-infer-cap */
   int trust_message;          /* --trust-message: an OOM message not checked against the snapshot */
-  const char *trace;          /* the one snapshot a limit may be inferred from, or NULL */
+  const char *trace;          /* the one snapshot a limit may be read beside or inferred from, or NULL */
   int trace_device;
 };
 
@@ -27,6 +28,7 @@ struct limit {
   uint64_t bytes;             /* 0 with LIMIT_NONE (or several given caps) */
   struct cap_inference ci;    /* LIMIT_INFERRED: the inference (ci.has_oom) */
   char source[128];           /* the OOM message's phrase, or the flag given */
+  int side_file;              /* LIMIT_OOM_MESSAGE read from capture.py's side file (snapshot_meta.h) */
 };
 
 /* Does PyTorch's OOM message m belong to the snapshot whose OOM ci describes? Its failed

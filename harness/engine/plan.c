@@ -81,7 +81,7 @@ static int add_row(struct plan *p, int cap_rows, const struct plan_source *src, 
   s->cap_x = 0;
   s->cap_source = p->o.ncaps ? "given" : NULL;
   if (cap->kind == PLAN_CAP_INFERRED) {
-    s->cap_source = p->lim.from == LIMIT_INFERRED ? "inferred" : "oom_message";
+    s->cap_source = p->lim.from == LIMIT_INFERRED ? "inferred" : p->lim.side_file ? "side_file" : "oom_message";
     s->cap_lo = p->lim.ci.has_oom ? p->lim.ci.lo : 0;
     s->cap_hi = p->lim.ci.has_oom ? p->lim.ci.hi : 0;
   }
@@ -112,7 +112,7 @@ int plan_build(const struct plan_opts *o, struct plan *p, char *err) {
   }
   /* the limit of rows with no cap given: the OOM message's, or one snapshot's inferred one */
   struct limit_ask ask = {.oom_message = o->ncaps ? NULL : o->oom_message, .no_infer = o->no_infer_cap || o->ncaps,
-                          .trace = !o->multi && nsrc == 1 && src[0].trace ? src[0].trace : NULL,
+                          .trace = !o->ncaps && !o->multi && nsrc == 1 && src[0].trace ? src[0].trace : NULL,
                           .trace_device = src[0].trace_device, .trust_message = o->trust_message};
   if (limit_resolve(&ask, &p->lim, err)) { free(src); return 2; }
   struct plan_cap none = {PLAN_CAP_NONE, 0, 0}, inferred = {PLAN_CAP_INFERRED, 0, p->lim.bytes};

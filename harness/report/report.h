@@ -29,4 +29,7 @@ void report_sources(const struct run_folder *f, FILE *out);
 /* "memory against driver time": the table (the plot's data comes from tradeoff.h) */
 void report_tradeoff(struct run_folder *f, FILE *out, const char *fmt, const struct report_images *im);
 
+/* "## Peak reserved across runs": DIR/history.md (`fragbench history`), when there */
+void report_history(const struct run_folder *f, FILE *out);
+
 #endif

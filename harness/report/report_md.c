@@ -224,6 +224,7 @@ void report_write_md(struct run_folder *f, FILE *o, const char *title, const cha
     img(o, im, la, "host ns per call per strategy");
   }
   report_tradeoff(f, o, fmt, im);
+  report_history(f, o);   /* DIR/history.md: peak reserved across bench runs (report_history.c) */
   fputs("## Per workload\n\nIn the tables below, strategies are grouped: PyTorch's settings first, then other frameworks' allocators, "
         "research designs and references. Best in bold: the lowest value among the allocators one can use (PyTorch's and other "
         "frameworks') that completed; never a research design (stitch) or a reference (raw, one cudaMalloc per request; oracle, "
