@@ -61,6 +61,10 @@ TESTBIN   := $(BUILD)/fragbench-tests
 .PHONY: all test test-san test-gpu validate bench perf fuzz plots report regress baseline clean
 all: $(BIN)
 
+# report.html's chart script, compiled in as a C string (edit the .js)
+harness/report/html_charts_js.c: harness/report/html_charts.js scripts/js2c.awk
+	awk -v name=html_charts_js -f scripts/js2c.awk $< > $@
+
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@

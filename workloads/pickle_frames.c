@@ -34,6 +34,9 @@ void pk_frames_drop(struct pk_reader *p, uint32_t ref) {
   if (!p->fr || !ref || ref > p->fr->ntext) return;
   free(p->fr->text[ref - 1]);
   p->fr->text[ref - 1] = NULL;
+  /* the last texts dropped: their slots are taken again, so that a pass that drops what
+   * it does not keep is not stopped by MAX_TEXTS */
+  while (p->fr->ntext && !p->fr->text[p->fr->ntext - 1]) p->fr->ntext--;
 }
 
 int pk_frames_begin(struct pk_reader *p, char *err) {
