@@ -105,7 +105,7 @@ static void fit_box(FILE *o, const struct explain_state *st) {
   if (st->cap && !st->fits) {
     double t = (double)(st->reserved + st->segment > st->cap ? st->reserved + st->segment : st->cap);
     fprintf(o, "<div class=\"frow\"><span class=\"flab\">reserved + new segment</span><span class=\"track\">"
-            "<span class=\"fbar res\" style=\"width:%.3f%%\"></span><span class=\"fbar seg\" style=\"left:%.3f%%;width:%.3f%%\"></span>"
+            "<span class=\"fbar res\" style=\"width:%.3f%%\"></span><span class=\"fbar newseg\" style=\"left:%.3f%%;width:%.3f%%\"></span>"
             "<span class=\"capline\" style=\"left:%.3f%%\"></span></span><span class=\"fval\">%s + %s vs cap %s</span></div>\n",
             st->reserved / t * 100, st->reserved / t * 100, st->segment / t * 100, st->cap / t * 100, fmt_bytes(st->reserved, a, sizeof a),
             fmt_bytes(st->segment, b, sizeof b), fmt_bytes(st->cap, c, sizeof c));
@@ -237,7 +237,7 @@ static const char css[] =
   ".track{position:relative;height:16px;background:#eceef1;border-radius:3px;overflow:hidden}\n"
   ".fbar{position:absolute;top:0;bottom:0;left:0}\n"
   ".fbar.req{background:var(--req)}.fbar.fits{background:var(--fits)}.fbar.free{background:var(--free)}\n"
-  ".fbar.res{background:var(--alloc)}.fbar.seg{background:repeating-linear-gradient(45deg,var(--req) 0 5px,#f4a3a3 5px 9px)}\n"
+  ".fbar.res{background:var(--alloc)}.fbar.newseg{background:repeating-linear-gradient(45deg,var(--req) 0 5px,#f4a3a3 5px 9px)}\n"
   ".capline{position:absolute;top:-2px;bottom:-2px;width:2px;background:#111}\n"
   ".verdict{margin-top:6px;font-weight:600}.verdict.bad{color:#b00020}.verdict.ok{color:#2d6a1f}\n"
   ".reqstack pre{margin:4px 0 0;white-space:pre-wrap;word-break:break-all}\n"
@@ -248,18 +248,24 @@ static const char css[] =
 
 static const char js[] =
   "var FB_STACKS=JSON.parse(document.getElementById('fb-stacks').textContent);\n"
-  "function blockHtml(r){var d=r.dataset,s='<b>'+fbBytes(d.size)+' '+fbEsc(d.state)+'</b> <span class=\"muted\">('+Number(d.size).toLocaleString('en-US')+' bytes)</span>';\n"
+  "/* a stack, innermost first: the Python frames (file.py:line) lead when there are any, the\n"
+  "   others after them (the tooltip: the first 14 lines; the panel: all) */\n"
+  "function stackHtml(t,full){var fr=t.split('; '),py=fr.filter(function(x){return /\\.py:\\d+\\)$/.test(x);}),\n"
+  " rest=fr.filter(function(x){return !/\\.py:\\d+\\)$/.test(x);}),l=py.concat(rest),n=full?l.length:Math.min(l.length,14);\n"
+  " var s='<div class=\"fr\"><b>allocated at</b> <span class=\"muted\">('+(py.length?py.length+' Python frame'+(py.length>1?'s':'')+' first, then ':'')+rest.length+' other'+(rest.length==1?'':'s')+')</span>\\n'+fbEsc(l.slice(0,n).join('\\n'));\n"
+  " if(n<l.length)s+='\\n... '+(l.length-n)+' more (all of them in the panel)';return s+'</div>';}\n"
+  "function blockHtml(r,full){var d=r.dataset,s='<b>'+fbBytes(d.size)+' '+fbEsc(d.state)+'</b> <span class=\"muted\">('+Number(d.size).toLocaleString('en-US')+' bytes)</span>';\n"
   " if(r.classList.contains('cut'))s+=' <span class=\"muted\">(drawn cut)</span>';\n"
   " s+='<br>stream '+fbEsc(d.stream)+' &middot; '+fbEsc(d.pool)+' pool &middot; segment #'+fbEsc(d.seg)+' at offset '+fbBytes(d.off);\n"
   " if(d.state==='allocated'){s+='<br>requested '+fbBytes(d.req);if(d.id)s+=' &middot; trace address '+fbEsc(d.id);}\n"
   " if(r.classList.contains('largest'))s+='<br><b>the largest free block</b>';\n"
   " var f=Number(d.f);\n"
-  " if(f>=0)s+='<div class=\"fr\"><b>allocated at</b>\\n'+fbEsc(FB_STACKS[f].split('; ').join('\\n'))+'</div>';\n"
+  " if(f>=0)s+=stackHtml(FB_STACKS[f],full);\n"
   " else if(d.state==='allocated')s+='<div class=\"muted\">no stack recorded for this block</div>';\n"
   " return s;}\n"
   "document.addEventListener('mouseover',function(e){var r=e.target.closest&&e.target.closest('rect.block');if(!r)return;\n"
-  " var h=blockHtml(r),p=r.closest('.panel');if(p)p.querySelector('.details').innerHTML=h;fbTip(e,h);});\n"
-  "document.addEventListener('mousemove',function(e){var r=e.target.closest&&e.target.closest('rect.block');if(r)fbTip(e,blockHtml(r));else fbHide();});\n"
+  " var p=r.closest('.panel');if(p)p.querySelector('.details').innerHTML=blockHtml(r,1);fbTip(e,blockHtml(r,0));});\n"
+  "document.addEventListener('mousemove',function(e){var r=e.target.closest&&e.target.closest('rect.block');if(r)fbTip(e,blockHtml(r,0));else fbHide();});\n"
   "document.getElementById('fitall').addEventListener('change',function(e){document.body.classList.toggle('fitall',e.target.checked);});\n"
   "document.querySelectorAll('.legend input[data-state]').forEach(function(c){c.addEventListener('change',function(){\n"
   " document.body.classList.toggle('hide-'+c.dataset.state,!c.checked);});});\n";

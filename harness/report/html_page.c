@@ -39,7 +39,7 @@ static const char base_css[] =
   ".sw{display:inline-block;width:13px;height:13px;border-radius:2px;vertical-align:-2px;margin-right:5px;border:1px solid rgba(0,0,0,.25)}\n"
   "#fbtip{position:fixed;z-index:10;display:none;max-width:560px;background:#fffffb;border:1px solid #888;border-radius:5px;"
   "box-shadow:0 3px 12px rgba(0,0,0,.25);padding:8px 10px;font-size:13px;pointer-events:none;white-space:normal}\n"
-  "#fbtip .fr{font:12px/1.35 ui-monospace,'DejaVu Sans Mono',monospace;white-space:pre-wrap;word-break:break-all;margin-top:4px}\n";
+  ".fr{font:12px/1.35 ui-monospace,'DejaVu Sans Mono',monospace;white-space:pre-wrap;word-break:break-all;margin-top:4px}\n";
 
 void html_begin(FILE *o, const char *title, const char *css) {
   fputs("<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
