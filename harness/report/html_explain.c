@@ -1,10 +1,11 @@
 /* html_explain.c - the page of `fragbench explain --html` (see html_explain.h). The SVG
  * is written here, block by block, so the page shows everything without its script; the
  * script only adds the hover (from the blocks' data-* attributes and the stacks table,
- * each distinct stack written once) and the switch between one scale for every segment
- * and each segment across the full width. A segment's row spans its extent: up to the
- * end of its last mapped block; a trailing unmapped range (expandable segments reserve a
- * large virtual range) is drawn cut to a tenth of that, marked, its size in the hover. */
+ * each distinct stack written once) and the choice of scale: one for every segment (of
+ * every strategy: the default), one per strategy, or each segment across the full
+ * width. A segment's row spans its extent: up to the end of its last mapped block; a
+ * trailing unmapped range (expandable segments reserve a large virtual range) is drawn
+ * cut to a tenth of that, marked, its size in the hover. */
 #include "html_explain.h"
 #include <stdlib.h>
 #include <string.h>
@@ -127,7 +128,11 @@ static void fit_box(FILE *o, const struct explain_state *st) {
   fputs("</div>\n", o);
 }
 
-static void segment_rows(FILE *o, const struct explain_state *st, int q, const int *ids, const struct row *r, size_t nr, double scale) {
+static double pct(double x, double scale) { return scale > 0 ? x / scale * 100 : 100.0; }
+
+/* scale: the widest segment of every panel; own: of this panel */
+static void segment_rows(FILE *o, const struct explain_state *st, int q, const int *ids, const struct row *r, size_t nr, double scale,
+                         double own) {
   char a[32], b[32];
   int marked = 0;   /* the largest free block: the first free piece of its size */
   for (size_t s = 0; s < nr; s++) {
@@ -141,8 +146,8 @@ static void segment_rows(FILE *o, const struct explain_state *st, int q, const i
             r[s].tail ? " mapped" : "", b0->small_pool ? "small" : "large", (unsigned long long)b0->stream, fmt_bytes(used, b, sizeof b),
             r[s].j - r[s].i, r[s].j - r[s].i == 1 ? "" : "s", s + 1, fmt_bytes(r[s].mapped_end, a, sizeof a),
             b0->small_pool ? "small" : "large", (unsigned long long)b0->stream);
-    fprintf(o, "<svg class=\"bar\" viewBox=\"0 0 %.3f 10\" preserveAspectRatio=\"none\" style=\"width:%.4f%%\">", r[s].drawn / KIB,
-            scale > 0 ? r[s].drawn / scale * 100 : 100.0);
+    fprintf(o, "<svg class=\"bar\" viewBox=\"0 0 %.3f 10\" preserveAspectRatio=\"none\" style=\"width:%.4f%%\" data-w=\"%.4f\" data-wp=\"%.4f\">",
+            r[s].drawn / KIB, pct(r[s].drawn, scale), pct(r[s].drawn, scale), pct(r[s].drawn, own));
     for (size_t k = r[s].i; k < r[s].j; k++) {
       const struct seg_block *b = &st->blocks[k];
       uint64_t off = b->addr - b->seg_addr;
@@ -193,7 +198,9 @@ static void panel(FILE *o, const struct html_explain_panel *p, int q, const int 
   if (st->has_segments) {
     fprintf(o, "<h3>Segments <span class=\"muted\">%zu segments, %zu blocks, address order; hover a block</span></h3>\n<div class=\"segs\">\n",
             nr, html_explain_blocks(st));
-    segment_rows(o, st, q, ids, r, nr, scale);
+    double own = 0;
+    for (size_t k = 0; k < nr; k++) if (r[k].drawn > own) own = r[k].drawn;
+    segment_rows(o, st, q, ids, r, nr, scale, own);
     fputs("</div>\n", o);
   } else {
     fputs("<p class=\"noseg\">The segment view is not available for ", o);
@@ -224,7 +231,6 @@ static const char css[] =
   ".seg{display:grid;grid-template-columns:190px minmax(0,1fr);align-items:center;min-height:22px;border-bottom:1px solid #f0f1f3}\n"
   ".sl{font-size:12.5px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;padding-right:8px}\n"
   "svg.bar{display:block;height:16px;min-width:2px;overflow:visible}\n"
-  ".fitall svg.bar{width:100%!important}\n"
   "rect.block{stroke:#fff;stroke-width:1px;vector-effect:non-scaling-stroke;cursor:crosshair}\n"
   "rect.block:hover,rect.block.hl{stroke:#111;stroke-width:2px}\n"
   "rect.largest{stroke:#111;stroke-width:2.5px;stroke-dasharray:4 2}\n"
@@ -266,7 +272,8 @@ static const char js[] =
   "document.addEventListener('mouseover',function(e){var r=e.target.closest&&e.target.closest('rect.block');if(!r)return;\n"
   " var p=r.closest('.panel');if(p)p.querySelector('.details').innerHTML=blockHtml(r,1);fbTip(e,blockHtml(r,0));});\n"
   "document.addEventListener('mousemove',function(e){var r=e.target.closest&&e.target.closest('rect.block');if(r)fbTip(e,blockHtml(r,0));else fbHide();});\n"
-  "document.getElementById('fitall').addEventListener('change',function(e){document.body.classList.toggle('fitall',e.target.checked);});\n"
+  "document.getElementById('scale').addEventListener('change',function(e){var m=e.target.value;\n"
+  " document.querySelectorAll('svg.bar').forEach(function(b){b.style.width=m==='fit'?'100%':b.dataset[m]+'%';});});\n"
   "document.querySelectorAll('.legend input[data-state]').forEach(function(c){c.addEventListener('change',function(){\n"
   " document.body.classList.toggle('hide-'+c.dataset.state,!c.checked);});});\n";
 
@@ -291,15 +298,17 @@ void html_explain_write(FILE *o, const char *trace, const struct html_explain_pa
   html_text(o, trace);
   if (n > 0) { fputs(" &middot; ", o); moment(o, p[0].st); }
   if (n > 1) fprintf(o, " &middot; %d strategies side by side, one scale", n);
-  fputs("</div>\n<div class=\"legend\">"
+  fprintf(o, "</div>\n<div class=\"legend\">"
         "<label><input type=\"checkbox\" checked data-state=\"allocated\"><span class=\"sw\" style=\"background:var(--alloc)\"></span>allocated</label>"
         "<label><input type=\"checkbox\" checked data-state=\"free\"><span class=\"sw\" style=\"background:var(--free)\"></span>free (a wholly free segment: releasable)</label>"
         "<label><input type=\"checkbox\" checked data-state=\"inactive\"><span class=\"sw\" style=\"background:var(--inactive)\"></span>inactive (free piece of a split segment)</label>"
         "<label><input type=\"checkbox\" checked data-state=\"unmapped\"><span class=\"sw\" style=\"background:var(--unmapped)\"></span>unmapped</label>"
         "<span><span class=\"sw\" style=\"background:#fff;border:2px dashed #111\"></span>the largest free block</span>"
         "<span><span class=\"sw\" style=\"background:var(--req)\"></span>the request (rounded)</span>"
-        "<label><input type=\"checkbox\" id=\"fitall\"> each segment across the full width (blocks still to scale inside it)</label>"
-        "</div>\n</header>\n", o);
+        "<label>scale: <select id=\"scale\"><option value=\"w\">one for every segment%s</option>%s"
+        "<option value=\"fit\">each segment across the full width (blocks to scale inside it)</option></select></label>"
+        "</div>\n</header>\n", n > 1 ? " of every strategy" : "",
+          n > 1 ? "<option value=\"wp\">one per strategy (its widest segment across)</option>" : "");
   fprintf(o, "<main class=\"panels%s\">\n", n > 1 ? " multi" : "");
   for (int q = 0; q < n; q++) panel(o, &p[q], q, ids ? ids[q] : NULL, scale, n == 1);
   fputs("</main>\n<script type=\"application/json\" id=\"fb-stacks\">[", o);

@@ -112,7 +112,7 @@ async function explainPage(browser, file, csvFile) {
     check(tip.includes(bytes(pick.size)) && tip.includes(pick.state) && tip.includes('stream ' + pick.stream),
       `${name}: hovering block ${pick.segment}/${pick.offset} shows its size ${bytes(pick.size)}, state and stream: "${tip.split('\n')[0]}"`);
     if (pick.frames) {
-      const frame = pick.frames.split('; ')[0];
+      const frames = pick.frames.split('; '), frame = frames.find(f => /\.py:\d+\)$/.test(f)) || frames[0];   // the tooltip leads with Python frames
       check(tip.includes(frame) && details.includes(frame), `${name}: ... and the stack that allocated it ("${frame}")`);
     } else if (pick.state === 'allocated') {
       check(tip.includes('no stack recorded'), `${name}: ... and says no stack was recorded for it`);
