@@ -6,7 +6,7 @@ var FB_PLOTS=JSON.parse(document.getElementById('fb-plots').textContent);
 var FB_STRATS=JSON.parse(document.getElementById('fb-strategies').textContent);
 var FB_PALETTE=['#1f77b4','#ff7f0e','#2ca02c','#d62728','#9467bd','#8c564b','#e377c2','#7f7f7f','#bcbd22','#17becf','#393b79','#637939'];
 var FB_HIDDEN={};
-var NS='http://www.w3.org/2000/svg';
+var NS=(function(){var d=document.createElement('div');d.innerHTML='<svg></svg>';return d.firstChild.namespaceURI;})();   // SVG's, as the HTML parser gives it
 function colorOf(ci){return FB_PALETTE[((ci||1)-1)%12];}
 function hidden(name){return !!FB_HIDDEN[name];}
 function el(tag,attrs,parent,text){var e=document.createElementNS(NS,tag);for(var k in attrs)e.setAttribute(k,attrs[k]);if(text!==undefined)e.textContent=text;if(parent)parent.appendChild(e);return e;}
