@@ -62,8 +62,8 @@ TESTBIN   := $(BUILD)/fragbench-tests
 all: $(BIN)
 
 # report.html's chart script, compiled in as a C string (edit the .js)
-harness/report/html_charts_js.c: harness/report/html_charts.js scripts/js2c.awk
-	awk -v name=html_charts_js -f scripts/js2c.awk $< > $@
+harness/report/html_charts_js.c: harness/report/html_charts.js harness/report/js2c.awk
+	awk -v name=html_charts_js -f harness/report/js2c.awk $< > $@
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -1,7 +1,7 @@
 // html_charts.js - report.html's charts, drawn as SVG in the browser from the plot data that `fragbench report`
 // writes (FB_PLOTS, html_plots.h), one renderer per plot kind (plots.txt's SCRIPT); a strategy hidden
 // with its switch leaves every chart and table row. Compiled in as html_charts_js.c (`make` turns
-// this file into that one with scripts/js2c.awk).
+// this file into that one with harness/report/js2c.awk).
 var FB_PLOTS=JSON.parse(document.getElementById('fb-plots').textContent);
 var FB_STRATS=JSON.parse(document.getElementById('fb-strategies').textContent);
 var FB_PALETTE=['#1f77b4','#ff7f0e','#2ca02c','#d62728','#9467bd','#8c564b','#e377c2','#7f7f7f','#bcbd22','#17becf','#393b79','#637939'];
@@ -14,6 +14,8 @@ function fmtNum(v){if(v===null||v===undefined)return '-';var a=Math.abs(v);if(Nu
 function fmtX(v){return v===null?'-':(v<1.1?v.toFixed(3):v.toFixed(2))+'x';}
 function fmtNs(v){if(v>=1e9)return (v/1e9).toPrecision(3)+' s';if(v>=1e6)return (v/1e6).toPrecision(3)+' ms';if(v>=1e3)return (v/1e3).toPrecision(3)+' µs';return (+v).toPrecision(3)+' ns';}
 function niceTicks(lo,hi,n){var span=hi-lo;if(!(span>0))return [lo];var step=Math.pow(10,Math.floor(Math.log10(span/n))),err=span/n/step;if(err>=7.5)step*=10;else if(err>=3.5)step*=5;else if(err>=1.5)step*=2;var t=[];for(var v=Math.ceil(lo/step)*step;v<=hi+step*1e-9;v+=step)t.push(+v.toPrecision(12));return t;}
+function tickFmt(t){var st=t.length>1?Math.abs(t[1]-t[0]):1,d=Math.max(0,Math.min(6,-Math.floor(Math.log10(st)+1e-9)));
+  return function(v){return Math.abs(v)>=1e5?v.toExponential(1):v.toFixed(d);};}
 function logTicks(lo,hi){var t=[];for(var e=Math.floor(Math.log10(lo));e<=Math.ceil(Math.log10(hi));e++)[1,2,5].forEach(function(m){var v=m*Math.pow(10,e);if(v>=lo*0.999&&v<=hi*1.001)t.push(v);});return t;}
 // a frame: svg, plot area, scales, axes with labels
 function frame(box,o){
@@ -27,9 +29,11 @@ function frame(box,o){
              :function(v){return f.y0-(v-o.ymin)/(o.ymax-o.ymin||1)*(f.y0-f.y1);};
   var g=el('g',{class:'axes'},svg);
   if(o.xticks!==false){var xt=o.xlog?logTicks(o.xmin,o.xmax):niceTicks(o.xmin,o.xmax,8);
-    xt.forEach(function(v){var x=f.sx(v);el('line',{x1:x,x2:x,y1:f.y1,y2:f.y0,class:'grid'},g);el('text',{x:x,y:f.y0+17,'text-anchor':'middle',class:'tick'},g,(o.xfmt||fmtNum)(v));});}
+    var xf=o.xfmt||(o.xlog?fmtNum:tickFmt(xt));
+    xt.forEach(function(v){var x=f.sx(v);el('line',{x1:x,x2:x,y1:f.y1,y2:f.y0,class:'grid'},g);el('text',{x:x,y:f.y0+17,'text-anchor':'middle',class:'tick'},g,xf(v));});}
   if(o.yticks!==false){var yt=o.ylog?logTicks(o.ymin,o.ymax):niceTicks(o.ymin,o.ymax,6);
-    yt.forEach(function(v){var y=f.sy(v);el('line',{x1:f.x0,x2:f.x1,y1:y,y2:y,class:'grid'},g);el('text',{x:f.x0-7,y:y+4,'text-anchor':'end',class:'tick'},g,(o.yfmt||fmtNum)(v));});}
+    var yf=o.yfmt||(o.ylog?fmtNum:tickFmt(yt));
+    yt.forEach(function(v){var y=f.sy(v);el('line',{x1:f.x0,x2:f.x1,y1:y,y2:y,class:'grid'},g);el('text',{x:f.x0-7,y:y+4,'text-anchor':'end',class:'tick'},g,yf(v));});}
   el('line',{x1:f.x0,x2:f.x1,y1:f.y0,y2:f.y0,class:'axis'},g);el('line',{x1:f.x0,x2:f.x0,y1:f.y0,y2:f.y1,class:'axis'},g);
   if(o.xlab)el('text',{x:(f.x0+f.x1)/2,y:H-10,'text-anchor':'middle',class:'alab'},g,o.xlab);
   if(o.ylab)el('text',{x:14,y:(f.y0+f.y1)/2,'text-anchor':'middle',class:'alab',transform:'rotate(-90 14 '+(f.y0+f.y1)/2+')'},g,o.ylab);
@@ -60,8 +64,9 @@ function drawDots(box,p){var m=p.meta,S=strategiesOf(m),rows=(p.blocks[0]||{rows
   rows.forEach(function(r){S.forEach(function(s,i){var v=r[i+1];if(vis[i]&&typeof v==='number'){lo=Math.min(lo,v);hi=Math.max(hi,v);}});});
   lims.forEach(function(r){if(typeof r[1]==='number')hi=Math.max(hi,r[1]);});
   var span=(hi-lo)||0.1,xmin=lo-span*0.04,failx=hi+span*0.12,xmax=hi+span*(fails.length?0.2:0.06);
+  var dotFmt=tickFmt(niceTicks(xmin,xmax,8));
   var rowH=Math.max(34,12+S.length*5),H=rowH*rows.length+70,lw=Math.min(300,12+8*Math.max.apply(null,rows.map(function(r){return String(r[0]).length;}).concat([10])));
-  var f=frame(box,{h:H,m:{l:lw,r:24,t:12,b:52},xmin:xmin,xmax:xmax,ymin:0,ymax:rows.length,yticks:false,xlab:m.xlab||'',xfmt:function(v){return v>xmax-span*0.09&&fails.length?'':fmtNum(v);}});
+  var f=frame(box,{h:H,m:{l:lw,r:24,t:12,b:52},xmin:xmin,xmax:xmax,ymin:0,ymax:rows.length,yticks:false,xlab:m.xlab||'',xfmt:function(v){return v>xmax-span*0.09&&fails.length?'':dotFmt(v);}});
   var g=el('g',{},f.svg);
   if(fails.length){el('line',{x1:f.sx(failx),x2:f.sx(failx),y1:f.y1,y2:f.y0,class:'failcol'},g);el('text',{x:f.sx(failx),y:f.y0+17,'text-anchor':'middle',class:'tick fail'},g,'failed');}
   rows.forEach(function(r,ri){var yc=f.y1+(ri+0.5)*(f.y0-f.y1)/rows.length;

@@ -196,8 +196,8 @@ static void panel(FILE *o, const struct html_explain_panel *p, int q, const int 
   fprintf(o, "<div class=\"body%s\">\n<div class=\"drawing\">\n", solo ? " solo" : "");
   if (st->has_request) fit_box(o, st);
   if (st->has_segments) {
-    fprintf(o, "<h3>Segments <span class=\"muted\">%zu segments, %zu blocks, address order; hover a block</span></h3>\n<div class=\"segs\">\n",
-            nr, html_explain_blocks(st));
+    fprintf(o, "<h3>Segments <span class=\"muted\">%zu segment%s, %zu block%s, address order; hover a block</span></h3>\n<div class=\"segs\">\n",
+            nr, nr == 1 ? "" : "s", html_explain_blocks(st), html_explain_blocks(st) == 1 ? "" : "s");
     double own = 0;
     for (size_t k = 0; k < nr; k++) if (r[k].drawn > own) own = r[k].drawn;
     segment_rows(o, st, q, ids, r, nr, scale, own);
