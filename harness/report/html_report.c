@@ -10,7 +10,44 @@
 
 extern const char html_charts_js[];
 
-struct ctx { const char *dir; char *plots; };   /* plots: the JSON of every plot, to find names in */
+/* plots: the JSON of every plot, to find names in; placed: the names report.md placed, "\n"-separated */
+struct ctx { const char *dir; char *plots; char placed[8192]; };
+
+static void chart(FILE *o, struct ctx *c, const char *name, const char *alt) {
+  fputs("<figure class=\"chart\" data-plot=\"", o);
+  html_text(o, name);
+  fputs("\"><figcaption>", o);
+  html_text(o, alt);
+  fputs("</figcaption><div class=\"chartbody\"></div></figure>\n", o);
+  size_t k = strlen(c->placed);
+  snprintf(c->placed + k, sizeof c->placed - k, "%s\n", name);
+}
+
+static int placed(const struct ctx *c, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = c->placed; (p = strstr(p, name)); p += n)
+    if ((p == c->placed || p[-1] == '\n') && p[n] == '\n') return 1;
+  return 0;
+}
+
+/* the plots with data that report.md did not embed (no picture drawn: gnuplot missing),
+ * drawn after it so that every plot is on the page */
+static void unplaced(FILE *o, struct ctx *c) {
+  int any = 0;
+  for (const char *p = c->plots; p && (p = strstr(p, "{\"script\":")); p++) {
+    const char *n = strstr(p, ",\"name\":\"");
+    if (!n) break;
+    n += 9;
+    const char *e = strchr(n, '"');
+    char name[600];
+    snprintf(name, sizeof name, "%.*s", e ? (int)(e - n) : 0, n);
+    if (!name[0] || placed(c, name)) continue;
+    if (!any++) fputs("<section class=\"extra\"><h2 id=\"more-plots\">More plots</h2>\n<p class=\"muted\">Drawn from the plot data "
+                      "(plots/data/); report.md has no picture of them (gnuplot was not run: make plots draws them).</p>\n", o);
+    chart(o, c, name, name);
+  }
+  if (any) fputs("</section>\n", o);
+}
 
 int html_report_plot_name(const char *src, char *name, size_t n) {
   if (strncmp(src, "plots/", 6) || strchr(src + 6, '/')) return -1;
@@ -38,11 +75,7 @@ static int image(void *vc, FILE *o, const char *alt, const char *src) {
     /* a plot with data: drawn by the chart script */
     snprintf(key, sizeof key, "\"name\":\"%s\"", name);
     if (c->plots && strstr(c->plots, key)) {
-      fputs("<figure class=\"chart\" data-plot=\"", o);
-      html_text(o, name);
-      fputs("\"><figcaption>", o);
-      html_text(o, alt);
-      fputs("</figcaption><div class=\"chartbody\"></div></figure>\n", o);
+      chart(o, c, name, alt);
       return 1;
     }
   }
@@ -124,8 +157,9 @@ void html_report_write(FILE *o, const struct run_folder *f, const char *dir, con
   html_text(o, t);
   fputs("</h1><div id=\"strategies\"><span class=\"muted\">strategies (click to hide or show in every chart and table):</span>"
         "<button type=\"button\" id=\"allon\">show all</button></div></header>\n<main class=\"report\">\n", o);
-  struct ctx c = {dir, plots};
+  struct ctx c = {.dir = dir, .plots = plots};
   html_md(o, md, image, &c);
+  unplaced(o, &c);
   fputs("</main>\n<script type=\"application/json\" id=\"fb-plots\">", o);
   fputs(plots ? plots : "[]", o);
   fputs("</script>\n<script type=\"application/json\" id=\"fb-strategies\">[", o);

@@ -134,13 +134,16 @@ async function reportPage(browser, file, mdFile) {
   const headings = md.filter(l => /^#{1,6} /.test(l)).length;
   const tables = md.filter((l, i) => l.startsWith('|') && !(md[i - 1] || '').startsWith('|')).length;
   const got = await page.evaluate(() => ({
-    figures: document.querySelectorAll('main figure').length,
+    figures: document.querySelectorAll('main figure:not(.extra figure)').length,
+    extra: document.querySelectorAll('.extra figure').length,
     charts: [...document.querySelectorAll('figure.chart')].map(f => ({ plot: f.dataset.plot, marks: f.querySelectorAll('svg .mark, svg path.tline').length,
       text: f.querySelector('.chartbody').innerText })),
-    headings: document.querySelectorAll('main h1,main h2,main h3,main h4,main h5,main h6').length,
+    headings: document.querySelectorAll('main h1,main h2,main h3,main h4,main h5,main h6').length - document.querySelectorAll('.extra h2').length,
     tables: document.querySelectorAll('main table').length,
+    plots: JSON.parse(document.getElementById('fb-plots').textContent).length,
   }));
   check(got.figures === images, `${name}: ${got.figures} figures inline, report.md embeds ${images} pictures`);
+  check(got.charts.length === got.plots, `${name}: every plot with data drawn (${got.charts.length} charts, ${got.plots} plots in the data${got.extra ? `, ${got.extra} of them after report.md's text` : ''})`);
   check(got.charts.length > 0 && got.charts.every(c => c.marks > 0 && !/could not be drawn|no data/.test(c.text)),
     `${name}: ${got.charts.length} charts drawn as SVG from the plot data, each with marks (${got.charts.map(c => c.plot + ':' + c.marks).join(' ')})`);
   check(got.headings === headings && got.tables === tables, `${name}: ${got.headings} headings and ${got.tables} tables, report.md has ${headings} and ${tables}`);
