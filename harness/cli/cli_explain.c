@@ -92,7 +92,9 @@ static void print_segments(FILE *o, const struct explain_state *st) {
     }
     i = j;
   }
-  if (seg > MAX_SEGS_SHOWN) fprintf(o, "  ... %llu more segments (all in --plot)\n", (unsigned long long)(seg - MAX_SEGS_SHOWN));
+  if (seg > MAX_SEGS_SHOWN) fprintf(o, "  ... %llu more segments (all in --plot and --html)\n", (unsigned long long)(seg - MAX_SEGS_SHOWN));
+  fprintf(o, "  %zu block%s in %llu segment%s (every one drawn by --html, listed by --blocks-csv)\n", st->nblocks, st->nblocks == 1 ? "" : "s",
+          (unsigned long long)seg, seg == 1 ? "" : "s");
 }
 
 /* the largest blocks live at the OOM and where they were allocated (explain_frames.c) */

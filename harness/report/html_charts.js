@@ -13,7 +13,7 @@ function el(tag,attrs,parent,text){var e=document.createElementNS(NS,tag);for(va
 function fmtNum(v){if(v===null||v===undefined)return '-';var a=Math.abs(v);if(Number.isInteger(v)&&a<1e5)return String(v);if(a>=1e5||(a<1e-3&&a>0))return v.toExponential(2);if(a>=100)return v.toFixed(0);if(a>=10)return v.toFixed(1);return v.toFixed(a<1.1&&a>=0.9?3:2);}
 function fmtX(v){return v===null?'-':(v<1.1?v.toFixed(3):v.toFixed(2))+'x';}
 function fmtNs(v){if(v>=1e9)return (v/1e9).toPrecision(3)+' s';if(v>=1e6)return (v/1e6).toPrecision(3)+' ms';if(v>=1e3)return (v/1e3).toPrecision(3)+' µs';return (+v).toPrecision(3)+' ns';}
-function niceTicks(lo,hi,n){var span=hi-lo;if(!(span>0))return [lo];var step=Math.pow(10,Math.floor(Math.log10(span/n))),err=span/n/step;if(err>=7.5)step*=10;else if(err>=3.5)step*=5;else if(err>=1.5)step*=2;var t=[];for(var v=Math.ceil(lo/step)*step;v<=hi+step*1e-9;v+=step)t.push(+v.toPrecision(12));return t;}
+function niceTicks(lo,hi,n,minStep){var span=hi-lo;if(!(span>0))return [lo];var step=Math.pow(10,Math.floor(Math.log10(span/n))),err=span/n/step;if(err>=7.5)step*=10;else if(err>=3.5)step*=5;else if(err>=1.5)step*=2;if(minStep&&step<minStep)step=minStep;var t=[];for(var v=Math.ceil(lo/step)*step;v<=hi+step*1e-9;v+=step)t.push(+v.toPrecision(12));return t;}
 function tickFmt(t){var st=t.length>1?Math.abs(t[1]-t[0]):1,d=Math.max(0,Math.min(6,-Math.floor(Math.log10(st)+1e-9)));
   return function(v){return Math.abs(v)>=1e5?v.toExponential(1):v.toFixed(d);};}
 function logTicks(lo,hi){var t=[];for(var e=Math.floor(Math.log10(lo));e<=Math.ceil(Math.log10(hi));e++)[1,2,5].forEach(function(m){var v=m*Math.pow(10,e);if(v>=lo*0.999&&v<=hi*1.001)t.push(v);});return t;}
@@ -28,7 +28,7 @@ function frame(box,o){
   f.sy=o.ylog?function(v){return f.y0-(Math.log(v)-Math.log(o.ymin))/(Math.log(o.ymax)-Math.log(o.ymin))*(f.y0-f.y1);}
              :function(v){return f.y0-(v-o.ymin)/(o.ymax-o.ymin||1)*(f.y0-f.y1);};
   var g=el('g',{class:'axes'},svg);
-  if(o.xticks!==false){var xt=o.xlog?logTicks(o.xmin,o.xmax):niceTicks(o.xmin,o.xmax,8);
+  if(o.xticks!==false){var xt=o.xlog?logTicks(o.xmin,o.xmax):niceTicks(o.xmin,o.xmax,8,o.xstep);
     var xf=o.xfmt||(o.xlog?fmtNum:tickFmt(xt));
     xt.forEach(function(v){var x=f.sx(v);el('line',{x1:x,x2:x,y1:f.y1,y2:f.y0,class:'grid'},g);el('text',{x:x,y:f.y0+17,'text-anchor':'middle',class:'tick'},g,xf(v));});}
   if(o.yticks!==false){var yt=o.ylog?logTicks(o.ymin,o.ymax):niceTicks(o.ymin,o.ymax,6);
@@ -114,13 +114,13 @@ function drawTimeline(box,p){var m=p.meta,S=strategiesOf(m),div=m.div||1,unit=m.
   var req=blocks.length?blocks[0].rows:[],ymax=0,xmax=m.xmax||0;
   blocks.forEach(function(b){if(hidden(S[b.s].name))return;b.rows.forEach(function(r){ymax=Math.max(ymax,r[3]||0,r[1]||0);xmax=Math.max(xmax,r[0]||0);});});
   req.forEach(function(r){ymax=Math.max(ymax,r[1]||0);});if(m.cap>0)ymax=Math.max(ymax,m.cap);if(!ymax)ymax=1;if(!xmax)xmax=1;
-  var f=frame(box,{h:400,xmin:0,xmax:xmax,ymin:0,ymax:ymax*1.06/div,ylab:unit,xlab:'event',xfmt:function(v){return xdiv>1&&v?(v/xdiv)+(m.xsuffix||''):fmtNum(v);}});
+  var f=frame(box,{h:400,xmin:0,xmax:xmax,xstep:1,ymin:0,ymax:ymax*1.06/div,ylab:unit,xlab:'event',xfmt:function(v){return xdiv>1&&v?(v/xdiv)+(m.xsuffix||''):fmtNum(v);}});
   var g=el('g',{},f.svg);
   function path(rows,col,cls,c){var d='';rows.forEach(function(r,i){if(typeof r[c]!=='number')return;d+=(d?'L':'M')+f.sx(r[0]).toFixed(1)+' '+f.sy(r[c]/div).toFixed(1);});var e=el('path',{d:d,class:cls},g);e.setAttribute('stroke',col);return e;}
   if(m.cap>0){var y=f.sy(m.cap/div);if(m.caphi>m.caplo&&m.caplo>0)el('rect',{x:f.x0,width:f.x1-f.x0,y:f.sy(m.caphi/div),height:Math.max(1,f.sy(m.caplo/div)-f.sy(m.caphi/div)),class:'capband'},g);
     tip(el('line',{x1:f.x0,x2:f.x1,y1:y,y2:y,class:'limit'},g),'the limit the rows ran under: <b>'+fbBytes(m.cap)+'</b>'+(m.captext?'<br>'+fbEsc(m.captext):''));}
-  path(req,'#111','tline req',1);
   blocks.forEach(function(b){if(!hidden(S[b.s].name)){var e=path(b.rows,S[b.s].color,'tline',3);e.setAttribute('data-strategy',S[b.s].name);}});
+  path(req,'#111','tline req',1);   // on top: a strategy that reserves just what is asked lies under it
   (m.oomev||[]).forEach(function(ev,i){if(ev>=0&&i<S.length&&!hidden(S[i].name)){var e=marker(g,'cross',f.sx(ev),f.sy((m.oomres[i]||0)/div),6,S[i].color);tip(e,'<b>'+fbEsc(S[i].name)+'</b> ran out of memory at event '+ev+' with '+fbBytes(m.oomres[i])+' reserved');}});
   var cur=el('line',{y1:f.y1,y2:f.y0,class:'cursor',visibility:'hidden'},g);
   var hit=el('rect',{x:f.x0,y:f.y1,width:f.x1-f.x0,height:f.y0-f.y1,fill:'transparent',class:'hover'},f.svg);
@@ -131,7 +131,7 @@ function drawTimeline(box,p){var m=p.meta,S=strategiesOf(m),div=m.div||1,unit=m.
     blocks.forEach(function(b){if(hidden(S[b.s].name))return;var r=near(b.rows,x);if(r)h+='<br><span class="sw" style="background:'+S[b.s].color+'"></span>'+fbEsc(S[b.s].name)+': reserved <b>'+fbBytes(r[3])+'</b>, allocated '+fbBytes(r[2]);});
     fbTip(e,h);});
   hit.addEventListener('mouseleave',function(){cur.setAttribute('visibility','hidden');fbHide();});
-  legend(box,S,['<span class="sw" style="background:#111"></span>requested (the program\'s live bytes)','lines: reserved from the device'+(m.cap>0?'; dashed purple: the limit':'')]);}
+  legend(box,S,['<span class="sw" style="background:#111"></span>requested (the program\'s live bytes, dashed)','lines: reserved from the device'+(m.cap>0?'; dashed purple: the limit':'')]);}
 
 // capsweep: peak reserved of the runs that completed at each cap, and the caps that failed
 function drawCapsweep(box,p){var m=p.meta,S=strategiesOf(m),div=m.div||1,unit=m.unit||'B',pts=[],xmin=m.xmin||1,xmax=m.xmax||2,ymin=1e300,ymax=0;

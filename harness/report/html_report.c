@@ -135,7 +135,7 @@ static const char css[] =
   ".chart-svg .fail{fill:#b00020}.chart-svg .failcol{stroke:#f3c5cc;stroke-width:18;opacity:.35}\n"
   ".chart-svg .limit{stroke:#7b3294;stroke-width:2.5;stroke-dasharray:6 3}.chart-svg .capband{fill:#7b3294;opacity:.08}\n"
   ".chart-svg .one{stroke:#333;stroke-dasharray:4 3;stroke-width:1}\n"
-  ".chart-svg .tline{fill:none;stroke-width:1.8}.chart-svg .tline.req{stroke-width:1.4}.chart-svg .tline.thin{stroke-width:1.3;opacity:.8}\n"
+  ".chart-svg .tline{fill:none;stroke-width:1.8}.chart-svg .tline.req{stroke-width:1.5;stroke-dasharray:5 3}.chart-svg .tline.thin{stroke-width:1.3;opacity:.8}\n"
   ".chart-svg .whisker{stroke:#222;stroke-width:1.2;fill:none}\n"
   ".chart-svg .cursor{stroke:#555;stroke-dasharray:3 3}\n"
   ".chart-svg .mark{cursor:pointer}.chart-svg .mark:hover{stroke:#000;stroke-width:2}\n"

@@ -97,6 +97,13 @@ async function explainPage(browser, file, csvFile) {
     check(p.segments.length === segs.size && p.segments.every(s => s.n === s.drawn && s.n === rows.filter(r => +r.segment === s.seg).length),
       `${name} ${p.strategy}: ${p.segments.length} segments drawn, ${segs.size} in the CSV, each with its blocks`);
   }
+  // the text explain printed beside them (run.sh keeps it as NAME.txt): its counts, strategy by strategy
+  const txtFile = csvFile.replace(/\.csv$/, '.txt');
+  if (fs.existsSync(txtFile)) {
+    const said = [...fs.readFileSync(txtFile, 'utf8').matchAll(/^  (\d+) blocks? in (\d+) segments? \(/gm)].map(m => [+m[1], +m[2]]);
+    const drawn = panels.filter(p => p.blocks.length).map(p => [p.blocks.length, p.segments.length]);
+    check(JSON.stringify(said) === JSON.stringify(drawn), `${name}: the text's counts ${JSON.stringify(said)} are the page's ${JSON.stringify(drawn)} (blocks, segments)`);
+  }
   // hover: the largest allocated block with a stack (else the largest block)
   const withFrames = want.filter(r => r.frames && r.state === 'allocated');
   const pick = (withFrames.length ? withFrames : want).filter(r => r.strategy === (panels[0] || {}).strategy)
