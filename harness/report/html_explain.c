@@ -168,6 +168,19 @@ static void segment_rows(FILE *o, const struct explain_state *st, int q, const i
   }
 }
 
+/* the request as a row above the segments, on their scale (cut at the edge when wider
+ * than the widest), beside the largest free block */
+static void request_row(FILE *o, const struct explain_state *st, double scale, double own) {
+  char a[32], b[32];
+  double w = pct((double)st->rounded, scale), wp = pct((double)st->rounded, own);
+  fprintf(o, "<div class=\"reqrow\"><div class=\"sl\"><b>request</b> %s</div><div class=\"reqtrack\">"
+          "<span class=\"reqbar %s%s\" style=\"width:%.4f%%\" data-w=\"%.4f\" data-wp=\"%.4f\"></span>"
+          "<span class=\"reqlab%s\" style=\"left:calc(%.4f%% + 6px)\">%s%s; the largest free block: %s</span></div></div>\n",
+          fmt_bytes(st->rounded, a, sizeof a), st->fits ? "fits" : "req", w > 100 ? " cut" : "", w > 100 ? 100 : w, w > 100 ? 100 : w,
+          wp > 100 ? 100 : wp, w > 55 ? " in" : "", w > 55 ? 0.0 : w, st->fits ? "fits" : "does not fit",
+          w > 100 ? " (wider than the widest segment: cut)" : "", fmt_bytes(st->largest_free, b, sizeof b));
+}
+
 static void moment(FILE *o, const struct explain_state *st) {
   char a[32];
   if (st->at_peak) fprintf(o, "at its peak reserved (before event %lld of %llu)", (long long)st->event, (unsigned long long)st->events);
@@ -200,6 +213,7 @@ static void panel(FILE *o, const struct html_explain_panel *p, int q, const int 
             nr, nr == 1 ? "" : "s", html_explain_blocks(st), html_explain_blocks(st) == 1 ? "" : "s");
     double own = 0;
     for (size_t k = 0; k < nr; k++) if (r[k].drawn > own) own = r[k].drawn;
+    if (st->has_request) request_row(o, st, scale, own);
     segment_rows(o, st, q, ids, r, nr, scale, own);
     fputs("</div>\n", o);
   } else {
@@ -237,6 +251,12 @@ static const char css[] =
   "rect.cut{opacity:.55}\n"
   ".s-allocated{fill:var(--alloc)}.s-free{fill:var(--free)}.s-inactive{fill:var(--inactive)}.s-unmapped{fill:var(--unmapped)}\n"
   ".hide-allocated rect.s-allocated,.hide-free rect.s-free,.hide-inactive rect.s-inactive,.hide-unmapped rect.s-unmapped{fill-opacity:.12}\n"
+  ".reqrow{display:grid;grid-template-columns:190px minmax(0,1fr);align-items:center;min-height:24px;position:sticky;top:0;z-index:1;"
+  "background:#fff;border-bottom:2px solid var(--line)}\n"
+  ".reqtrack{position:relative;height:16px}\n"
+  ".reqbar{position:absolute;left:0;top:0;bottom:0;min-width:2px;border-radius:2px}.reqbar.req{background:var(--req)}.reqbar.fits{background:var(--fits)}\n"
+  ".reqbar.cut{background:repeating-linear-gradient(90deg,var(--req) 0 92%,#fff 92% 94%,var(--req) 94% 96%,#fff 96% 98%,var(--req) 98%)}\n"
+  ".reqlab{position:absolute;top:0;font-size:12px;line-height:16px;color:#333;white-space:nowrap}.reqlab.in{color:#fff;text-shadow:0 0 2px #000}\n"
   ".fitbox{border:1px solid var(--line);border-radius:6px;padding:6px 10px 8px;background:var(--panel)}\n"
   ".fitbox h3{margin:2px 0 6px}\n"
   ".frow{display:grid;grid-template-columns:170px minmax(0,1fr) 210px;align-items:center;gap:8px;margin:3px 0;font-size:13px}\n"
@@ -273,7 +293,9 @@ static const char js[] =
   " var p=r.closest('.panel');if(p)p.querySelector('.details').innerHTML=blockHtml(r,1);fbTip(e,blockHtml(r,0));});\n"
   "document.addEventListener('mousemove',function(e){var r=e.target.closest&&e.target.closest('rect.block');if(r)fbTip(e,blockHtml(r,0));else fbHide();});\n"
   "document.getElementById('scale').addEventListener('change',function(e){var m=e.target.value;\n"
-  " document.querySelectorAll('svg.bar').forEach(function(b){b.style.width=m==='fit'?'100%':b.dataset[m]+'%';});});\n"
+  " document.querySelectorAll('svg.bar').forEach(function(b){b.style.width=m==='fit'?'100%':b.dataset[m]+'%';});\n"
+  " document.querySelectorAll('.reqbar').forEach(function(b){var w=b.dataset[m==='fit'?'w':m],l=b.parentNode.querySelector('.reqlab');\n"
+  "  b.style.width=w+'%';l.classList.toggle('in',w>55);l.style.left='calc('+(w>55?0:w)+'% + 6px)';});});\n"
   "document.querySelectorAll('.legend input[data-state]').forEach(function(c){c.addEventListener('change',function(){\n"
   " document.body.classList.toggle('hide-'+c.dataset.state,!c.checked);});});\n";
 

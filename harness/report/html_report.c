@@ -10,6 +10,9 @@
 
 extern const char html_charts_js[];
 
+/* the plot kinds (plots.txt's SCRIPT) html_charts.js draws; another kind's picture is inlined */
+static const char *const drawn_kinds[] = {"dots", "latency", "tradeoff", "timeline", "capsweep", NULL};
+
 /* plots: the JSON of every plot, to find names in; placed: the names report.md placed, "\n"-separated */
 struct ctx { const char *dir; char *plots; char placed[8192]; };
 
@@ -34,14 +37,17 @@ static int placed(const struct ctx *c, const char *name) {
  * drawn after it so that every plot is on the page */
 static void unplaced(FILE *o, struct ctx *c) {
   int any = 0;
-  for (const char *p = c->plots; p && (p = strstr(p, "{\"script\":")); p++) {
+  for (const char *p = c->plots; p && (p = strstr(p, "{\"script\":\"")); p++) {
     const char *n = strstr(p, ",\"name\":\"");
     if (!n) break;
+    int known = 0;
+    for (int k = 0; drawn_kinds[k]; k++)
+      known |= !strncmp(p + 11, drawn_kinds[k], strlen(drawn_kinds[k])) && p[11 + strlen(drawn_kinds[k])] == '"';
     n += 9;
     const char *e = strchr(n, '"');
     char name[600];
     snprintf(name, sizeof name, "%.*s", e ? (int)(e - n) : 0, n);
-    if (!name[0] || placed(c, name)) continue;
+    if (!known || !name[0] || placed(c, name)) continue;
     if (!any++) fputs("<section class=\"extra\"><h2 id=\"more-plots\">More plots</h2>\n<p class=\"muted\">Drawn from the plot data "
                       "(plots/data/); report.md has no picture of them (gnuplot was not run: make plots draws them).</p>\n", o);
     chart(o, c, name, name);
@@ -72,11 +78,13 @@ static int image(void *vc, FILE *o, const char *alt, const char *src) {
   struct ctx *c = vc;
   char name[600], key[700], path[1800];
   if (!html_report_plot_name(src, name, sizeof name)) {
-    /* a plot with data: drawn by the chart script */
-    snprintf(key, sizeof key, "\"name\":\"%s\"", name);
-    if (c->plots && strstr(c->plots, key)) {
-      chart(o, c, name, alt);
-      return 1;
+    /* a plot with data, of a kind the chart script draws */
+    for (int k = 0; drawn_kinds[k]; k++) {
+      snprintf(key, sizeof key, "{\"script\":\"%s\",\"name\":\"%s\"", drawn_kinds[k], name);
+      if (c->plots && strstr(c->plots, key)) {
+        chart(o, c, name, alt);
+        return 1;
+      }
     }
   }
   if (strstr(src, "..") || src[0] == '/' || strchr(src, ':')) return 0;   /* only pictures inside the folder */
