@@ -55,7 +55,7 @@ TEST(html_explain_draws_every_block_of_every_segment_once) {
   char *csv = NULL, *h = page_of(&st, 1, NULL, &csv);
   CHECK_EQ(count(h, "<rect"), st.nblocks);                 /* the only rects on the page are the blocks */
   CHECK_EQ(count(h, "<rect class=\"block"), st.nblocks);
-  CHECK_EQ(count(h, "<div class=\"seg\""), st.nsegments);
+  CHECK_EQ(count(h, "<div class=\"seg segment\""), st.nsegments);
   CHECK_CONTAINS(h, "data-nsegments=\"20\" data-nblocks=\"40\"");
   CHECK_EQ(count(h, "<rect class=\"block s-allocated"), 20);
   CHECK_EQ(count(h, "<rect class=\"block s-inactive"), 20);
@@ -74,7 +74,7 @@ TEST(html_explain_side_by_side_draws_each_strategys_blocks) {
   char *csv = NULL, *h = page_of(st, 2, (const char *[]){"caching's words", "expandable's words"}, &csv);
   CHECK_EQ(count(h, "<section class=\"panel\""), 2);
   CHECK_EQ(count(h, "<rect"), st[0].nblocks + st[1].nblocks);
-  CHECK_EQ(count(h, "<div class=\"seg\""), st[0].nsegments + st[1].nsegments);
+  CHECK_EQ(count(h, "<div class=\"seg segment\""), st[0].nsegments + st[1].nsegments);
   CHECK_EQ(count(h, "data-p=\"1\""), st[1].nblocks);
   CHECK_CONTAINS(h, "expandable&#39;s words");               /* each strategy's text beside it, escaped */
   CHECK_CONTAINS(h, "one per strategy");                       /* the per-strategy scale is offered */

@@ -139,7 +139,7 @@ static void segment_rows(FILE *o, const struct explain_state *st, int q, const i
     const struct seg_block *b0 = &st->blocks[r[s].i];
     uint64_t used = 0;
     for (size_t k = r[s].i; k < r[s].j; k++) used += st->blocks[k].state == SEG_ALLOCATED ? st->blocks[k].size : 0;
-    fprintf(o, "<div class=\"seg\" data-seg=\"%zu\" data-addr=\"%#llx\" data-size=\"%llu\" data-nblocks=\"%zu\">"
+    fprintf(o, "<div class=\"seg segment\" data-seg=\"%zu\" data-addr=\"%#llx\" data-size=\"%llu\" data-nblocks=\"%zu\">"
             "<div class=\"sl\" title=\"segment #%zu at %#llx: %s%s, %s pool, stream %llu, %s allocated in %zu block%s\"><b>#%zu</b> %s"
             " <span class=\"muted\">%s s%llu</span></div>", s + 1, (unsigned long long)b0->seg_addr,
             (unsigned long long)b0->seg_size, r[s].j - r[s].i, s + 1, (unsigned long long)b0->seg_addr, fmt_bytes(r[s].mapped_end, a, sizeof a),
@@ -282,7 +282,8 @@ static const char js[] =
   " if(n<l.length)s+='\\n... '+(l.length-n)+' more (all of them in the panel)';return s+'</div>';}\n"
   "function blockHtml(r,full){var d=r.dataset,s='<b>'+fbBytes(d.size)+' '+fbEsc(d.state)+'</b> <span class=\"muted\">('+Number(d.size).toLocaleString('en-US')+' bytes)</span>';\n"
   " if(r.classList.contains('cut'))s+=' <span class=\"muted\">(drawn cut)</span>';\n"
-  " s+='<br>stream '+fbEsc(d.stream)+' &middot; '+fbEsc(d.pool)+' pool &middot; segment #'+fbEsc(d.seg)+' at offset '+fbBytes(d.off);\n"
+  " s+='<br>size '+fbBytes(d.size)+' &middot; state '+fbEsc(d.state)+' &middot; stream '+fbEsc(d.stream)+' &middot; '+fbEsc(d.pool)+' pool';\n"
+  " s+='<br>segment #'+fbEsc(d.seg)+' at offset '+fbBytes(d.off);\n"
   " if(d.state==='allocated'){s+='<br>requested '+fbBytes(d.req);if(d.id)s+=' &middot; trace address '+fbEsc(d.id);}\n"
   " if(r.classList.contains('largest'))s+='<br><b>the largest free block</b>';\n"
   " var f=Number(d.f);\n"
