@@ -31,7 +31,7 @@ function frame(box,o){
   if(o.xticks!==false){var xt=o.xlog?logTicks(o.xmin,o.xmax):niceTicks(o.xmin,o.xmax,8,o.xstep);
     var xf=o.xfmt||(o.xlog?fmtNum:tickFmt(xt));
     xt.forEach(function(v){var x=f.sx(v);el('line',{x1:x,x2:x,y1:f.y1,y2:f.y0,class:'grid'},g);el('text',{x:x,y:f.y0+17,'text-anchor':'middle',class:'tick'},g,xf(v));});}
-  if(o.yticks!==false){var yt=o.ylog?logTicks(o.ymin,o.ymax):niceTicks(o.ymin,o.ymax,6);
+  if(o.yticks!==false){var yt=(o.ylog?logTicks(o.ymin,o.ymax):niceTicks(o.ymin,o.ymax,6)).filter(function(v){return o.ytickmin===undefined||v>=o.ytickmin;});
     var yf=o.yfmt||(o.ylog?fmtNum:tickFmt(yt));
     yt.forEach(function(v){var y=f.sy(v);el('line',{x1:f.x0,x2:f.x1,y1:y,y2:y,class:'grid'},g);el('text',{x:f.x0-7,y:y+4,'text-anchor':'end',class:'tick'},g,yf(v));});}
   el('line',{x1:f.x0,x2:f.x1,y1:f.y0,y2:f.y0,class:'axis'},g);el('line',{x1:f.x0,x2:f.x0,y1:f.y0,y2:f.y1,class:'axis'},g);
@@ -139,7 +139,7 @@ function drawCapsweep(box,p){var m=p.meta,S=strategiesOf(m),div=m.div||1,unit=m.
   if(!(ymax>0)){ymin=m.ymin||0;ymax=m.ymax||1;}
   if(m.preq>0)ymin=Math.min(ymin,m.preq);
   var pad=(ymax-ymin)*0.08||ymax*0.05,ylo=Math.max(0,ymin-pad)/div,yhi=(ymax+pad)/div,band=(yhi-ylo)*0.12;
-  var f=frame(box,{h:420,m:{l:70,r:20,t:16,b:52},xmin:xmin-(xmax-xmin)*0.04,xmax:xmax+(xmax-xmin)*0.04,ymin:ylo-band,ymax:yhi,xfmt:fmtX,xlab:'cap / peak requested',ylab:'peak reserved ('+unit+'), runs that completed'});
+  var f=frame(box,{h:420,m:{l:70,r:20,t:16,b:52},xmin:xmin-(xmax-xmin)*0.04,xmax:xmax+(xmax-xmin)*0.04,ymin:ylo-band,ymax:yhi,ytickmin:ylo,xfmt:fmtX,xlab:'cap / peak requested',ylab:'peak reserved ('+unit+'), runs that completed'});
   var g=el('g',{},f.svg),yf=f.sy(ylo-band*0.55);
   el('text',{x:f.x1-4,y:yf-9,'text-anchor':'end',class:'tick fail'},g,'× did not complete at this cap');
   if(m.preq>0)el('line',{x1:f.x0,x2:f.x1,y1:f.sy(m.preq/div),y2:f.sy(m.preq/div),class:'one'},g);

@@ -175,10 +175,10 @@ static void request_row(FILE *o, const struct explain_state *st, double scale, d
   double w = pct((double)st->rounded, scale), wp = pct((double)st->rounded, own);
   fprintf(o, "<div class=\"reqrow\"><div class=\"sl\"><b>request</b> %s</div><div class=\"reqtrack\">"
           "<span class=\"reqbar %s%s\" style=\"width:%.4f%%\" data-w=\"%.4f\" data-wp=\"%.4f\"></span>"
-          "<span class=\"reqlab%s\" style=\"left:calc(%.4f%% + 6px)\">%s%s; the largest free block: %s</span></div></div>\n",
+          "<span class=\"reqlab%s\" style=\"left:calc(%.4f%% + 6px)\">%s%s &middot; largest free block %s</span></div></div>\n",
           fmt_bytes(st->rounded, a, sizeof a), st->fits ? "fits" : "req", w > 100 ? " cut" : "", w > 100 ? 100 : w, w > 100 ? 100 : w,
           wp > 100 ? 100 : wp, w > 55 ? " in" : "", w > 55 ? 0.0 : w, st->fits ? "fits" : "does not fit",
-          w > 100 ? " (wider than the widest segment: cut)" : "", fmt_bytes(st->largest_free, b, sizeof b));
+          w > 100 ? " (cut: wider than any segment)" : "", fmt_bytes(st->largest_free, b, sizeof b));
 }
 
 static void moment(FILE *o, const struct explain_state *st) {
@@ -253,10 +253,10 @@ static const char css[] =
   ".hide-allocated rect.s-allocated,.hide-free rect.s-free,.hide-inactive rect.s-inactive,.hide-unmapped rect.s-unmapped{fill-opacity:.12}\n"
   ".reqrow{display:grid;grid-template-columns:190px minmax(0,1fr);align-items:center;min-height:24px;position:sticky;top:0;z-index:1;"
   "background:#fff;border-bottom:2px solid var(--line)}\n"
-  ".reqtrack{position:relative;height:16px}\n"
+  ".reqtrack{position:relative;height:16px;overflow:hidden}\n"
   ".reqbar{position:absolute;left:0;top:0;bottom:0;min-width:2px;border-radius:2px}.reqbar.req{background:var(--req)}.reqbar.fits{background:var(--fits)}\n"
   ".reqbar.cut{background:repeating-linear-gradient(90deg,var(--req) 0 92%,#fff 92% 94%,var(--req) 94% 96%,#fff 96% 98%,var(--req) 98%)}\n"
-  ".reqlab{position:absolute;top:0;font-size:12px;line-height:16px;color:#333;white-space:nowrap}.reqlab.in{color:#fff;text-shadow:0 0 2px #000}\n"
+  ".reqlab{position:absolute;top:0;right:4px;font-size:12px;line-height:16px;color:#333;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}.reqlab.in{color:#fff;text-shadow:0 0 2px #000}\n"
   ".fitbox{border:1px solid var(--line);border-radius:6px;padding:6px 10px 8px;background:var(--panel)}\n"
   ".fitbox h3{margin:2px 0 6px}\n"
   ".frow{display:grid;grid-template-columns:170px minmax(0,1fr) 210px;align-items:center;gap:8px;margin:3px 0;font-size:13px}\n"

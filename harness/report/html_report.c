@@ -1,6 +1,7 @@
 /* html_report.c - report.html (see html_report.h). An image line of report.md whose plot
- * has data in plots/data/ becomes a <figure class="chart"> the chart script draws; any
- * other picture under the folder is inlined (base64); a missing one is said so. */
+ * has data in plots/data/ becomes a <figure class="chart"> the chart script draws;
+ * explain's picture with its page beside it becomes that page (iframe srcdoc); any other
+ * picture under the folder is inlined (base64); a missing one is said so. */
 #include "html_report.h"
 #include <stdlib.h>
 #include <string.h>
@@ -88,11 +89,35 @@ static int image(void *vc, FILE *o, const char *alt, const char *src) {
     }
   }
   if (strstr(src, "..") || src[0] == '/' || strchr(src, ':')) return 0;   /* only pictures inside the folder */
+  const char *dot = strrchr(src, '.');
+  /* explain's picture, when the bench wrote its page too: the page itself, inline (an
+   * iframe's srcdoc: every block to hover, nothing fetched), the picture dropped */
+  if (!strncmp(src, "plots/explain-", 14) && dot) {
+    char page[1200];
+    snprintf(page, sizeof page, "%.*s.html", (int)(dot - src), src);
+    snprintf(path, sizeof path, "%s/%s", c->dir, page);
+    char *html = html_slurp(path, NULL);
+    if (html && html[0]) {
+      fputs("<figure class=\"picture explain\"><figcaption>", o);
+      html_text(o, alt);
+      fputs(" <span class=\"muted\">(fragbench explain --html: hover a block; on its own: <a href=\"", o);
+      html_text(o, page);
+      fputs("\">", o);
+      html_text(o, page + 6);
+      fputs("</a>)</span></figcaption><iframe class=\"explain\" title=\"", o);
+      html_text(o, alt);
+      fputs("\" srcdoc=\"", o);
+      html_text(o, html);
+      fputs("\"></iframe></figure>\n", o);
+      free(html);
+      return 1;
+    }
+    free(html);
+  }
   snprintf(path, sizeof path, "%s/%s", c->dir, src);
   size_t n = 0;
   char *data = html_slurp(path, &n);
   if (!data || !n) { free(data); return 0; }
-  const char *dot = strrchr(src, '.');
   const char *mime = dot && !strcmp(dot, ".svg") ? "image/svg+xml" : dot && (!strcmp(dot, ".jpg") || !strcmp(dot, ".jpeg")) ? "image/jpeg" : "image/png";
   fputs("<figure class=\"picture\"><figcaption>", o);
   html_text(o, alt);
@@ -102,21 +127,6 @@ static int image(void *vc, FILE *o, const char *alt, const char *src) {
   base64(o, (const unsigned char *)data, n);
   fputs("\">", o);
   free(data);
-  /* explain's picture: its page beside it, when the bench wrote one */
-  if (!strncmp(src, "plots/explain-", 14) && dot) {
-    char page[1200];
-    snprintf(page, sizeof page, "%.*s.html", (int)(dot - src), src);
-    snprintf(path, sizeof path, "%s/%s", c->dir, page);
-    FILE *p = fopen(path, "r");
-    if (p) {
-      fclose(p);
-      fputs("<div class=\"muted\">every block, to hover: <a href=\"", o);
-      html_text(o, page);
-      fputs("\">", o);
-      html_text(o, page + 6);
-      fputs("</a> (fragbench explain --html)</div>", o);
-    }
-  }
   fputs("</figure>\n", o);
   return 1;
 }
@@ -136,6 +146,7 @@ static const char css[] =
   "code{background:#f1f3f5;border-radius:3px;padding:0 3px}\n"
   "figure{margin:12px 0 22px}figcaption{font-weight:600;margin-bottom:4px}\n"
   "figure.picture img{max-width:100%;border:1px solid var(--line)}\n"
+  "iframe.explain{width:100%;height:760px;border:1px solid var(--line);border-radius:6px;background:#fff}\n"
   ".chart-svg{width:100%;height:auto;display:block;font-family:inherit}\n"
   ".chart-svg .grid{stroke:#e4e6ea;stroke-width:1}.chart-svg .axis{stroke:#555;stroke-width:1}\n"
   ".chart-svg .tick{font-size:12px;fill:#444}.chart-svg .alab{font-size:13px;fill:#222}\n"

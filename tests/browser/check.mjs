@@ -156,6 +156,23 @@ async function reportPage(browser, file, mdFile) {
   check(got.headings === headings && got.tables === tables, `${name}: ${got.headings} headings and ${got.tables} tables, report.md has ${headings} and ${tables}`);
   const imgs = await page.$$eval('main img', is => is.map(i => ({ src: i.getAttribute('src').slice(0, 11), ok: i.complete && i.naturalWidth > 0 })));
   check(imgs.every(i => i.src.startsWith('data:image/') && i.ok), `${name}: ${imgs.length} other pictures inline (data: URLs), each decoded`);
+  // explain's pages, inline (iframe srcdoc): their blocks drawn, a hover shows one
+  for (const handle of await page.$$('iframe.explain')) {
+    const fr = await handle.contentFrame();
+    const n = await fr.$$eval('rect.block', rs => rs.length);
+    const segs = await fr.$$eval('.panel', ps => ps.map(p => +p.dataset.nblocks));
+    let tip = '';
+    if (n) {
+      const big = fr.locator('rect.block').first();
+      await handle.scrollIntoViewIfNeeded();
+      await big.scrollIntoViewIfNeeded();
+      await big.hover({ force: true });
+      await page.waitForTimeout(100);
+      tip = await fr.$eval('#fbtip', t => (getComputedStyle(t).display !== 'none' ? t.innerText : ''));
+    }
+    check(n > 0 && n === segs.reduce((a, b) => a + b, 0) && /state \w+ · stream \d+/.test(tip),
+      `${name}: explain's page inline with its ${n} blocks; hover: "${tip.split('\n').slice(0, 2).join(' / ')}"`);
+  }
   // hover a mark of the first chart
   const mark = page.locator('figure.chart .mark').first();
   await mark.scrollIntoViewIfNeeded();
