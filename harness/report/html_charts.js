@@ -12,11 +12,11 @@ function hidden(name){return !!FB_HIDDEN[name];}
 function el(tag,attrs,parent,text){var e=document.createElementNS(NS,tag);for(var k in attrs)e.setAttribute(k,attrs[k]);if(text!==undefined)e.textContent=text;if(parent)parent.appendChild(e);return e;}
 function fmtNum(v){if(v===null||v===undefined)return '-';var a=Math.abs(v);if(Number.isInteger(v)&&a<1e5)return String(v);if(a>=1e5||(a<1e-3&&a>0))return v.toExponential(2);if(a>=100)return v.toFixed(0);if(a>=10)return v.toFixed(1);return v.toFixed(a<1.1&&a>=0.9?3:2);}
 function fmtX(v){return v===null?'-':(v<1.1?v.toFixed(3):v.toFixed(2))+'x';}
-function fmtNs(v){if(v>=1e9)return (v/1e9).toPrecision(3)+' s';if(v>=1e6)return (v/1e6).toPrecision(3)+' ms';if(v>=1e3)return (v/1e3).toPrecision(3)+' µs';return (+v).toPrecision(3)+' ns';}
+function fmtNs(v){function p(x){return String(Number(x.toPrecision(3)));}if(v>=1e9)return p(v/1e9)+' s';if(v>=1e6)return p(v/1e6)+' ms';if(v>=1e3)return p(v/1e3)+' µs';return p(+v)+' ns';}
 function niceTicks(lo,hi,n,minStep){var span=hi-lo;if(!(span>0))return [lo];var step=Math.pow(10,Math.floor(Math.log10(span/n))),err=span/n/step;if(err>=7.5)step*=10;else if(err>=3.5)step*=5;else if(err>=1.5)step*=2;if(minStep&&step<minStep)step=minStep;var t=[];for(var v=Math.ceil(lo/step)*step;v<=hi+step*1e-9;v+=step)t.push(+v.toPrecision(12));return t;}
 function tickFmt(t){var st=t.length>1?Math.abs(t[1]-t[0]):1,d=Math.max(0,Math.min(6,-Math.floor(Math.log10(st)+1e-9)));
   return function(v){return Math.abs(v)>=1e5?v.toExponential(1):v.toFixed(d);};}
-function logTicks(lo,hi){var t=[];for(var e=Math.floor(Math.log10(lo));e<=Math.ceil(Math.log10(hi));e++)[1,2,5].forEach(function(m){var v=m*Math.pow(10,e);if(v>=lo*0.999&&v<=hi*1.001)t.push(v);});return t;}
+function logTicks(lo,hi){var t=[],ms=Math.log10(hi/lo)>3?[1]:[1,2,5];for(var e=Math.floor(Math.log10(lo));e<=Math.ceil(Math.log10(hi));e++)ms.forEach(function(m){var v=m*Math.pow(10,e);if(v>=lo*0.999&&v<=hi*1.001)t.push(v);});return t;}
 // a frame: svg, plot area, scales, axes with labels
 function frame(box,o){
   var W=o.w||960,H=o.h||420,m=o.m||{l:70,r:20,t:16,b:52};
