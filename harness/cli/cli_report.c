@@ -1,5 +1,5 @@
-/* cli_report.c - `fragbench report DIR`: report.md, report.html and the gnuplot data of one bench run
- * folder (harness/report/). Its option table (report_opts, with its positional
+/* cli_report.c - `fragbench report DIR`: report.md, report.html and the gnuplot data of
+ * one bench run folder (harness/report/). Its option table (report_opts, with its positional
  * argument DIR) is read by options.c, as every subcommand's. */
 #include <dirent.h>
 #include <errno.h>
