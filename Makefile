@@ -58,8 +58,12 @@ TEST_O    := $(TEST_C:%.c=$(BUILD)/obj/%.o)
 BIN       := $(BUILD)/fragbench
 TESTBIN   := $(BUILD)/fragbench-tests
 
-.PHONY: all test test-san test-gpu validate bench perf fuzz plots report regress baseline clean
+.PHONY: all test test-browser test-san test-gpu validate bench perf fuzz plots report regress baseline clean
 all: $(BIN)
+
+# report.html's chart script, compiled in as a C string (edit the .js)
+harness/report/html_charts_js.c: harness/report/html_charts.js harness/report/js2c.awk
+	awk -v name=html_charts_js -f harness/report/js2c.awk $< > $@
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -74,6 +78,11 @@ $(TESTBIN): $(LIB_O) $(TEST_O)
 # The unit, replay, fidelity and bad-input tests. Closing line: N passed, N failed, N skipped.
 test: $(BIN) $(TESTBIN)
 	$(TESTBIN) $(T)
+
+# explain --html and report.html opened in a headless Chromium (tests/browser/run.sh: needs
+# chromium and node; screenshots in build/browser/). Not part of `make test`.
+test-browser: $(BIN)
+	FRAGBENCH=$(BIN) RUN='$(RUN)' sh tests/browser/run.sh
 
 # The same tests under AddressSanitizer + UndefinedBehaviorSanitizer.
 test-san:

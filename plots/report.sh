@@ -1,6 +1,7 @@
 #!/bin/sh
 # report.sh - `make report` (newest results/bench-*/) or `make report RUN=DIR`: runs
-# `fragbench report DIR`, which writes DIR/report.md from the folder's CSVs and env.txt,
+# `fragbench report DIR`, which writes DIR/report.md (and DIR/report.html, the same as one
+# self-contained page with every plot drawn inline) from the folder's CSVs and env.txt,
 # embedding the plots found in DIR/plots/ (FORMAT=svg embeds the SVGs), and the plot
 # data that `make plots` draws; with earlier results/bench-*/ runs beside DIR, the history
 # of peak reserved across them first (DIR/history.md). Renders on GitHub as it is.

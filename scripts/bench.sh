@@ -9,9 +9,10 @@
 #   advise-T.csv    per PyTorch snapshot T: every allocator setting advise replayed, the
 #                   recommended PYTORCH_CUDA_ALLOC_CONF first (column alloc_conf)
 #   explain-T.txt   per PyTorch snapshot T: the memory at its OOM (or peak), segment by
-#                   segment (fragbench explain), drawn in plots/explain-T.png (gnuplot)
+#                   segment (fragbench explain), drawn in plots/explain-T.png (gnuplot) and
+#                   plots/explain-T.html (every block, to hover)
 #   env.txt         device, driver, CUDA, commit (and its date), seed, date, and where each figure came from
-# then the plots (when gnuplot is installed) and report.md (`fragbench report`).
+# then the plots (when gnuplot is installed) and report.md + report.html (`fragbench report`).
 #
 # The plan. The uncapped rows run on the device (on a GPU: real memory, host ns per call,
 # measured driver time), one source after another, alone on the GPU. Caps cost many
@@ -41,7 +42,8 @@ if [ "${1:-}" = "--job" ]; then   # one parallel job: bench.sh --job KIND LABEL 
     mincap_gpu) "$BIN" mincap "$flag" "$src" $GPU_ALLOC --device cuda --seed "$SEED" --quiet --out "$part.csv" 2>"$err" || rc=$? ;;
     advise) "$BIN" advise --trace "$src" --quiet --out "$DIR/advise-$label.csv" >/dev/null 2>"$err" || rc=$?
             [ $rc = 1 ] && rc=0 ;;   # 1: no setting fits the budget - an answer, in the csv and the report
-    explain) "$BIN" explain --trace "$src" $SIMDEV --plot "$DIR/plots/explain-$label.png" >"$DIR/explain-$label.txt" 2>"$err" || rc=$? ;;
+    explain) "$BIN" explain --trace "$src" $SIMDEV --plot "$DIR/plots/explain-$label.png" --html "$DIR/plots/explain-$label.html" \
+               >"$DIR/explain-$label.txt" 2>"$err" || rc=$? ;;
   esac
   [ $rc = 0 ] || echo "$kind $label: exit $rc (see $err)" >> "$DIR/.failed"
   echo "$kind $label" >> "$DIR/.done"

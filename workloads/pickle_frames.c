@@ -13,7 +13,8 @@
 #define MAX_STRING_BYTES (32u << 20)
 #define MAX_FRAMES (1u << 20)
 #define MAX_CUR 256                 /* frames of one list kept (innermost first) */
-#define MAX_TEXT 1000               /* text of one oom's stack */
+#define MAX_TEXT 8000               /* text of one stack (an oom's, or a block's for explain): C++ frames come
+                                       first and can be many; the Python frames at the end must fit */
 #define MAX_TEXTS (1u << 16)        /* oom stacks kept as text (later ooms' frames read as unknown) */
 
 struct frame { uint32_t name, file; int64_t line; };
@@ -34,6 +35,9 @@ void pk_frames_drop(struct pk_reader *p, uint32_t ref) {
   if (!p->fr || !ref || ref > p->fr->ntext) return;
   free(p->fr->text[ref - 1]);
   p->fr->text[ref - 1] = NULL;
+  /* the last texts dropped: their slots are taken again, so that a pass that drops what
+   * it does not keep is not stopped by MAX_TEXTS */
+  while (p->fr->ntext && !p->fr->text[p->fr->ntext - 1]) p->fr->ntext--;
 }
 
 int pk_frames_begin(struct pk_reader *p, char *err) {

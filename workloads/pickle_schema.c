@@ -32,7 +32,9 @@ static uint16_t allowed_for(uint8_t type) {
 static uint16_t value_role(uint16_t dict_roles, const struct pk_val *key, int frames) {
   uint8_t tok = key->type == PK_STR ? key->tok : TK_OTHER;
   uint16_t r = 0;
-  if (frames && (dict_roles & R_EVENT) && tok == TK_FRAMES) r |= R_FRAMES;   /* the frames pass */
+  /* the frames pass: every frames list, an event's and a segment's or block's (PyTorch shares the frame
+   * dicts through the memo, so a later event's list can name frames first read there) */
+  if (frames && tok == TK_FRAMES) r |= R_FRAMES;
   if (dict_roles & R_TOP)
     r |= tok == TK_DEVICE_TRACES ? R_DT : tok == TK_SEGMENTS ? R_SEGS : tok == TK_ALLOCATOR_SETTINGS ? R_SET : R_IGN;
   if (dict_roles & R_SET) r |= tok == TK_ROUNDUP_POWER2_DIVISIONS ? R_RPD : R_IGN;

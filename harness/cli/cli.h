@@ -48,6 +48,7 @@ struct cli_opts {
   int no_infer_cap;                                 /* run: no cap inferred from a snapshot's OOM */
   int trust_message;                                /* --oom-message taken even where it is not the snapshot's */
   const char *at, *plot;                            /* explain --at, --plot */
+  const char *html, *blocks_csv;                    /* explain --html FILE.html, --blocks-csv FILE.csv */
   uint64_t max_reserved; int fail_on_oom;           /* run's gate: exit 1 when a row exceeds / OOMs */
   const char *breakdown;                            /* run --breakdown FILE.csv: reserved at the peak per stream */
   const char *vary;                                 /* fit --vary PARAM */

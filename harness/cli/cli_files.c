@@ -73,6 +73,8 @@ int cli_check_files(const struct cli_opts *o) {
   if (o->breakdown) out[nout++] = (struct named){"--breakdown", o->breakdown};
   if (o->junit) out[nout++] = (struct named){"--junit", o->junit};
   if (o->json) out[nout++] = (struct named){"--json", o->json};
+  if (o->html) out[nout++] = (struct named){"--html", o->html};
+  if (o->blocks_csv) out[nout++] = (struct named){"--blocks-csv", o->blocks_csv};
   if (o->plot && !strcmp(o->cmd, "history")) {   /* history's --plot is the folder its pictures go in */
     struct stat st;
     if (!strcmp(o->plot, "-") || (!stat(o->plot, &st) && !S_ISDIR(st.st_mode)))

@@ -1,5 +1,5 @@
-/* cli_report.c - `fragbench report DIR`: report.md and the gnuplot data of one bench run
- * folder (harness/report/). Its option table (report_opts, with its positional
+/* cli_report.c - `fragbench report DIR`: report.md, report.html and the gnuplot data of
+ * one bench run folder (harness/report/). Its option table (report_opts, with its positional
  * argument DIR) is read by options.c, as every subcommand's. */
 #include <dirent.h>
 #include <errno.h>
@@ -13,6 +13,8 @@
 #include "plot_data.h"
 #include "outfile.h"
 #include "report.h"
+#include "html_plots.h"
+#include "html_report.h"
 
 static const struct opt_def report_opts[] = {
   {"DIR", OPT_ARG, NULL, "the run folder (`make bench` writes results/bench-<stamp>/)"},
@@ -26,6 +28,8 @@ const struct cmd_def cmd_report_def = {
   "Reads a folder of results CSVs (a `make bench` run: runs.csv, and when present\n"
   "mincap.csv, capsweep.csv, timeline-*.csv, env.txt, advise-*.csv; in a folder without\n"
   "runs.csv, every other results CSV there stands for it) and writes\n"
+  "  DIR/report.html        the same as one self-contained page: every plot drawn inline\n"
+  "                         (hover a mark for its figure), a switch per strategy to hide it\n"
   "  DIR/report.md          the environment, where the figures came from, a summary, memory\n"
   "                         against driver time, per workload a table (best in bold) and notes\n"
   "                         (what PyTorch itself reserved, an inferred limit, advise's\n"
@@ -56,6 +60,21 @@ static void clear_data(const char *dir) {
     }
   }
   closedir(d);
+}
+
+/* report.html beside report.md, from its text (html_report.h): 0, or 1 with a message */
+static int write_html(const struct run_folder *f, const char *dir, const char *title, const char *md) {
+  char path[1100];
+  snprintf(path, sizeof path, "%s/report.html", dir);
+  char *text = html_slurp(md, NULL);
+  if (!text) { fprintf(stderr, "fragbench report: %s: cannot read it back for report.html\n", md); return 1; }
+  struct outfile of;
+  FILE *out = outfile_open(&of, path, "report.html");
+  if (!out) { free(text); return 1; }
+  html_report_write(out, f, dir, title, text);
+  free(text);
+  if (ferror(out)) { outfile_abort(&of); fprintf(stderr, "fragbench report: %s: cannot write\n", path); return 1; }
+  return outfile_finish(&of, 1) ? 1 : 0;
 }
 
 int cmd_report(struct cli_opts *o) {
@@ -96,14 +115,14 @@ int cmd_report(struct cli_opts *o) {
   }
   const char *title = strrchr(d, '/') ? strrchr(d, '/') + 1 : d;
   report_write_md(&f, out, title, fmt, &im);
-  if (outfile_finish(&of, 1)) {
+  if (outfile_finish(&of, 1) || write_html(&f, d, title, md)) {
     rc = 1;
   } else if (!quiet) {
     char fmtdot[8];
     snprintf(fmtdot, sizeof fmtdot, ".%s", fmt);
     int pics = 0;
     for (int i = 0; i < im.n; i++) pics += strlen(im.name[i]) > 4 && !strcmp(im.name[i] + strlen(im.name[i]) - strlen(fmtdot), fmtdot);
-    fprintf(stderr, "report: %s (%d picture%s found in %s), plot data in %s\n", md, pics, pics == 1 ? "" : "s", plots, data);
+    fprintf(stderr, "report: %s and report.html (%d picture%s found in %s), plot data in %s\n", md, pics, pics == 1 ? "" : "s", plots, data);
     char verdict[2048];
     report_verdict(&f, verdict, sizeof verdict);   /* report.md's first line, where the person who ran it reads it */
     fprintf(stderr, "report: %s\n", verdict);

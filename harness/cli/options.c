@@ -121,6 +121,8 @@ static int store(const char *cmd, struct cli_opts *o, const char *flag, const ch
   if (!strcmp(flag, "--breakdown")) { o->breakdown = val; return 0; }
   if (!strcmp(flag, "--at")) { o->at = val; return 0; }
   if (!strcmp(flag, "--plot")) { o->plot = val; return 0; }
+  if (!strcmp(flag, "--html")) { o->html = val; return 0; }
+  if (!strcmp(flag, "--blocks-csv")) { o->blocks_csv = val; return 0; }
   if (!strcmp(flag, "--confirm-on")) {
     if (strcmp(val, "cuda") && strcmp(val, "sim")) return bad(cmd, "--confirm-on '%s': expected cuda (or sim)%s", val, "");
     o->confirm_on = val;
@@ -212,7 +214,7 @@ static const struct { const char *flag; enum opt_type type; } types[] = {
   {"--max-reserved", OPT_BYTES}, {"--oom-message", OPT_TEXT}, {"--trace-device", OPT_COUNT}, {"--device", OPT_TEXT},
   {"--devices", OPT_LIST}, {"--sim-total", OPT_BYTES}, {"--sim-usable", OPT_BYTES}, {"--on-oom", OPT_TEXT},
   {"--seed", OPT_COUNT}, {"--out", OPT_TEXT}, {"--timeline", OPT_TEXT}, {"--breakdown", OPT_TEXT}, {"--at", OPT_TEXT},
-  {"--plot", OPT_TEXT}, {"--confirm-on", OPT_TEXT}, {"--precision", OPT_NUMBER}, {"--threads", OPT_COUNT}, {"--variations", OPT_COUNT},
+  {"--plot", OPT_TEXT}, {"--html", OPT_TEXT}, {"--blocks-csv", OPT_TEXT}, {"--confirm-on", OPT_TEXT}, {"--precision", OPT_NUMBER}, {"--threads", OPT_COUNT}, {"--variations", OPT_COUNT},
   {"--seconds", OPT_NUMBER}, {"--fail-rate", OPT_NUMBER},
   {"--vary", OPT_TEXT}, {"--from", OPT_COUNT}, {"--to", OPT_COUNT}, {"--margin", OPT_BYTES},
   {"--max-increase", OPT_NUMBER}, {"--metric", OPT_LIST}, {"--tolerance", OPT_TEXT}, {"--junit", OPT_TEXT},

@@ -209,6 +209,7 @@ int explain_run(const struct explain_opts *o, struct explain_state *st, char *er
   if (x.ops->segments) {
     st->has_segments = 1;
     x.ops->segments(x.a, collect, st);
+    explain_block_ids(st, &x.live);
   }
   if ((uint64_t)st->event < b.n && b.ev[st->event].op == OP_ALLOC && !st->at_peak) {
     const struct event *ev = &b.ev[st->event];
@@ -224,12 +225,18 @@ int explain_run(const struct explain_opts *o, struct explain_state *st, char *er
   }
   ex_close(&x);
   if (st->at_oom) explain_frames(o->trace, o->trace_device, st);
+  if (o->block_frames) explain_block_frames(o->trace, o->trace_device, &b, st);
 out:
   event_buffer_free(&b);
   return rc;
 }
 
 void explain_free(struct explain_state *st) {
+  for (size_t i = 0; st->block_frames && i < st->nblocks; i++) free(st->block_frames[i]);
+  free(st->block_frames);
+  free(st->block_id);
+  st->block_frames = NULL;
+  st->block_id = NULL;
   free(st->blocks);
   st->blocks = NULL;
   st->nblocks = st->cap_blocks = 0;

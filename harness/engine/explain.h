@@ -19,6 +19,7 @@ struct explain_opts {
   const char *at;             /* "oom", "peak" or an event index; NULL: oom when there is one, else peak */
   uint64_t cap;               /* 0: inferred from an OOM (unless no_infer_cap), else none */
   int no_infer_cap;
+  int block_frames;           /* also the stack that allocated each block (explain_block_frames) */
 };
 
 #define EXPLAIN_TOP_BLOCKS 5
@@ -50,6 +51,12 @@ struct explain_state {
   uint64_t live_at_oom, live_with_frames;
   int ntop;
   struct explain_block top[EXPLAIN_TOP_BLOCKS];   /* largest first */
+  /* per block, parallel to blocks (explain_blocks.c): the trace's id of an allocated block
+   * (a snapshot's address; 0: none), and with explain_opts.block_frames the stack that
+   * allocated it (NULL: none recorded) */
+  uint64_t *block_id;
+  char **block_frames;
+  uint64_t blocks_with_frames;
 };
 
 /* 0; 2 with err for bad input (no OOM for --at oom, an event past the end or not an
@@ -59,5 +66,12 @@ void explain_free(struct explain_state *st);
 /* the largest blocks live at the snapshot's first OOM and their stacks, into st (quietly
  * nothing for a trace that is not a PyTorch snapshot) */
 void explain_frames(const char *trace, int trace_device, struct explain_state *st);
+
+struct livemap;
+/* st->block_id from the replay's live map at the moment */
+void explain_block_ids(struct explain_state *st, struct livemap *live);
+/* st->block_frames: one frames pass over the pickle up to the moment (quietly nothing for
+ * a trace that is not a PyTorch snapshot or holds no stacks) */
+void explain_block_frames(const char *trace, int trace_device, const struct event_buffer *b, struct explain_state *st);
 
 #endif
