@@ -42,7 +42,7 @@ if [ "${1:-}" = "--job" ]; then   # one parallel job: bench.sh --job KIND LABEL 
     mincap_gpu) "$BIN" mincap "$flag" "$src" $GPU_ALLOC --device cuda --seed "$SEED" --quiet --out "$part.csv" 2>"$err" || rc=$? ;;
     advise) "$BIN" advise --trace "$src" --quiet --out "$DIR/advise-$label.csv" >/dev/null 2>"$err" || rc=$?
             [ $rc = 1 ] && rc=0 ;;   # 1: no setting fits the budget - an answer, in the csv and the report
-    explain) "$BIN" explain --trace "$src" $SIMDEV --plot "$DIR/plots/explain-$label.png" --html "$DIR/plots/explain-$label.html" \
+    explain) "$BIN" explain --trace "$src" $EXPLAINDEV --plot "$DIR/plots/explain-$label.png" --html "$DIR/plots/explain-$label.html" \
                >"$DIR/explain-$label.txt" 2>"$err" || rc=$? ;;
   esac
   [ $rc = 0 ] || echo "$kind $label: exit $rc (see $err)" >> "$DIR/.failed"
@@ -76,9 +76,11 @@ if [ "$kind" = cuda ]; then
   gpu_total=$(printf '%s\n' "$devinfo" | sed -n 's/^total: //p')
   gpu_free=$(printf '%s\n' "$devinfo" | sed -n 's/^free: //p')
   SIMDEV="--device sim --sim-total $gpu_total --sim-usable $gpu_free"
+  EXPLAINDEV="--device sim --sim-total $gpu_total"   # explain takes the total only (a limit in % of it)
   echo "bench: device: cuda ($devname, $gpu_total bytes, $gpu_free free); caps searched on a simulated device of that size, confirmed on the GPU" >&2
 else
   SIMDEV="--device sim"
+  EXPLAINDEV="--device sim"
   [ "$DEVICE" = auto ] && echo "bench: no GPU visible: every figure on the simulated device ($devname)" >&2
 fi
 
@@ -139,7 +141,7 @@ if "$BIN" explain --help >/dev/null 2>&1; then
   done
 fi
 TOTAL=$((nsrc + $(wc -l < "$DIR/.jobs_cpu") + $(wc -l < "$DIR/.jobs_gpu")))
-export BIN DIR SEED CAPS SIMDEV SIM_ALLOC GPU_ALLOC CONFIRM T0 TOTAL
+export BIN DIR SEED CAPS SIMDEV EXPLAINDEV SIM_ALLOC GPU_ALLOC CONFIRM T0 TOTAL
 echo "bench: $nsrc inputs x $(echo $allocators | wc -w) strategies: $TOTAL steps ($nsrc uncapped on $kind, $(wc -l < "$DIR/.jobs_cpu") on the CPU in parallel, $(wc -l < "$DIR/.jobs_gpu") on the GPU)" >&2
 
 # the CPU jobs, in the background, JOBS at a time (one core kept for the uncapped rows)

@@ -3,6 +3,7 @@
  * row, the no-GPU notice once, long trace names in full, a progress line per step. */
 #include <libgen.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/wait.h>
 #include "test.h"
@@ -50,4 +51,39 @@ TEST(bench_on_own_inputs_writes_every_file_and_one_table) {
   CHECK_CONTAINS(env, "figures_mincap: sim");
   free(env);
   free(out);
+}
+
+/* On a GPU host bench.sh passes the GPU's size to the sim searches ($SIMDEV: --sim-total
+ * and --sim-usable) and to explain ($EXPLAINDEV: --sim-total); every command it passes
+ * them to must take them, or `make bench` exits 1 on a healthy GPU host (explain refused
+ * --sim-usable: 4 steps failed on an H100 on 2026-11-27). Read from bench.sh itself. */
+TEST(bench_passes_each_command_only_flags_it_takes) {
+  char *sh = test_read_file("scripts/bench.sh");
+  if (!sh) SKIP("scripts/bench.sh not found (run from the repository root)");
+  static const struct { const char *var, *flags[2]; } vars[] = {
+    {"$SIMDEV", {"--sim-total", "--sim-usable"}}, {"$EXPLAINDEV", {"--sim-total", NULL}}};
+  int checked = 0;
+  for (char *line = sh; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+    const char *bin = strstr(line, "\"$BIN\" ");
+    const char *end = strchr(line, '\n');
+    if (!bin || (end && bin > end)) continue;
+    char cmd[32] = "";
+    sscanf(bin + 7, "%31[a-z_]", cmd);
+    for (size_t v = 0; v < sizeof vars / sizeof vars[0]; v++) {
+      const char *at = strstr(line, vars[v].var);
+      if (!at || (end && at > end)) continue;
+      char outp[512], errp[512];
+      snprintf(outp, sizeof outp, "%s/help_%s.txt", test_tmpdir(), cmd);
+      snprintf(errp, sizeof errp, "%s/help_%s.err", test_tmpdir(), cmd);
+      CHECK_EQ(test_cli(outp, errp, cmd, "--help", NULL), 0);
+      char *help = test_read_file(outp);
+      for (int f = 0; f < 2 && vars[v].flags[f]; f++)
+        CHECK_MSG(help && strstr(help, vars[v].flags[f]), "bench.sh passes %s (%s) to `fragbench %s`, which does not take it",
+                  vars[v].var, vars[v].flags[f], cmd);
+      free(help);
+      checked++;
+    }
+  }
+  CHECK(checked >= 3);                                  /* run's/mincap's searches and explain */
+  free(sh);
 }
