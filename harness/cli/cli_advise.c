@@ -151,19 +151,19 @@ static int write_csv(const char *path, const struct advise_result *res) {
 }
 
 static void say_variations(const struct advise_result *res, uint64_t seed) {
-  if (res->nvariations > 1)
+  if (res->nvariations + res->beyond > 1)
     fprintf(stderr, "fragbench advise: %d variations of the job: the recorded one and %d with its %d middle iterations in other "
             "orders, resampled, or with other shapes (iterations: %s; the warm-up - the prologue and %d iteration(s) - and %d at "
             "the end kept in place), seed %llu, %d at once\n",
-            res->nvariations, res->nvariations - 1, res->iterations - res->head_iters - res->tail_iters, res->variations_how,
-            res->head_iters, res->tail_iters, (unsigned long long)seed, res->threads);
-  if (res->redrawn)
-    fprintf(stderr, "fragbench advise: no variation asks for more at once than the recorded run, to within 1%% (%s): %d draws that did were "
-            "drawn again%s\n", "a rerun draws the shapes the job draws", res->redrawn,
-            res->stand_ins ? "; where every draw did, the recorded order stands in" : "");
+            res->nvariations + res->beyond, res->nvariations + res->beyond - 1, res->iterations - res->head_iters - res->tail_iters,
+            res->variations_how, res->head_iters, res->tail_iters, (unsigned long long)seed, res->threads);
   else
     fprintf(stderr, "fragbench advise: the recorded sequence only: %s; the advice holds for this sequence, not for reruns "
             "that draw other batches\n", res->variations_how);
+  if (res->redrawn)
+    fprintf(stderr, "fragbench advise: no variation asks for more at once than the recorded run, to within 1%% (a rerun draws "
+            "the shapes the job draws): %d draws that did were drawn again%s\n", res->redrawn,
+            res->stand_ins ? "; where every draw did, the recorded order stands in" : "");
 }
 
 /* what each of the top settings needs when none fits under the limit */
@@ -257,7 +257,7 @@ int cmd_advise(struct cli_opts *o) {
             "anywhere in it (give it exactly with --limit or --oom-message FILE|-)\n", fmt_bytes(ao.budget, a, sizeof a),
             (unsigned long long)ao.budget);
   int rc = advise_run(&ao, &res, err);
-  if (rc == 2 && (inferred || lim.from == LIMIT_OOM_MESSAGE) && strstr(err, "below the trace's peak requested")) {
+  if (rc == 2 && ao.budget && strstr(err, "below the trace's peak requested")) {
     /* the job itself asks for more than the limit at once: nothing fits there */
     fprintf(stderr, "fragbench advise: nothing fits under %s: %s\n", fmt_bytes(ao.budget, a, sizeof a), err);
     if (inferred) fprintf(stderr, "fragbench advise: that is the low end of the inferred interval; if the job ran under more, "
