@@ -75,6 +75,14 @@ struct allocator_ops {
   /* optional: the strategy's pool that serves a request of this size ("small", "large"),
    * for run --breakdown's split of reserved memory; NULL = one pool per stream */
   const char *(*pool_of)(void *a, uint64_t size);
+  /* optional: memory pools (event.h: a CUDA graph's private pool, a MemPool). A strategy
+   * that has these serves an allocation of pool p != 0 only from p's own blocks, keeps p's
+   * segments through empty_cache and release-and-retry until pool_release(p), and frees
+   * them as PyTorch does after it; pool_empty(p) is emptyCache(p). A strategy without
+   * them replays pool allocations as general ones, and the run's status says so. */
+  int  (*alloc_pool)(void *a, uint64_t size, uint64_t stream, uint32_t pool, struct block *out);
+  void (*pool_release)(void *a, uint32_t pool);
+  void (*pool_empty)(void *a, uint32_t pool);
 };
 
 /* registry (allocators/registry.c) */

@@ -126,6 +126,8 @@ struct cpool {
   uint64_t free_bytes;      /* their total size */
   uint64_t get_free_calls;  /* get_free_blocks_call_count: the GC age clock */
   int is_small;
+  uint32_t owner;           /* BlockPool::owner_PrivatePool: 0 = the general pools, else the
+                             * private pool (event.h) whose small_blocks / large_blocks this is */
 };
 
 /* Freed Block structs are kept for reuse; new ones come from 256-block slabs. */

@@ -127,6 +127,7 @@ void cpool_init(struct cpool *p, int is_small) {
   p->free_bytes = 0;
   p->get_free_calls = 0;
   p->is_small = is_small;
+  p->owner = 0;
 }
 
 void cpool_destroy(struct cpool *p) {

@@ -13,7 +13,12 @@
  *                                   then OP_FREE of it) so that a run that died OOMs too;
  *                                   the limit the job ran under: oom_evidence.c, from the
  *                                   segment events and oom entries
- *   snapshot, free_requested     -> nothing; other actions and keys are counted as ignored
+ *   snapshot, free_requested     -> nothing; other keys are counted as ignored; an action this
+ *                                   reader does not know is named in info.unmodelled
+ * Memory pools (trace_pools.h): an alloc carries the pool of the segment it falls in (the
+ * segments list's segment_pool_id, mapped onto the history by rules R1-R5); a release run
+ * that frees a private pool's segment is preceded by OP_POOL_RELEASE of that pool, and is
+ * emptyCache(pool) when it freed only that pool's segments (R6).
  * open() makes one pass over the whole file (constant memory) for what info() must know
  * before the first event: allocator_settings (written after device_traces), the peak, the
  * usable memory, which devices have events, and which segment_free runs were empty_cache()
@@ -23,12 +28,13 @@
 #include <string.h>
 #include "pickle.h"
 #include "oom_evidence.h"
+#include "trace_pools.h"
 
 #define OOM_ID_BASE TRACE_OOM_ID_BASE
 
 /* per-device results of the pre-scan */
 struct dev_scan {
-  uint64_t events, ignored;
+  uint64_t events, ignored, unknown_actions;
   int64_t reserved, min_reserved, max_reserved;   /* running sum of segment events */
   uint64_t usable;                                /* first oom: device_free + reserved */
   int saw_map;
@@ -58,6 +64,11 @@ struct pt {
   uint64_t pending_id;
   uint64_t last_offset;
   char where[320];
+  /* pools (trace_pools.h) */
+  struct trace_pools tp;
+  uint8_t *released;           /* per pool: OP_POOL_RELEASE given and no allocation since */
+  struct event pend[8];        /* events due before the next record: pool releases, an empty_cache */
+  int npend, ipend;
 };
 
 static int valid_int(const struct pk_rec *r, uint8_t f) { return (r->has & f) && !(r->bad & f); }
@@ -175,7 +186,8 @@ static int scan_rec(struct dev_scan *d, const struct pk_rec *r) {
     }
     return oom_evidence_oom(&d->ev, (uint64_t)r->size, r->has & F_STREAM ? (uint64_t)r->stream : 0, (uint64_t)r->device_free);
   case TK_FREE_REQUESTED: case TK_FREE_COMPLETED: case TK_SNAPSHOT: break;
-  default: d->ignored++;       /* user_defined and actions we do not know */
+  case TK_USER_DEFINED: d->ignored++; break;   /* an annotation: no allocator action */
+  default: d->ignored++; d->unknown_actions++;  /* actions we do not know */
   }
   return 0;
 }
@@ -211,6 +223,9 @@ static int prescan(struct pt *t, int want_device, char *err) {
     if (check_rec(&t->src, &r, err)) { rc = -1; break; }
     mask |= 1ULL << r.device;
     int sr = scan_rec(&dev[r.device], &r);
+    if (!sr && r.action >= TK_SEGMENT_ALLOC && r.action <= TK_SEGMENT_UNMAP &&
+        tp_scan_segment(&t->tp, r.device, r.action, r.addr, r.size, dev[r.device].runs - 1))
+      sr = -1;
     if (sr == SCAN_RANGE) {
       rc = src_error_at(&t->src, r.offset, err, "device_traces[%d][%llu]: segment events sum to %lld bytes reserved (expected within 2^60)",
                         r.device, (unsigned long long)r.index, (long long)dev[r.device].reserved);
@@ -260,6 +275,24 @@ static int prescan(struct pt *t, int want_device, char *err) {
                recorded_expandable ? "expandable" : "caching");
       t->info.device_mask = mask;
       t->info.ignored = s->ignored + t->pk.ignored_top;
+      if (s->unknown_actions) {
+        if (t->pk.unknown_action[0])
+          snprintf(t->info.unmodelled, sizeof t->info.unmodelled, "%llu trace entries with actions this reader does not know "
+                   "(e.g. '%s'), replayed as nothing", (unsigned long long)s->unknown_actions, t->pk.unknown_action);
+        else
+          snprintf(t->info.unmodelled, sizeof t->info.unmodelled, "%llu trace entries with actions this reader does not know, "
+                   "replayed as nothing", (unsigned long long)s->unknown_actions);
+      }
+      if (tp_resolve(&t->tp, t->pk.segs, t->pk.nsegs, d) ||
+          !(t->released = calloc(t->tp.npools + 1, 1))) {
+        snprintf(err, FB_ERRLEN, "%s: out of memory", t->src.name);
+        rc = -1;
+      } else if (t->tp.npools > EV_POOL_MAX) {
+        snprintf(err, FB_ERRLEN, "%s: %u private memory pools in the segments list (at most %d)", t->src.name,
+                 t->tp.npools, EV_POOL_MAX);
+        rc = -1;
+      }
+      t->info.pools = t->tp.npools;
       t->info.holds_whole_trace = 0;
       t->ec = s->ec;
       t->runs = s->runs;
@@ -293,6 +326,8 @@ static void pt_close(void *st) {
   src_close(&t->src);
   free(t->ec);
   free(t->deferred);
+  free(t->released);
+  tp_free(&t->tp);
   free(t);
 }
 
@@ -302,6 +337,9 @@ static void reset_replay(struct pt *t) {
   t->pending_free = 0;
   t->req_open = 0;
   t->ndeferred = 0;
+  t->npend = t->ipend = 0;
+  tp_rewind(&t->tp);
+  if (t->released) memset(t->released, 0, t->tp.npools + 1);
 }
 
 /* a free_requested not followed at once by its free_completed: the free waits for other
@@ -349,8 +387,33 @@ static int pt_open(void **st, const struct params *p, const struct workload_ctx 
   return pytorch_snapshot_open_src(st, &src, ctx, err);
 }
 
+/* R6: before release run `run`: the private pools it freed are released first; an
+ * empty_cache() run that freed only pool P's segments is emptyCache(P) */
+static void run_events(struct pt *t, uint64_t run, int ec) {
+  size_t n = 0, first = tp_run_pools(&t->tp, run, &n);
+  uint32_t only = 0;
+  int general = 0;
+  for (size_t i = first; i < first + n; i++) {
+    uint32_t p = t->tp.runs[i].pool;
+    if (!p) { general = 1; continue; }
+    only = only ? UINT32_MAX : p;
+    if (!t->released[p] && t->npend < (int)(sizeof t->pend / sizeof t->pend[0]) - 1) {
+      t->released[p] = 1;
+      t->pend[t->npend++] = (struct event){.op = OP_POOL_RELEASE, .pool = p, .device = t->device};
+    }
+  }
+  if (ec)
+    t->pend[t->npend++] = (struct event){.op = OP_EMPTY_CACHE, .device = t->device,
+                                         .pool = general || only == UINT32_MAX ? 0 : only};
+}
+
 static int pt_next(void *st, struct event *ev, char *err) {
   struct pt *t = st;
+  if (t->ipend < t->npend) {
+    *ev = t->pend[t->ipend++];
+    if (t->ipend == t->npend) t->ipend = t->npend = 0;
+    return 1;
+  }
   if (t->pending_free) {
     t->pending_free = 0;
     *ev = (struct event){.op = OP_FREE, .id = t->pending_id, .device = t->device};
@@ -366,11 +429,19 @@ static int pt_next(void *st, struct event *ev, char *err) {
       t->req_open = 0;
       if (defer_push(t, t->req_addr)) { snprintf(err, FB_ERRLEN, "%s: out of memory", t->src.name); return -1; }
     }
+    int pools = t->tp.npools > 0;
     if (is_release(r.action)) {
+      if (pools && tp_segment(&t->tp, r.action, r.addr, r.size) < 0) { snprintf(err, FB_ERRLEN, "%s: out of memory", t->src.name); return -1; }
       if (t->in_run) continue;
       t->in_run = 1;
       uint64_t run = t->run_no++;
-      if (run < t->runs && get_bit(t->ec, run)) {
+      int ec = run < t->runs && get_bit(t->ec, run);
+      if (pools) {
+        run_events(t, run, ec);
+        if (t->npend) return pt_next(st, ev, err);
+        continue;
+      }
+      if (ec) {
         *ev = (struct event){.op = OP_EMPTY_CACHE, .device = t->device};
         return 1;
       }
@@ -381,7 +452,11 @@ static int pt_next(void *st, struct event *ev, char *err) {
     case TK_ALLOC:
       *ev = (struct event){.op = OP_ALLOC, .id = (uint64_t)r.addr, .size = (uint64_t)r.size,
                            .stream = (uint64_t)r.stream, .device = t->device};
+      if (pools && (ev->pool = tp_pool_of(&t->tp, (uint64_t)r.addr))) t->released[ev->pool] = 0;
       return 1;
+    case TK_SEGMENT_ALLOC: case TK_SEGMENT_MAP:
+      if (pools && tp_segment(&t->tp, r.action, r.addr, r.size) < 0) { snprintf(err, FB_ERRLEN, "%s: out of memory", t->src.name); return -1; }
+      continue;
     case TK_FREE_REQUESTED:
       t->req_open = 1;
       t->req_addr = r.addr;

@@ -237,7 +237,7 @@ static int trace_event(struct worker *w, const struct event *ev) {
   case OP_EMPTY_CACHE:
     locked_empty_cache(w);
     return 0;
-  case OP_ITER:
+  case OP_ITER: case OP_POOL_RELEASE:
     return 0;
   }
   return 0;

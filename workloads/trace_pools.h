@@ -1,0 +1,79 @@
+/* trace_pools.h - which memory pool (event.h) each address of a PyTorch snapshot belongs to
+ * (issue 43). What PyTorch 2.11 records (torch/csrc/cuda/memory_snapshot.cpp):
+ *
+ *   - the segments list: the allocator's state when the snapshot was taken, one dict per
+ *     segment (per contiguous mapped range of an expandable segment), with its address,
+ *     total_size, stream and segment_pool_id: (0, 0) the general pool, else the
+ *     MempoolId_t of the private pool (a CUDA graph's, a torch.cuda.MemPool) that owns it;
+ *   - device_traces: the history; segment_alloc / segment_free (cudaMalloc / cudaFree of a
+ *     whole segment) and segment_map / segment_unmap (pages of an expandable segment) carry
+ *     address and size, allocations their address, but no trace entry carries a pool.
+ *
+ * The rules that recover a pool from them (each a test in tests/test_trace_pools.c):
+ *
+ *   R1 pools are numbered 1, 2, ... in the order their first segment appears in the
+ *      segments list (by address); (0, 0) is pool 0;
+ *   R2 a segment_alloc at address A is the segment the list shows at A when no
+ *      segment_free at A comes after it (cudaMalloc addresses are reused once freed, so
+ *      an earlier segment at A is another one): it takes that segment's pool;
+ *   R3 a segment_map takes the pool of the listed segment containing its address: an
+ *      expandable segment's virtual range belongs to one BlockPool (find_expandable_block
+ *      makes one per pool and stream) and is never reused while it lives;
+ *   R4 a segment the list does not show (freed before the snapshot, or a map into a range
+ *      unmapped since) is in pool 0 unless R5 applies;
+ *   R5 an allocation takes the pool of the segment it falls in at that moment (the live
+ *      segments as the trace's segment events leave them); an allocation outside every
+ *      traced segment (the segment predates the trace) takes the pool of the listed
+ *      segment containing it, else 0;
+ *   R6 a release run (consecutive segment_free / segment_unmap) that frees a segment of a
+ *      private pool P is evidence that P's last graph / MemPool went away before it
+ *      (release_cached_blocks frees no live pool's segment): OP_POOL_RELEASE(P) comes
+ *      first; a run the reader replays as empty_cache() that freed only pool P's segments
+ *      is emptyCache(P) (MemPool's destructor), else the general empty_cache().
+ *
+ * Memory: the segment events of the trace (a few per segment) and the live segments. */
+#ifndef FB_TRACE_POOLS_H
+#define FB_TRACE_POOLS_H
+#include <stddef.h>
+#include <stdint.h>
+#include "pickle.h"
+
+struct tp_live { uint64_t start, end; uint32_t pool; };
+
+struct trace_pools {
+  /* the segments list of the device: sorted by address, pools numbered (R1) */
+  struct tp_live *listed;
+  size_t nlisted;
+  int64_t *pool_ids;           /* pool number k -> its segment_pool_id (a << 32 | b), k = 1..npools */
+  uint32_t npools;
+  /* the segment events of every device, as the pre-scan saw them */
+  struct tp_sev { int64_t addr, size; uint64_t run; int device; uint8_t action; } *sev;
+  size_t nsev, sev_cap;
+  /* resolved for one device: the pool of each of its creating events (segment_alloc /
+   * segment_map), in order; the private pools each release run freed */
+  uint32_t *create_pool;
+  size_t ncreate;
+  struct tp_run { uint64_t run; uint32_t pool; uint8_t general; } *runs;   /* one per (run, pool); pool 0 = general */
+  size_t nruns;
+  /* replay state */
+  struct tp_live *live;
+  size_t nlive, live_cap;
+  size_t create_no;
+};
+
+/* pre-scan: one segment event (any device); run = its release run's number (releases). 0, or -1 OOM */
+int  tp_scan_segment(struct trace_pools *tp, int device, uint8_t action, int64_t addr, int64_t size, uint64_t run);
+/* after the pre-scan: pools of `device` from the segments list, every rule resolved. 0, or -1 OOM */
+int  tp_resolve(struct trace_pools *tp, const struct pk_seg *segs, size_t nsegs, int device);
+/* replay: back to the trace's start */
+void tp_rewind(struct trace_pools *tp);
+/* replay: a segment event of the device, in order; returns the pool of what a release
+ * event freed (0 for creations). -1 out of memory. */
+int64_t tp_segment(struct trace_pools *tp, uint8_t action, int64_t addr, int64_t size);
+/* replay: the pool of an allocation at addr now (R5) */
+uint32_t tp_pool_of(const struct trace_pools *tp, uint64_t addr);
+/* the (run, pool) entries of release run `run` (R6): first index and count */
+size_t tp_run_pools(const struct trace_pools *tp, uint64_t run, size_t *count);
+void tp_free(struct trace_pools *tp);
+
+#endif
