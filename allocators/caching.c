@@ -55,8 +55,7 @@ struct caching {
   struct cpool small, large;
   struct ppool **pp;        /* private pools by id (1..EV_POOL_MAX); NULL until the first */
   uint64_t private_held;    /* bytes in private pools' segments */
-  int split_any;            /* expandable_segments:True's should_split (remainder >= 512) in every pool:
-                             * set when `expandable` keeps its private pools here (caching_private_open) */
+
   struct cblock_store store;
   struct ordset segs;
   uint64_t held;            /* total_allocated_memory: bytes in segments now */
@@ -285,7 +284,7 @@ static int pool_alloc(struct caching *c, uint64_t orig_size, uint64_t stream, ui
     int rc = alloc_miss(c, pool, stream, size, gc, &b);
     if (rc) return rc;
   }
-  cblock_hand_out(&c->store, b, caching_should_split(&c->cfg, pool->is_small, c->split_any, b->size, size), size,
+  cblock_hand_out(&c->store, b, caching_should_split(&c->cfg, pool->is_small, 0, b->size, size), size,
                   orig_size, &b->seg->head, out);
   return 0;
 }

@@ -7,7 +7,15 @@
  *   segment_alloc/free/map/unmap -> no event; their running sum's peak is trace_peak_reserved
  *   a run of segment_free/unmap  -> OP_EMPTY_CACHE, unless a segment_alloc, segment_map or
  *                                   oom follows before the next alloc (then it was the
- *                                   allocator's own release inside an allocation)
+ *                                   allocator's own release inside an allocation); but a
+ *                                   run followed by a segment_alloc or segment_map of S bytes
+ *                                   when R bytes were reserved before it, R + S <= the
+ *                                   trace's peak, is an empty_cache(): that growth could not
+ *                                   have failed (the limit L >= the peak, and a retry needs
+ *                                   R + S > L; for a map S is at least get_allocation_size of
+ *                                   the request that follows, alloc_block's test;
+ *                                   torch.cuda.graph's empty_cache() before a capture is
+ *                                   followed by the capture's first segment)
  *   oom (device_free, size)      -> usable memory = device_free + reserved then; and the
  *                                   failed request is replayed (OP_ALLOC of a synthetic id,
  *                                   then OP_FREE of it) so that a run that died OOMs too;
@@ -42,6 +50,10 @@ struct dev_scan {
   uint8_t *ec;
   uint64_t ec_cap, runs, undecided_from;
   int in_run;
+  int64_t run_start;                              /* reserved when the current run began */
+  struct { uint64_t run; int64_t need, start; } *fit;   /* runs a segment_alloc/map followed: need = R + S */
+  uint64_t nfit, fit_cap;
+  int fit_open;                                   /* the last fit came from a map: its request is the next alloc */
   int64_t reserved_at_oom; uint64_t device_free_at_oom; int has_oom;
   struct oom_evidence ev;                         /* the limit the job ran under */
 };
@@ -160,6 +172,7 @@ static int scan_rec(struct dev_scan *d, const struct pk_rec *r) {
       if (grow_bits(&d->ec, &d->ec_cap, d->runs)) return -1;
       d->runs++;
       d->in_run = 1;
+      d->run_start = d->reserved;
     }
     d->reserved -= r->size;   /* |reserved| <= RESERVED_MAX + 2^50: no overflow */
     if (d->reserved < -RESERVED_MAX) return SCAN_RANGE;
@@ -169,8 +182,31 @@ static int scan_rec(struct dev_scan *d, const struct pk_rec *r) {
   }
   d->in_run = 0;
   switch (a) {
-  case TK_ALLOC: decide(d, 1); oom_evidence_alloc(&d->ev); break;
+  case TK_ALLOC:
+    if (d->fit_open) {   /* a growth failed on alloc_block's test: held + get_allocation_size(request) > L */
+      uint64_t rounded = r->size < 512 ? 512 : ((uint64_t)r->size + 511) & ~511ull;
+      uint64_t as = rounded <= (1ull << 20) ? 2ull << 20 : rounded < (10ull << 20) ? 20ull << 20 : (rounded + (2ull << 20) - 1) & ~((2ull << 20) - 1);
+      int64_t need = d->fit[d->nfit - 1].start + (int64_t)as;
+      if (need > d->fit[d->nfit - 1].need) d->fit[d->nfit - 1].need = need;
+      d->fit_open = 0;
+    }
+    decide(d, 1);
+    oom_evidence_alloc(&d->ev);
+    break;
   case TK_SEGMENT_ALLOC: case TK_SEGMENT_MAP:
+    if (d->undecided_from < d->runs) {   /* R + S: checked against the peak at the end */
+      if (d->nfit == d->fit_cap) {
+        uint64_t nc = d->fit_cap ? 2 * d->fit_cap : 16;
+        void *nf = realloc(d->fit, nc * sizeof *d->fit);
+        if (!nf) return -1;
+        d->fit = nf;
+        d->fit_cap = nc;
+      }
+      d->fit[d->nfit].run = d->runs - 1;
+      d->fit[d->nfit].start = d->run_start;
+      d->fit[d->nfit++].need = d->run_start + r->size;
+      d->fit_open = a == TK_SEGMENT_MAP;
+    }
     decide(d, 0);
     d->saw_map |= a == TK_SEGMENT_MAP;
     d->reserved += r->size;
@@ -257,6 +293,8 @@ static int prescan(struct pt *t, int want_device, char *err) {
     } else {
       struct dev_scan *s = &dev[d];
       decide(s, 1);                             /* runs still open at the end: empty_cache() */
+      for (uint64_t i = 0; i < s->nfit; i++)    /* that cudaMalloc could not have failed */
+        if (s->fit[i].need <= s->max_reserved) s->ec[s->fit[i].run / 8] |= (uint8_t)(1u << (s->fit[i].run & 7));
       /* reserved before the first event: at least what the trace releases beyond what it
        * took; for a trace recorded from mid-run, the segments list (reserved at dump time)
        * minus the trace's net change, when that is larger */
@@ -299,7 +337,7 @@ static int prescan(struct pt *t, int want_device, char *err) {
       s->ec = NULL;
     }
   }
-  for (int i = 0; i < PK_MAX_DEVICES; i++) { free(dev[i].ec); oom_evidence_free(&dev[i].ev); }
+  for (int i = 0; i < PK_MAX_DEVICES; i++) { free(dev[i].ec); free(dev[i].fit); oom_evidence_free(&dev[i].ev); }
   free(dev);
   return rc < 0 ? -1 : 0;
 }
