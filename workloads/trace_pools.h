@@ -25,6 +25,18 @@
  *      segments as the trace's segment events leave them); an allocation outside every
  *      traced segment (the segment predates the trace) takes the pool of the listed
  *      segment containing it, else 0;
+ *   R7 a release run that leaves wholly free cudaMalloc'd segments of pool 0 (by R2-R4)
+ *      behind was not release_cached_blocks, which frees every unsplit free block of the
+ *      general pools (empty_cache, and the retry: its release_available step frees only
+ *      oversize blocks, and only with max_split_size set, as garbage collection only with
+ *      a threshold set; runs that could be those are left alone): it was emptyCache(P) of
+ *      a private pool P that went away before the snapshot (MemPool's destructor), the
+ *      segments it freed were P's (a new pool number after the listed ones), and it is
+ *      replayed as empty_cache(P). Taken as shown when a segment left behind is in the
+ *      segments list as (0, 0) (R2: surely general), or when the run left at least as
+ *      many as it freed (a general empty_cache that freed most of what it could and
+ *      left one behind stays general). Found in one more pass over the trace
+ *      (tp_survey_*), only when the trace has release runs of cudaMalloc'd segments;
  *   R6 a release run (consecutive segment_free / segment_unmap) that frees a segment of a
  *      private pool P is evidence that P's last graph / MemPool went away before it
  *      (release_cached_blocks frees no live pool's segment): OP_POOL_RELEASE(P) comes
@@ -59,12 +71,34 @@ struct trace_pools {
   struct tp_live *live;
   size_t nlive, live_cap;
   size_t create_no;
+  /* R7's pass: traced cudaMalloc'd segments with their live allocations, the live
+   * allocations' segments, the segments the current run freed */
+  struct tp_seg { uint64_t start, end; uint64_t live; size_t create; } *sv;
+  size_t nsv, sv_cap;
+  struct tp_owner { uint64_t addr; size_t seg; } *own;   /* open addressing by addr; seg = create + 1, 0 = empty */
+  size_t own_cap, own_n;
+  size_t *freed;
+  size_t nfreed, freed_cap;
+  uint64_t sv_run, sv_create;
+  int sv_in_run, device;
+  uint8_t *ec;                 /* the reader's empty_cache decisions per run (R7 sets some) */
+  uint64_t nruns_ec;
+  int subset_release;          /* max_split_size or a GC threshold set: a retry may free a subset */
+  uint8_t *create_final;       /* per creating event: R2 matched it to a listed segment */
 };
 
 /* pre-scan: one segment event (any device); run = its release run's number (releases). 0, or -1 OOM */
 int  tp_scan_segment(struct trace_pools *tp, int device, uint8_t action, int64_t addr, int64_t size, uint64_t run);
-/* after the pre-scan: pools of `device` from the segments list, every rule resolved. 0, or -1 OOM */
+/* after the pre-scan: pools of `device` from the segments list (R1-R4). 0, or -1 OOM */
 int  tp_resolve(struct trace_pools *tp, const struct pk_seg *segs, size_t nsegs, int device);
+/* R7: does the pre-scan show a release run of cudaMalloc'd segments? then the caller sets
+ * ec, nruns_ec and subset_release, runs tp_survey_event over every record of the device,
+ * in order, and tp_survey_end */
+int  tp_survey_wanted(const struct trace_pools *tp);
+int  tp_survey_event(struct trace_pools *tp, const struct pk_rec *r);
+int  tp_survey_end(struct trace_pools *tp);
+/* R6, after R1-R5 (and R7): the pools each release run frees. 0, or -1 OOM */
+int  tp_finish(struct trace_pools *tp);
 /* replay: back to the trace's start */
 void tp_rewind(struct trace_pools *tp);
 /* replay: a segment event of the device, in order; returns the pool of what a release

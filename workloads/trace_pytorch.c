@@ -321,8 +321,7 @@ static int prescan(struct pt *t, int want_device, char *err) {
           snprintf(t->info.unmodelled, sizeof t->info.unmodelled, "%llu trace entries with actions this reader does not know, "
                    "replayed as nothing", (unsigned long long)s->unknown_actions);
       }
-      if (tp_resolve(&t->tp, t->pk.segs, t->pk.nsegs, d) ||
-          !(t->released = calloc(t->tp.npools + 1, 1))) {
+      if (tp_resolve(&t->tp, t->pk.segs, t->pk.nsegs, d)) {
         snprintf(err, FB_ERRLEN, "%s: out of memory", t->src.name);
         rc = -1;
       } else if (t->tp.npools > EV_POOL_MAX) {
@@ -330,7 +329,7 @@ static int prescan(struct pt *t, int want_device, char *err) {
                  t->tp.npools, EV_POOL_MAX);
         rc = -1;
       }
-      t->info.pools = t->tp.npools;
+
       t->info.holds_whole_trace = 0;
       t->ec = s->ec;
       t->runs = s->runs;
@@ -355,6 +354,32 @@ static int oom_frames_pass(struct pt *t, char *err) {
   }
   pk_frames_end(&t->pk);
   return rc < 0 ? -1 : 0;
+}
+
+/* the pools' last rules: R7's pass over the device's records when the trace has runs it
+ * replays as empty_cache() (trace_pools.h), then R6 */
+static int pools_pass(struct pt *t, char *err) {
+  if (tp_survey_wanted(&t->tp)) {
+    t->tp.ec = t->ec;
+    t->tp.nruns_ec = t->runs;
+    t->tp.subset_release = (t->pk.settings.has_max_split_size && t->pk.settings.max_split_size > 0 &&
+                            (uint64_t)t->pk.settings.max_split_size < (1ULL << 62)) ||
+                           (t->pk.settings.has_gc_threshold && t->pk.settings.gc_threshold > 0);
+    if (pk_rewind(&t->pk, err)) return -1;
+    struct pk_rec r;
+    int rc;
+    while ((rc = pk_next(&t->pk, &r, err)) > 0)
+      if (r.device == t->device && tp_survey_event(&t->tp, &r)) { rc = -2; break; }
+    if (rc == 0 && tp_survey_end(&t->tp)) rc = -2;
+    if (rc == -2) snprintf(err, FB_ERRLEN, "%s: out of memory", t->src.name);
+    if (rc < 0) return -1;
+  }
+  if (tp_finish(&t->tp) || !(t->released = calloc(t->tp.npools + 1, 1))) {
+    snprintf(err, FB_ERRLEN, "%s: out of memory", t->src.name);
+    return -1;
+  }
+  t->info.pools = t->tp.npools;
+  return 0;
 }
 
 static void pt_close(void *st) {
@@ -408,7 +433,7 @@ int pytorch_snapshot_open_src(void **st, struct trace_src *src, const struct wor
     return -1;
   }
   t->src = *src;
-  if (pk_open(&t->pk, &t->src, err) || prescan(t, ctx->trace_device, err) ||
+  if (pk_open(&t->pk, &t->src, err) || prescan(t, ctx->trace_device, err) || pools_pass(t, err) ||
       (t->info.has_oom && oom_frames_pass(t, err)) || pk_rewind(&t->pk, err)) {
     pt_close(t);
     return -1;
