@@ -1,4 +1,5 @@
-/* trace_pools.c - the pools of a PyTorch snapshot's addresses: rules R1-R6 in trace_pools.h. */
+/* trace_pools.c - the pools of a PyTorch snapshot's addresses: rules R1-R6 in trace_pools.h
+ * (R7's pass is trace_survey.c). */
 #include "trace_pools.h"
 #include <stdint.h>
 #include <stdlib.h>
@@ -65,6 +66,7 @@ static int number_pools(struct trace_pools *tp, const struct pk_seg *segs, size_
     }
     tp->listed[i].pool = k;
   }
+  tp->nlisted_pools = tp->npools;
   free(raw);
   return 0;
 }
@@ -215,160 +217,9 @@ size_t tp_run_pools(const struct trace_pools *tp, uint64_t run, size_t *count) {
   return lo;
 }
 
-/* ---- R7 -------------------------------------------------------------------------------- */
-
-int tp_survey_wanted(const struct trace_pools *tp) {
-  for (size_t k = 0; k < tp->nsev; k++)
-    if (tp->sev[k].device == tp->device && tp->sev[k].action == TK_SEGMENT_FREE) return 1;
-  return 0;
-}
-
-static size_t own_slot(const struct trace_pools *tp, uint64_t addr) {
-  return (size_t)((addr * 0x9E3779B97F4A7C15ULL) >> 20) & (tp->own_cap - 1);
-}
-
-static int own_put(struct trace_pools *tp, uint64_t addr, size_t seg) {
-  if ((tp->own_n + 1) * 2 > tp->own_cap) {
-    size_t oc = tp->own_cap, nc = oc ? 2 * oc : 1024;
-    struct tp_owner *old = tp->own, *no = calloc(nc, sizeof *no);
-    if (!no) return -1;
-    tp->own = no;
-    tp->own_cap = nc;
-    tp->own_n = 0;
-    for (size_t i = 0; i < oc; i++)
-      if (old[i].seg && own_put(tp, old[i].addr, old[i].seg - 1)) { free(old); return -1; }
-    free(old);
-  }
-  size_t i = own_slot(tp, addr);
-  while (tp->own[i].seg && tp->own[i].addr != addr) i = (i + 1) & (tp->own_cap - 1);
-  if (!tp->own[i].seg) tp->own_n++;
-  tp->own[i] = (struct tp_owner){addr, seg + 1};
-  return 0;
-}
-
-/* the segment index of live allocation addr, removed; SIZE_MAX if none */
-static size_t own_take(struct trace_pools *tp, uint64_t addr) {
-  if (!tp->own_cap) return SIZE_MAX;
-  size_t i = own_slot(tp, addr);
-  while (tp->own[i].seg && tp->own[i].addr != addr) i = (i + 1) & (tp->own_cap - 1);
-  if (!tp->own[i].seg) return SIZE_MAX;
-  size_t seg = tp->own[i].seg - 1, mask = tp->own_cap - 1, j = i;
-  tp->own[i].seg = 0;
-  for (;;) {                       /* backward-shift delete */
-    j = (j + 1) & mask;
-    if (!tp->own[j].seg) break;
-    size_t k = own_slot(tp, tp->own[j].addr);
-    if (i <= j ? (i < k && k <= j) : (i < k || k <= j)) continue;   /* j's home is after the hole: stays */
-    tp->own[i] = tp->own[j];
-    tp->own[j].seg = 0;
-    i = j;
-  }
-  tp->own_n--;
-  return seg;
-}
-
-static long sv_floor(const struct trace_pools *tp, uint64_t addr) {
-  size_t lo = 0, hi = tp->nsv;
-  while (lo < hi) {
-    size_t mid = (lo + hi) / 2;
-    if (tp->sv[mid].start <= addr) lo = mid + 1; else hi = mid;
-  }
-  return (long)lo - 1;
-}
-
-/* the end of a run: an empty_cache() run that left at least as many wholly free pool-0
- * segments as it freed pool-0 ones freed a private pool's (R7) */
-static int sv_run_end(struct trace_pools *tp) {
-  tp->sv_in_run = 0;
-  uint64_t run = tp->sv_run;
-  int ec = run < tp->nruns_ec && ((tp->ec[run / 8] >> (run & 7)) & 1);
-  size_t freed0 = 0, left0 = 0, witness = 0;
-  for (size_t i = 0; i < tp->nfreed; i++) freed0 += tp->create_pool[tp->freed[i]] == 0;
-  if ((ec || !tp->subset_release) && freed0 && freed0 == tp->nfreed && run < tp->nruns_ec) {
-    for (size_t i = 0; i < tp->nsv; i++) {
-      if (tp->sv[i].live || tp->create_pool[tp->sv[i].create]) continue;
-      left0++;
-      witness += tp->create_final[tp->sv[i].create];
-    }
-    if ((witness || left0 >= freed0) && tp->npools < EV_POOL_MAX) {
-      tp->ec[run / 8] |= (uint8_t)(1u << (run & 7));   /* emptyCache(P), whatever followed it */
-      uint32_t id = ++tp->npools;
-      int64_t *ni = realloc(tp->pool_ids, (id + 1) * sizeof *ni);
-      if (!ni) return -1;
-      tp->pool_ids = ni;
-      ni[id] = -1;   /* not in the segments list */
-      for (size_t i = 0; i < tp->nfreed; i++) tp->create_pool[tp->freed[i]] = id;
-    }
-  }
-  tp->nfreed = 0;
-  return 0;
-}
-
-int tp_survey_event(struct trace_pools *tp, const struct pk_rec *r) {
-  uint8_t a = r->action;
-  if (a == TK_SEGMENT_FREE || a == TK_SEGMENT_UNMAP) {
-    if (!tp->sv_in_run) { tp->sv_in_run = 1; tp->nfreed = 0; }
-    if (a == TK_SEGMENT_UNMAP) return 0;
-    long i = sv_floor(tp, (uint64_t)r->addr);
-    if (i < 0 || tp->sv[i].start != (uint64_t)r->addr) return 0;
-    if (tp->nfreed == tp->freed_cap) {
-      size_t nc = tp->freed_cap ? 2 * tp->freed_cap : 64;
-      size_t *nf = realloc(tp->freed, nc * sizeof *nf);
-      if (!nf) return -1;
-      tp->freed = nf;
-      tp->freed_cap = nc;
-    }
-    tp->freed[tp->nfreed++] = tp->sv[i].create;
-    memmove(tp->sv + i, tp->sv + i + 1, (tp->nsv - (size_t)i - 1) * sizeof *tp->sv);
-    tp->nsv--;
-    return 0;
-  }
-  if (tp->sv_in_run) {
-    if (sv_run_end(tp)) return -1;
-    tp->sv_run++;
-  }
-  if (a == TK_SEGMENT_ALLOC || a == TK_SEGMENT_MAP) {
-    size_t create = tp->sv_create++;
-    if (a == TK_SEGMENT_MAP || r->size <= 0) return 0;
-    if (tp->nsv == tp->sv_cap) {
-      size_t nc = tp->sv_cap ? 2 * tp->sv_cap : 64;
-      struct tp_seg *ns = realloc(tp->sv, nc * sizeof *ns);
-      if (!ns) return -1;
-      tp->sv = ns;
-      tp->sv_cap = nc;
-    }
-    size_t at = (size_t)(sv_floor(tp, (uint64_t)r->addr) + 1);
-    memmove(tp->sv + at + 1, tp->sv + at, (tp->nsv - at) * sizeof *tp->sv);
-    tp->sv[at] = (struct tp_seg){(uint64_t)r->addr, (uint64_t)r->addr + (uint64_t)r->size, 0, create};
-    tp->nsv++;
-  } else if (a == TK_ALLOC) {
-    long i = sv_floor(tp, (uint64_t)r->addr);
-    if (i >= 0 && (uint64_t)r->addr < tp->sv[i].end) {
-      tp->sv[i].live++;
-      return own_put(tp, (uint64_t)r->addr, tp->sv[i].create);
-    }
-  } else if (a == TK_FREE_COMPLETED) {
-    size_t create = own_take(tp, (uint64_t)r->addr);
-    if (create == SIZE_MAX) return 0;
-    for (size_t i = 0; i < tp->nsv; i++)   /* segments are few */
-      if (tp->sv[i].create == create) { if (tp->sv[i].live) tp->sv[i].live--; break; }
-  }
-  return 0;
-}
-
-int tp_survey_end(struct trace_pools *tp) {
-  int rc = tp->sv_in_run ? sv_run_end(tp) : 0;
-  free(tp->sv); free(tp->own); free(tp->freed);
-  tp->sv = NULL; tp->own = NULL; tp->freed = NULL;
-  tp->nsv = tp->sv_cap = tp->own_cap = tp->own_n = tp->nfreed = tp->freed_cap = 0;
-  return rc;
-}
-
 void tp_free(struct trace_pools *tp) {
+  tp_survey_end(tp);
   free(tp->create_final);
-  free(tp->sv);
-  free(tp->own);
-  free(tp->freed);
   free(tp->listed);
   free(tp->pool_ids);
   free(tp->sev);

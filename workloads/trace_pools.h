@@ -25,18 +25,19 @@
  *      segments as the trace's segment events leave them); an allocation outside every
  *      traced segment (the segment predates the trace) takes the pool of the listed
  *      segment containing it, else 0;
- *   R7 a release run that leaves wholly free cudaMalloc'd segments of pool 0 (by R2-R4)
- *      behind was not release_cached_blocks, which frees every unsplit free block of the
+ *   R7 a release run that leaves wholly free cudaMalloc'd segments or wholly free mapped
+ *      pages of pool 0 (by R2-R4) behind was not release_cached_blocks, which frees every unsplit free block of the
  *      general pools (empty_cache, and the retry: its release_available step frees only
  *      oversize blocks, and only with max_split_size set, as garbage collection only with
  *      a threshold set; runs that could be those are left alone): it was emptyCache(P) of
  *      a private pool P that went away before the snapshot (MemPool's destructor), the
  *      segments it freed were P's (a new pool number after the listed ones), and it is
  *      replayed as empty_cache(P). Taken as shown when a segment left behind is in the
- *      segments list as (0, 0) (R2: surely general), or when the run left at least as
- *      many as it freed (a general empty_cache that freed most of what it could and
+ *      segments list as (0, 0) (R2, or a page inside a listed (0, 0) segment), or when
+ *      the run left at least as many segments or pages as it freed segments or mappings
+ *      and the segments list shows private pools (the job uses them) (a general empty_cache that freed most of what it could and
  *      left one behind stays general). Found in one more pass over the trace
- *      (tp_survey_*), only when the trace has release runs of cudaMalloc'd segments;
+ *      (trace_survey.c), only when the trace has release runs;
  *   R6 a release run (consecutive segment_free / segment_unmap) that frees a segment of a
  *      private pool P is evidence that P's last graph / MemPool went away before it
  *      (release_cached_blocks frees no live pool's segment): OP_POOL_RELEASE(P) comes
@@ -56,8 +57,8 @@ struct trace_pools {
   /* the segments list of the device: sorted by address, pools numbered (R1) */
   struct tp_live *listed;
   size_t nlisted;
-  int64_t *pool_ids;           /* pool number k -> its segment_pool_id (a << 32 | b), k = 1..npools */
-  uint32_t npools;
+  int64_t *pool_ids;           /* pool number k -> its segment_pool_id (a << 32 | b), k = 1..npools; -1: R7's */
+  uint32_t npools, nlisted_pools;
   /* the segment events of every device, as the pre-scan saw them */
   struct tp_sev { int64_t addr, size; uint64_t run; int device; uint8_t action; } *sev;
   size_t nsev, sev_cap;
@@ -71,12 +72,12 @@ struct trace_pools {
   struct tp_live *live;
   size_t nlive, live_cap;
   size_t create_no;
-  /* R7's pass: traced cudaMalloc'd segments with their live allocations, the live
-   * allocations' segments, the segments the current run freed */
-  struct tp_seg { uint64_t start, end; uint64_t live; size_t create; } *sv;
-  size_t nsv, sv_cap;
-  struct tp_owner { uint64_t addr; size_t seg; } *own;   /* open addressing by addr; seg = create + 1, 0 = empty */
-  size_t own_cap, own_n;
+  /* R7's pass (trace_survey.c): the traced cudaMalloc'd segments with their live
+   * allocations, the mapped ranges of expandable segments, the live allocations and the
+   * live allocations' pages, the creating events the current run released */
+  struct tp_seg { uint64_t start, end, live; size_t create; } *sv, *mv;   /* mv: live = page bytes */
+  size_t nsv, sv_cap, nmv, mv_cap;
+  struct tp_map { struct tp_kv { uint64_t k, v; } *e; size_t cap, n; } own, pages;
   size_t *freed;
   size_t nfreed, freed_cap;
   uint64_t sv_run, sv_create;
@@ -91,7 +92,7 @@ struct trace_pools {
 int  tp_scan_segment(struct trace_pools *tp, int device, uint8_t action, int64_t addr, int64_t size, uint64_t run);
 /* after the pre-scan: pools of `device` from the segments list (R1-R4). 0, or -1 OOM */
 int  tp_resolve(struct trace_pools *tp, const struct pk_seg *segs, size_t nsegs, int device);
-/* R7: does the pre-scan show a release run of cudaMalloc'd segments? then the caller sets
+/* R7: does the pre-scan show a release run? then the caller sets
  * ec, nruns_ec and subset_release, runs tp_survey_event over every record of the device,
  * in order, and tp_survey_end */
 int  tp_survey_wanted(const struct trace_pools *tp);

@@ -1,0 +1,249 @@
+/* trace_survey.c - rule R7 of trace_pools.h: one pass over a snapshot's records of one
+ * device that follows which cudaMalloc'd segments and which mapped pages of expandable
+ * segments are wholly free, and at the end of each release run decides whether the run
+ * was the general release_cached_blocks or emptyCache(P) of a private pool that went
+ * away (its segments then get a new pool number, and the run is replayed as empty_cache(P)).
+ * Pages: an expandable segment of the small pool maps one 2 MiB page per growth (its
+ * requests are at most 1 MiB), of the large pool 20 MiB pages, counted from the segment's
+ * start (every map and unmap begins on one); an allocation covers its
+ * request rounded up to 512 bytes (expandable segments split off any larger rest). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "event.h"
+#include "trace_pools.h"
+
+#define SMALL_PAGE (2ull << 20)
+#define LARGE_PAGE (20ull << 20)
+
+/* ---- a u64 -> u64 map (open addressing, backward-shift delete; value 0 = absent) ---- */
+
+static size_t slot(const struct tp_map *m, uint64_t k) { return (size_t)((k * 0x9E3779B97F4A7C15ULL) >> 20) & (m->cap - 1); }
+
+static uint64_t map_get(const struct tp_map *m, uint64_t k) {
+  if (!m->cap) return 0;
+  for (size_t i = slot(m, k);; i = (i + 1) & (m->cap - 1)) {
+    if (!m->e[i].v) return 0;
+    if (m->e[i].k == k) return m->e[i].v;
+  }
+}
+
+static void map_del(struct tp_map *m, uint64_t k) {
+  if (!m->cap) return;
+  size_t mask = m->cap - 1, i = slot(m, k);
+  while (m->e[i].v && m->e[i].k != k) i = (i + 1) & mask;
+  if (!m->e[i].v) return;
+  m->e[i].v = 0;
+  for (size_t j = i;;) {
+    j = (j + 1) & mask;
+    if (!m->e[j].v) break;
+    size_t h = slot(m, m->e[j].k);
+    if (i <= j ? (i < h && h <= j) : (i < h || h <= j)) continue;   /* its home is past the hole */
+    m->e[i] = m->e[j];
+    m->e[j].v = 0;
+    i = j;
+  }
+  m->n--;
+}
+
+/* set k to v (v != 0); 0, or -1 out of memory */
+static int map_set(struct tp_map *m, uint64_t k, uint64_t v) {
+  if ((m->n + 1) * 2 > m->cap) {
+    struct tp_map nm = {calloc(m->cap ? 2 * m->cap : 1024, sizeof *nm.e), m->cap ? 2 * m->cap : 1024, 0};
+    if (!nm.e) return -1;
+    for (size_t i = 0; i < m->cap; i++)
+      if (m->e[i].v) map_set(&nm, m->e[i].k, m->e[i].v);
+    free(m->e);
+    *m = nm;
+  }
+  size_t i = slot(m, k);
+  while (m->e[i].v && m->e[i].k != k) i = (i + 1) & (m->cap - 1);
+  if (!m->e[i].v) m->n++;
+  m->e[i] = (struct tp_kv){k, v};
+  return 0;
+}
+
+/* ---- intervals ---- */
+
+static long floor_in(const struct tp_seg *v, size_t n, uint64_t addr) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (v[mid].start <= addr) lo = mid + 1; else hi = mid;
+  }
+  return (long)lo - 1;
+}
+
+static int seg_insert(struct tp_seg **v, size_t *n, size_t *cap, struct tp_seg s) {
+  if (*n == *cap) {
+    size_t nc = *cap ? 2 * *cap : 64;
+    struct tp_seg *nv = realloc(*v, nc * sizeof *nv);
+    if (!nv) return -1;
+    *v = nv;
+    *cap = nc;
+  }
+  size_t at = (size_t)(floor_in(*v, *n, s.start) + 1);
+  memmove(*v + at + 1, *v + at, (*n - at) * sizeof **v);
+  (*v)[at] = s;
+  (*n)++;
+  return 0;
+}
+
+static int note_freed(struct trace_pools *tp, size_t create) {
+  for (size_t i = 0; i < tp->nfreed; i++) if (tp->freed[i] == create) return 0;
+  if (tp->nfreed == tp->freed_cap) {
+    size_t nc = tp->freed_cap ? 2 * tp->freed_cap : 64;
+    size_t *nf = realloc(tp->freed, nc * sizeof *nf);
+    if (!nf) return -1;
+    tp->freed = nf;
+    tp->freed_cap = nc;
+  }
+  tp->freed[tp->nfreed++] = create;
+  return 0;
+}
+
+/* cut [a, e) out of the mapped ranges; the pieces' creating events were released */
+static int unmap_cut(struct trace_pools *tp, uint64_t a, uint64_t e) {
+  long i = floor_in(tp->mv, tp->nmv, a);
+  if (i < 0 || tp->mv[i].end <= a) i++;
+  while ((size_t)i < tp->nmv && tp->mv[i].start < e) {
+    struct tp_seg v = tp->mv[i];
+    if (note_freed(tp, v.create)) return -1;
+    if (v.start < a && v.end > e) {
+      tp->mv[i].end = a;
+      v.start = e;
+      return seg_insert(&tp->mv, &tp->nmv, &tp->mv_cap, v);
+    }
+    if (v.start < a) { tp->mv[i].end = a; i++; continue; }
+    if (v.end > e) { tp->mv[i].start = e; break; }
+    memmove(tp->mv + i, tp->mv + i + 1, (tp->nmv - (size_t)i - 1) * sizeof *tp->mv);
+    tp->nmv--;
+  }
+  return 0;
+}
+
+/* the pages of mapped range v that [a, e) touches get d live allocations more */
+static int pages_add(struct trace_pools *tp, const struct tp_seg *v, uint64_t a, uint64_t e, int d) {
+  uint64_t ps = v->live, base = v->start;   /* a mapped range starts on a page of its segment */
+  for (uint64_t p = base + (a - base) / ps * ps; p < e; p += ps) {
+    uint64_t c = map_get(&tp->pages, p);
+    if (d > 0 ? map_set(&tp->pages, p, c + 1) : 0) return -1;
+    if (d < 0 && c > 1 && map_set(&tp->pages, p, c - 1)) return -1;
+    if (d < 0 && c == 1) map_del(&tp->pages, p);
+  }
+  return 0;
+}
+
+/* ---- the rule ---- */
+
+static int listed_general(const struct trace_pools *tp, uint64_t addr) {
+  size_t lo = 0, hi = tp->nlisted;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (tp->listed[mid].start <= addr) lo = mid + 1; else hi = mid;
+  }
+  return lo > 0 && addr < tp->listed[lo - 1].end && tp->listed[lo - 1].pool == 0;
+}
+
+static int run_end(struct trace_pools *tp) {
+  tp->sv_in_run = 0;
+  uint64_t run = tp->sv_run++;
+  if (run >= tp->nruns_ec) { tp->nfreed = 0; return 0; }
+  int ec = (tp->ec[run / 8] >> (run & 7)) & 1;
+  size_t freed0 = 0, left0 = 0, witness = 0;
+  for (size_t i = 0; i < tp->nfreed; i++) freed0 += tp->create_pool[tp->freed[i]] == 0;
+  if ((ec || !tp->subset_release) && freed0 && freed0 == tp->nfreed) {
+    for (size_t i = 0; i < tp->nsv; i++) {
+      if (tp->sv[i].live || tp->create_pool[tp->sv[i].create]) continue;
+      left0++;
+      witness += tp->create_final[tp->sv[i].create];
+    }
+    for (size_t i = 0; i < tp->nmv; i++) {
+      const struct tp_seg *v = &tp->mv[i];
+      if (tp->create_pool[v->create]) continue;
+      for (uint64_t p = v->start; p + v->live <= v->end; p += v->live)
+        if (!map_get(&tp->pages, p)) { left0++; witness += listed_general(tp, p); }
+    }
+    if ((witness || (tp->nlisted_pools && left0 >= freed0)) && tp->npools < EV_POOL_MAX) {
+      uint32_t id = ++tp->npools;
+      int64_t *ni = realloc(tp->pool_ids, (id + 1) * sizeof *ni);
+      if (!ni) return -1;
+      tp->pool_ids = ni;
+      ni[id] = -1;   /* not in the segments list */
+      for (size_t i = 0; i < tp->nfreed; i++) tp->create_pool[tp->freed[i]] = id;
+      tp->ec[run / 8] |= (uint8_t)(1u << (run & 7));   /* emptyCache(P), whatever followed it */
+    }
+  }
+  tp->nfreed = 0;
+  return 0;
+}
+
+int tp_survey_wanted(const struct trace_pools *tp) {
+  for (size_t k = 0; k < tp->nsev; k++)
+    if (tp->sev[k].device == tp->device && (tp->sev[k].action == TK_SEGMENT_FREE || tp->sev[k].action == TK_SEGMENT_UNMAP))
+      return 1;
+  return 0;
+}
+
+#define OWN_MAPPED (1ull << 63)   /* own's value: create + 1 (cudaMalloc'd), or the rounded size | OWN_MAPPED */
+
+int tp_survey_event(struct trace_pools *tp, const struct pk_rec *r) {
+  uint8_t a = r->action;
+  uint64_t addr = (uint64_t)r->addr, size = r->size > 0 ? (uint64_t)r->size : 0;
+  if (a == TK_SEGMENT_FREE || a == TK_SEGMENT_UNMAP) {
+    tp->sv_in_run = 1;
+    if (a == TK_SEGMENT_UNMAP) return size ? unmap_cut(tp, addr, addr + size) : 0;
+    long i = floor_in(tp->sv, tp->nsv, addr);
+    if (i < 0 || tp->sv[i].start != addr) return 0;
+    if (note_freed(tp, tp->sv[i].create)) return -1;
+    memmove(tp->sv + i, tp->sv + i + 1, (tp->nsv - (size_t)i - 1) * sizeof *tp->sv);
+    tp->nsv--;
+    return 0;
+  }
+  if (tp->sv_in_run && run_end(tp)) return -1;
+  if (a == TK_SEGMENT_ALLOC || a == TK_SEGMENT_MAP) {
+    size_t create = tp->sv_create++;
+    if (!size) return 0;
+    if (a == TK_SEGMENT_MAP)
+      return seg_insert(&tp->mv, &tp->nmv, &tp->mv_cap, (struct tp_seg){addr, addr + size, size == SMALL_PAGE ? SMALL_PAGE : LARGE_PAGE, create});
+    return seg_insert(&tp->sv, &tp->nsv, &tp->sv_cap, (struct tp_seg){addr, addr + size, 0, create});
+  }
+  if (a == TK_ALLOC) {
+    uint64_t rounded = size < 512 ? 512 : (size + 511) & ~511ull;
+    long i = floor_in(tp->sv, tp->nsv, addr);
+    if (i >= 0 && addr < tp->sv[i].end) {
+      tp->sv[i].live++;
+      return map_set(&tp->own, addr, tp->sv[i].create + 1);
+    }
+    i = floor_in(tp->mv, tp->nmv, addr);
+    if (i >= 0 && addr < tp->mv[i].end) {
+      if (pages_add(tp, &tp->mv[i], addr, addr + rounded, 1)) return -1;
+      return map_set(&tp->own, addr, rounded | OWN_MAPPED);
+    }
+    return 0;
+  }
+  if (a == TK_FREE_COMPLETED) {
+    uint64_t v = map_get(&tp->own, addr);
+    if (!v) return 0;
+    map_del(&tp->own, addr);
+    if (v & OWN_MAPPED) {
+      long i = floor_in(tp->mv, tp->nmv, addr);
+      if (i >= 0 && addr < tp->mv[i].end) return pages_add(tp, &tp->mv[i], addr, addr + (v & ~OWN_MAPPED), -1);
+      return 0;
+    }
+    for (size_t i = 0; i < tp->nsv; i++)   /* segments are few */
+      if (tp->sv[i].create == v - 1) { if (tp->sv[i].live) tp->sv[i].live--; break; }
+  }
+  return 0;
+}
+
+int tp_survey_end(struct trace_pools *tp) {
+  int rc = tp->sv_in_run ? run_end(tp) : 0;
+  free(tp->sv); free(tp->mv); free(tp->own.e); free(tp->pages.e); free(tp->freed);
+  tp->sv = tp->mv = NULL;
+  tp->own = tp->pages = (struct tp_map){NULL, 0, 0};
+  tp->freed = NULL;
+  tp->nsv = tp->sv_cap = tp->nmv = tp->mv_cap = tp->nfreed = tp->freed_cap = 0;
+  tp->sv_in_run = 0;
+  return rc;
+}
