@@ -66,8 +66,9 @@ enum {
 enum { F_ACTION = 1, F_ADDR = 2, F_SIZE = 4, F_STREAM = 8, F_DEVFREE = 16, F_TOTAL = 32, F_DEVICE = 64, F_POOL = 128 };
 
 /* a tuple of two ints 0 <= a, b < 2^31 (a segment_pool_id) is kept as a PK_TUPLE value
- * with tok PK_PAIR and v.i = a << 32 | b; any other tuple is opaque. The memo does not keep
- * it (PyTorch writes a new tuple per segment; a memo reference to one reads as pool 0) */
+ * with tok PK_PAIR and v.i = a << 32 | b; any other tuple is opaque. The memo keeps such a
+ * pair unless it is (0, 0) (a shared tuple object is written once and referenced after;
+ * a reference to an unkept (0, 0) reads as an opaque value, which is pool 0 too) */
 #define PK_PAIR TK_NUM
 
 /* One event of device_traces[device], as the pickle gave it. Fields are raw: the snapshot

@@ -316,9 +316,9 @@ static int prescan(struct pt *t, int want_device, char *err) {
       if (s->unknown_actions) {
         if (t->pk.unknown_action[0])
           snprintf(t->info.unmodelled, sizeof t->info.unmodelled, "%llu trace entries with actions this reader does not know "
-                   "(e.g. '%s'), replayed as nothing", (unsigned long long)s->unknown_actions, t->pk.unknown_action);
+                   "(e.g. '%s'): replayed as nothing", (unsigned long long)s->unknown_actions, t->pk.unknown_action);
         else
-          snprintf(t->info.unmodelled, sizeof t->info.unmodelled, "%llu trace entries with actions this reader does not know, "
+          snprintf(t->info.unmodelled, sizeof t->info.unmodelled, "%llu trace entries with actions this reader does not know: "
                    "replayed as nothing", (unsigned long long)s->unknown_actions);
       }
       if (tp_resolve(&t->tp, t->pk.segs, t->pk.nsegs, d)) {

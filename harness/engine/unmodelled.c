@@ -30,5 +30,5 @@ void unmodelled_note(char *status, size_t len, const char *source, const char *w
 }
 
 void unmodelled_pool_blind(char *out, size_t len, const char *strategy) {
-  snprintf(out, len, "private memory pools (CUDA graphs, MemPool): %s replays their allocations in the general pool", strategy);
+  snprintf(out, len, "private memory pools (CUDA graphs or MemPool): %s replays their allocations in the general pool", strategy);
 }
