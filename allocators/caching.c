@@ -339,7 +339,8 @@ static void caching_segments(void *a, void (*fn)(void *ctx, const struct seg_blo
   struct caching *c = a;
   for (struct ordnode *n = ordset_first(&c->segs); n; n = ordset_next(n)) {
     struct cseg *s = ORD_ENTRY(n, struct cseg, node);
-    cblock_chain_report(s->head, s->addr, s->size, s->head && s->head->pool->is_small, fn, ctx);
+    uint32_t id = s->head ? s->head->pool->owner : 0;
+    cblock_chain_report(s->head, s->addr, s->size, s->head && s->head->pool->is_small, id && !c->pp[id]->freeable, fn, ctx);
   }
 }
 

@@ -210,7 +210,8 @@ static void exp_segments(void *a, void (*fn)(void *ctx, const struct seg_block *
   struct expandable *e = a;
   for (struct ordnode *n = ordset_first(&e->segs); n; n = ordset_next(n)) {
     struct cseg *s = ORD_ENTRY(n, struct cseg, node);
-    cblock_chain_report(s->head, s->va, s->size, s->pool->blocks.is_small, fn, ctx);
+    uint32_t id = s->pool->blocks.owner;
+    cblock_chain_report(s->head, s->va, s->size, s->pool->blocks.is_small, id && !e->pp[id]->freeable, fn, ctx);
   }
 }
 

@@ -8,6 +8,7 @@
 #include "replay.h"
 #include "status.h"
 #include "workload.h"
+#include "explain.h"
 
 /* the events of a trace, one per line: "alloc ADDR-BASE_MIB SIZE STREAM pPOOL", "free ...",
  * "empty_cache pPOOL", "pool_release pPOOL" (addresses as MiB above 0x7f0000000000) */
@@ -201,4 +202,28 @@ TEST(pools_native_pool_field) {
     if (!rc) { workload_close(&w); CHECK_MSG(0, "%s: accepted", bad[i][0]); continue; }
     CHECK_CONTAINS(err, bad[i][1]);
   }
+}
+
+/* explain: a live private pool's free segment is not releasable (release-and-retry keeps
+ * it), a released pool's is; the segment says whose it is */
+TEST(pools_explain_live_pool_segments_are_not_releasable) {
+  const char *t = test_write_tmp("pools_explain.csv",
+                                 "# fragbench-trace v1\nop,id,size,stream,device\n"
+                                 "alloc,1,31457280,0,0,1\nalloc,2,31457280,0,0\nfree,1,,,0\nfree,2,,,0\n"
+                                 "alloc,3,4096,0,0\niter,,,,0\npool_release,,,,0,1\nalloc,4,4096,0,0\n");
+  struct explain_opts o = {.trace = t, .trace_device = -1, .at = "4", .allocator = "caching"};
+  struct explain_state st;
+  char err[FB_ERRLEN];
+  CHECK_EQ(explain_run(&o, &st, err), 0);
+  CHECK_EQ(st.reserved, 60ull << 20);
+  CHECK_EQ(st.releasable, 30ull << 20);     /* the general 30 MiB segment only */
+  int seen = 0;
+  for (size_t i = 0; i < st.nblocks; i++)
+    if (st.blocks[i].pool == 1) { seen = 1; CHECK(st.blocks[i].pool_live); }
+  CHECK(seen);
+  explain_free(&st);
+  o.at = "7";                               /* after pool 1's release */
+  CHECK_EQ(explain_run(&o, &st, err), 0);
+  CHECK_EQ(st.releasable, 60ull << 20);
+  explain_free(&st);
 }

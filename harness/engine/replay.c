@@ -120,8 +120,7 @@ static int do_alloc(struct replay *x, const struct event *ev) {
     x->dev.by_stream->cur = ev->stream;
     x->dev.by_stream->cur_pool = x->ops->pool_of ? x->ops->pool_of(x->a, ev->size) : NULL;
   }
-  int pooled = ev->pool && x->ops->alloc_pool;
-  if (__builtin_expect(ev->pool && !pooled && !x->pool_blind, 0)) {
+  if (__builtin_expect(ev->pool && !x->ops->alloc_pool && !x->pool_blind, 0)) {
     char what[300];
     unmodelled_pool_blind(what, sizeof what, x->ops->name);
     note_unmodelled(x, what);
@@ -130,12 +129,12 @@ static int do_alloc(struct replay *x, const struct event *ev) {
   if (++x->sample_tick >= TIMING_SAMPLE) {
     x->sample_tick = 0;
     uint64_t d0 = x->dev.c.modeled_ns, t0 = now_ns();
-    rc = pooled ? x->ops->alloc_pool(x->a, ev->size, ev->stream, ev->pool, b) : x->ops->alloc(x->a, ev->size, ev->stream, b);
+    rc = alloc_in_pool(x->ops, x->a, ev->size, ev->stream, ev->pool, b);
     uint64_t t = now_ns() - t0;
     if (x->is_cuda) t -= x->dev.c.modeled_ns - d0 < t ? x->dev.c.modeled_ns - d0 : t;
     hist_add(&x->hist, t);
   } else {
-    rc = pooled ? x->ops->alloc_pool(x->a, ev->size, ev->stream, ev->pool, b) : x->ops->alloc(x->a, ev->size, ev->stream, b);
+    rc = alloc_in_pool(x->ops, x->a, ev->size, ev->stream, ev->pool, b);
   }
   x->timed_calls++;
   x->r->allocs++;
@@ -233,12 +232,8 @@ static int do_event(struct replay *x, const struct event *ev) {
   else if (ev->op == OP_FREE) rc = do_free(x, ev);
   else switch (ev->op) {
   case OP_ALLOC: case OP_FREE: break;
-  case OP_EMPTY_CACHE:   /* emptyCache(pool): only that pool's blocks; a pool-blind strategy has none apart */
-    if (!ev->pool) x->ops->empty_cache(x->a);
-    else if (x->ops->pool_empty) x->ops->pool_empty(x->a, ev->pool);
-    break;
-  case OP_POOL_RELEASE:
-    if (x->ops->pool_release) x->ops->pool_release(x->a, ev->pool);
+  case OP_EMPTY_CACHE: case OP_POOL_RELEASE:
+    pool_event(x->ops, x->a, ev);
     break;
   case OP_ITER:
     if (x->s->timeline) timeline_iter(&x->tl, x->ev_index, x->m.iters, x->m.live_requested, x->m.live_allocated, x->dev.reserved);
