@@ -153,6 +153,18 @@ TEST(pools_reader_unknown_action_is_named) {
   free(csv);
 }
 
+/* deliverable 4: a segment_pool_id that is not a pair of ints is a pool the reader cannot
+ * name: said in info.unmodelled (the row's status), its addresses in the general pool */
+TEST(pools_reader_unreadable_pool_id_is_named) {
+  struct workload_info info;
+  char *got = events_of("tests/pools/bad_pool_id.pickle", &info);
+  CHECK(got);
+  if (got) CHECK_STR(got, "alloc 0 4194304 0 p0\n");
+  free(got);
+  CHECK_STR(info.unmodelled, "1 segments with a segment_pool_id that is not a pair of ints (a pool this reader cannot name): "
+            "their addresses replayed in the general pool");
+}
+
 /* status_is: "ok" with or without notes; not a prefix of another word */
 TEST(pools_status_is_reads_notes) {
   CHECK(status_is("ok", "ok"));

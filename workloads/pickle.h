@@ -155,6 +155,7 @@ struct pk_reader {
   /* the first action name this reader does not know (its text, when the pickle spelt it
    * out rather than by memo reference), for the message that names it */
   char unknown_action[33];
+  uint64_t bad_pool_ids;     /* segments whose segment_pool_id is not a pair of ints (nor a memo reference) */
   char last_short[33];       /* the last short string read, and where: unknown_action's source */
   uint64_t last_short_off;
   struct pk_stats stats;

@@ -262,7 +262,10 @@ int pk_schema_setitems(struct pk_reader *p, struct pk_val *dict, struct pk_val *
       if (tok == TK_FRAMES && pk_frames_list_is_current(p, v)) dict->rec.has_frames = 1;
     }
     if ((roles & R_FRAME) && p->fr && dict->index > 0) pk_frames_field(p, (uint32_t)dict->index, tok, v);
-    if (roles & R_SEG) segment_field(&dict->rec, tok, v);
+    if (roles & R_SEG) {
+      segment_field(&dict->rec, tok, v);
+      if (tok == TK_SEGMENT_POOL_ID && !(v->type == PK_TUPLE && v->tok == PK_PAIR) && v->type != PK_REF) p->bad_pool_ids++;
+    }
     if ((roles & R_TOP) && top_field(p, tok, v, err)) return -1;
     if ((roles & R_SET) && settings_field(p, tok, v, err)) return -1;
     if ((roles & R_RPD) && roundup_field(p, k, v, err)) return -1;

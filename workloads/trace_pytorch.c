@@ -321,6 +321,12 @@ static int prescan(struct pt *t, int want_device, char *err) {
           snprintf(t->info.unmodelled, sizeof t->info.unmodelled, "%llu trace entries with actions this reader does not know: "
                    "replayed as nothing", (unsigned long long)s->unknown_actions);
       }
+      if (t->pk.bad_pool_ids) {   /* a pool kind this reader cannot place */
+        size_t k = strlen(t->info.unmodelled);
+        snprintf(t->info.unmodelled + k, sizeof t->info.unmodelled - k, "%s%llu segments with a segment_pool_id that is not "
+                 "a pair of ints (a pool this reader cannot name): their addresses replayed in the general pool", k ? "; " : "",
+                 (unsigned long long)t->pk.bad_pool_ids);
+      }
       if (tp_resolve(&t->tp, t->pk.segs, t->pk.nsegs, d)) {
         snprintf(err, FB_ERRLEN, "%s: out of memory", t->src.name);
         rc = -1;

@@ -127,3 +127,10 @@ t.seg(m(0), 20 * MIB); t.alloc(m(0), 4 * MIB)
 t.e('mystery_action', m(0), 4 * MIB)
 t.free(m(0), 4 * MIB)
 write('unknown_action', [listed(m(0), 20 * MIB)], t)
+
+# a segment_pool_id this reader cannot read (not a pair of ints)
+t = T()
+t.seg(m(0), 20 * MIB); t.alloc(m(0), 4 * MIB)
+bad = listed(m(0), 20 * MIB)
+bad['segment_pool_id'] = 'graph-7'
+write('bad_pool_id', [bad], t)
