@@ -57,7 +57,8 @@ TEST(pools_reader_listed_segments_give_their_pools) {
                 "alloc 400 4194304 7 p1\n"
                 "alloc 200 4096 0 p0\n"
                 "free 200\n"
-                "alloc 200 4096 7 p1\n");   /* 62 MiB + 2 MiB > the peak: the run was a retry */
+                "empty_cache p0\n"          /* followed by pool 1's growth: not a retry */
+                "alloc 200 4096 7 p1\n");
 }
 
 /* R3: maps take the pool of the listed expandable segment containing them; R6: a run that
@@ -116,6 +117,16 @@ TEST(pools_reader_release_run_before_a_growth_that_fits_is_empty_cache) {
                 "free 300\n"
                 "empty_cache p0\n"
                 "alloc 400 20971520 0 p0\n");
+}
+
+/* ... and a run followed by a growth of a private pool is empty_cache() whatever its size:
+ * no release-and-retry runs while a capture or a MemPool context is underway */
+TEST(pools_reader_release_run_before_a_private_growth_is_empty_cache) {
+  EXPECT_EVENTS("capture_after_empty_cache.pickle",
+                "alloc 0 41943040 0 p0\n"
+                "free 0\n"
+                "empty_cache p0\n"
+                "alloc 100 20971520 3 p1\n");
 }
 
 /* deliverable 4: an action the reader does not know is named, on stderr once and in the

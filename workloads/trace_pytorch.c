@@ -15,7 +15,9 @@
  *                                   R + S > L; for a map S is at least get_allocation_size of
  *                                   the request that follows, alloc_block's test;
  *                                   torch.cuda.graph's empty_cache() before a capture is
- *                                   followed by the capture's first segment)
+ *                                   followed by the capture's first segment); and a run
+ *                                   followed by a growth of a private pool (trace_pools.h) is
+ *                                   an empty_cache(): no retry runs while a pool is the target
  *   oom (device_free, size)      -> usable memory = device_free + reserved then; and the
  *                                   failed request is replayed (OP_ALLOC of a synthetic id,
  *                                   then OP_FREE of it) so that a run that died OOMs too;
@@ -51,7 +53,9 @@ struct dev_scan {
   uint64_t ec_cap, runs, undecided_from;
   int in_run;
   int64_t run_start;                              /* reserved when the current run began */
-  struct { uint64_t run; int64_t need, start; } *fit;   /* runs a segment_alloc/map followed: need = R + S */
+  struct { uint64_t run, create; int64_t need, start; } *fit;   /* runs a segment_alloc/map followed: need = R + S;
+                                                                  create: that growth's number among the device's */
+  uint64_t ncreate;                               /* segment_alloc/map events so far */
   uint64_t nfit, fit_cap;
   int fit_open;                                   /* the last fit came from a map: its request is the next alloc */
   int64_t reserved_at_oom; uint64_t device_free_at_oom; int has_oom;
@@ -203,11 +207,13 @@ static int scan_rec(struct dev_scan *d, const struct pk_rec *r) {
         d->fit_cap = nc;
       }
       d->fit[d->nfit].run = d->runs - 1;
+      d->fit[d->nfit].create = d->ncreate;
       d->fit[d->nfit].start = d->run_start;
       d->fit[d->nfit++].need = d->run_start + r->size;
       d->fit_open = a == TK_SEGMENT_MAP;
     }
     decide(d, 0);
+    d->ncreate++;
     d->saw_map |= a == TK_SEGMENT_MAP;
     d->reserved += r->size;
     if (d->reserved > RESERVED_MAX) return SCAN_RANGE;
@@ -334,6 +340,12 @@ static int prescan(struct pt *t, int want_device, char *err) {
         snprintf(err, FB_ERRLEN, "%s: %u private memory pools in the segments list (at most %d)", t->src.name,
                  t->tp.npools, EV_POOL_MAX);
         rc = -1;
+      } else {
+        /* a growth into a private pool is never a retry's (no release_cached_blocks while a
+         * capture or MemPool context is underway): the run before it was empty_cache() */
+        for (uint64_t i = 0; i < s->nfit; i++)
+          if (s->fit[i].create < t->tp.ncreate && t->tp.create_pool[s->fit[i].create])
+            s->ec[s->fit[i].run / 8] |= (uint8_t)(1u << (s->fit[i].run & 7));
       }
 
       t->info.holds_whole_trace = 0;

@@ -134,3 +134,10 @@ t.seg(m(0), 20 * MIB); t.alloc(m(0), 4 * MIB)
 bad = listed(m(0), 20 * MIB)
 bad['segment_pool_id'] = 'graph-7'
 write('bad_pool_id', [bad], t)
+
+# a run followed by a growth of a private pool is empty_cache(), even when R + S passes the peak
+t = T()
+t.seg(m(0), 40 * MIB); t.alloc(m(0), 40 * MIB); t.free(m(0), 40 * MIB)
+t.seg(m(0), 40 * MIB, action='segment_free')
+t.seg(m(100), 20 * MIB, 3); t.alloc(m(100), 20 * MIB, 3)          # R 40 + S 20 > 40, but pool (0,1)
+write('capture_after_empty_cache', [listed(m(100), 20 * MIB, (0, 1), 3)], t)
