@@ -103,6 +103,20 @@ TEST(pools_reader_r7_majority_only_with_listed_pools) {
   EXPECT_EVENTS("majority_nolisted.pickle", want);
 }
 
+/* R8: the listed general segment at 300 MiB was made while the free 40 MiB segment at 200
+ * MiB was cached on the same stream: best fit would have taken it had it been general, so
+ * it was a private pool's (pool 2), released and emptied when freed */
+TEST(pools_reader_r8_general_growth_beside_a_free_segment) {
+  EXPECT_EVENTS("growth.pickle",
+                "alloc 100 4194304 3 p1\n"
+                "alloc 200 41943040 0 p2\n"
+                "free 200\n"
+                "alloc 300 16777216 0 p0\n"
+                "pool_release p2\n"
+                "empty_cache p2\n"
+                "alloc 104 4194304 3 p1\n");
+}
+
 /* a release run followed by a growth is the allocation's own retry only if the reserved
  * bytes before it plus the growth pass the trace's peak (100 + 20 > 100); else (60 + 20)
  * it was empty_cache() */

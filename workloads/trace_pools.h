@@ -38,6 +38,14 @@
  *      and the segments list shows private pools (the job uses them) (a general empty_cache that freed most of what it could and
  *      left one behind stays general). Found in one more pass over the trace
  *      (trace_survey.c), only when the trace has release runs;
+ *   R8 a segment_alloc that the segments list shows as general (R2), made for the request
+ *      that follows it on stream s, while a wholly free cudaMalloc'd segment of pool 0 of
+ *      the request's kind (small: 2 MiB) on stream s, large enough, was cached: best fit
+ *      would have taken that one had it been general, so it was a private pool's (of a
+ *      pool gone before the snapshot: a new pool number, shared by the segments proven
+ *      together and by R7's release of them). Only with no max_split_size and no
+ *      roundup_power2_divisions (best fit is then plain), in the same pass as R7;
+ *      R7 then treats such pools like pool 0 and gives a run's segments one pool;
  *   R6 a release run (consecutive segment_free / segment_unmap) that frees a segment of a
  *      private pool P is evidence that P's last graph / MemPool went away before it
  *      (release_cached_blocks frees no live pool's segment): OP_POOL_RELEASE(P) comes
@@ -75,7 +83,7 @@ struct trace_pools {
   /* R7's pass (trace_survey.c): the traced cudaMalloc'd segments with their live
    * allocations, the mapped ranges of expandable segments, the live allocations and the
    * live allocations' pages, the creating events the current run released */
-  struct tp_seg { uint64_t start, end, live; size_t create; } *sv, *mv;   /* mv: live = page bytes */
+  struct tp_seg { uint64_t start, end, live; size_t create; uint64_t stream; } *sv, *mv;   /* mv: live = page bytes */
   size_t nsv, sv_cap, nmv, mv_cap;
   struct tp_map { struct tp_kv { uint64_t k, v; } *e; size_t cap, n; } own, pages;
   size_t *freed;
@@ -85,6 +93,8 @@ struct trace_pools {
   uint8_t *ec;                 /* the reader's empty_cache decisions per run (R7 sets some) */
   uint64_t nruns_ec;
   int subset_release;          /* max_split_size or a GC threshold set: a retry may free a subset */
+  int plain_fit;               /* no max_split_size, no roundup_power2_divisions: R8's best fit is plain */
+  size_t grow_pending;         /* R8: the creating event + 1 of the segment_alloc just seen, 0 = none */
   uint8_t *create_final;       /* per creating event: R2 matched it to a listed segment */
 };
 

@@ -383,6 +383,10 @@ static int pools_pass(struct pt *t, char *err) {
     t->tp.subset_release = (t->pk.settings.has_max_split_size && t->pk.settings.max_split_size > 0 &&
                             (uint64_t)t->pk.settings.max_split_size < (1ULL << 62)) ||
                            (t->pk.settings.has_gc_threshold && t->pk.settings.gc_threshold > 0);
+    int roundup = 0;
+    for (int i = 0; i < 16; i++) roundup |= t->pk.settings.has_roundup && t->pk.settings.roundup[i] > 1;
+    t->tp.plain_fit = !roundup && !(t->pk.settings.has_max_split_size && t->pk.settings.max_split_size > 0 &&
+                                    (uint64_t)t->pk.settings.max_split_size < (1ULL << 62));
     if (pk_rewind(&t->pk, err)) return -1;
     struct pk_rec r;
     int rc;

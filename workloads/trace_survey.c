@@ -1,4 +1,4 @@
-/* trace_survey.c - rule R7 of trace_pools.h: one pass over a snapshot's records of one
+/* trace_survey.c - rules R7 and R8 of trace_pools.h: one pass over a snapshot's records of one
  * device that follows which cudaMalloc'd segments and which mapped pages of expandable
  * segments are wholly free, and at the end of each release run decides whether the run
  * was the general release_cached_blocks or emptyCache(P) of a private pool that went
@@ -145,13 +145,32 @@ static int listed_general(const struct trace_pools *tp, uint64_t addr) {
   return lo > 0 && addr < tp->listed[lo - 1].end && tp->listed[lo - 1].pool == 0;
 }
 
+/* a pool gone before the snapshot that R7 or R8 made up (not in the segments list) */
+static int made_up(const struct trace_pools *tp, uint32_t pool) { return pool && tp->pool_ids[pool] == -1; }
+
+/* a new pool number for segments R7 or R8 found private; 0 when out of numbers */
+static uint32_t new_pool(struct trace_pools *tp) {
+  if (tp->npools >= EV_POOL_MAX) return 0;
+  uint32_t id = ++tp->npools;
+  int64_t *ni = realloc(tp->pool_ids, (id + 1) * sizeof *ni);
+  if (!ni) { tp->npools--; return UINT32_MAX; }
+  tp->pool_ids = ni;
+  ni[id] = -1;   /* not in the segments list */
+  return id;
+}
+
 static int run_end(struct trace_pools *tp) {
   tp->sv_in_run = 0;
   uint64_t run = tp->sv_run++;
   if (run >= tp->nruns_ec) { tp->nfreed = 0; return 0; }
   int ec = (tp->ec[run / 8] >> (run & 7)) & 1;
   size_t freed0 = 0, left0 = 0, witness = 0;
-  for (size_t i = 0; i < tp->nfreed; i++) freed0 += tp->create_pool[tp->freed[i]] == 0;
+  uint32_t known = 0;   /* a made-up pool among the freed: theirs */
+  for (size_t i = 0; i < tp->nfreed; i++) {
+    uint32_t p = tp->create_pool[tp->freed[i]];
+    freed0 += p == 0 || made_up(tp, p);
+    if (made_up(tp, p)) known = p;
+  }
   if ((ec || !tp->subset_release) && freed0 && freed0 == tp->nfreed) {
     for (size_t i = 0; i < tp->nsv; i++) {
       if (tp->sv[i].live || tp->create_pool[tp->sv[i].create]) continue;
@@ -164,17 +183,38 @@ static int run_end(struct trace_pools *tp) {
       for (uint64_t p = v->start; p + v->live <= v->end; p += v->live)
         if (!map_get(&tp->pages, p)) { left0++; witness += listed_general(tp, p); }
     }
-    if ((witness || (tp->nlisted_pools && left0 >= freed0)) && tp->npools < EV_POOL_MAX) {
-      uint32_t id = ++tp->npools;
-      int64_t *ni = realloc(tp->pool_ids, (id + 1) * sizeof *ni);
-      if (!ni) return -1;
-      tp->pool_ids = ni;
-      ni[id] = -1;   /* not in the segments list */
-      for (size_t i = 0; i < tp->nfreed; i++) tp->create_pool[tp->freed[i]] = id;
-      tp->ec[run / 8] |= (uint8_t)(1u << (run & 7));   /* emptyCache(P), whatever followed it */
+    if (witness || (tp->nlisted_pools && left0 >= freed0)) {
+      uint32_t id = known ? known : new_pool(tp);
+      if (id == UINT32_MAX) return -1;
+      if (id) {
+        for (size_t i = 0; i < tp->nfreed; i++) tp->create_pool[tp->freed[i]] = id;
+        tp->ec[run / 8] |= (uint8_t)(1u << (run & 7));   /* emptyCache(P), whatever followed it */
+      }
     }
   }
   tp->nfreed = 0;
+  return 0;
+}
+
+/* R8: the request that followed a segment_alloc the segments list shows as general */
+static int growth_check(struct trace_pools *tp, size_t create, uint64_t addr, uint64_t size, uint64_t stream) {
+  long g = floor_in(tp->sv, tp->nsv, addr);
+  if (g < 0 || tp->sv[g].create != create || tp->sv[g].start != addr) return 0;   /* served elsewhere */
+  if (!tp->create_final[create] || tp->create_pool[create]) return 0;            /* not surely general */
+  uint64_t rounded = size < 512 ? 512 : (size + 511) & ~511ull;
+  int small = rounded <= (1ull << 20);
+  uint32_t id = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t i = 0; i < tp->nsv; i++) {
+      struct tp_seg *v = &tp->sv[i];
+      uint32_t p = tp->create_pool[v->create];
+      if ((long)i == g || v->live || v->stream != stream || (p && !made_up(tp, p))) continue;
+      if ((v->end - v->start == (2ull << 20)) != small || v->end - v->start < rounded) continue;
+      if (pass == 0) { if (p) id = p; continue; }   /* one of them already has a made-up pool: it */
+      if (!id && (id = new_pool(tp)) == UINT32_MAX) return -1;
+      if (!id) return 0;
+      tp->create_pool[v->create] = id;
+    }
   return 0;
 }
 
@@ -205,11 +245,17 @@ int tp_survey_event(struct trace_pools *tp, const struct pk_rec *r) {
     size_t create = tp->sv_create++;
     if (!size) return 0;
     if (a == TK_SEGMENT_MAP)
-      return seg_insert(&tp->mv, &tp->nmv, &tp->mv_cap, (struct tp_seg){addr, addr + size, size == SMALL_PAGE ? SMALL_PAGE : LARGE_PAGE, create});
-    return seg_insert(&tp->sv, &tp->nsv, &tp->sv_cap, (struct tp_seg){addr, addr + size, 0, create});
+      return seg_insert(&tp->mv, &tp->nmv, &tp->mv_cap, (struct tp_seg){addr, addr + size, size == SMALL_PAGE ? SMALL_PAGE : LARGE_PAGE, create, 0});
+    tp->grow_pending = create + 1;
+    return seg_insert(&tp->sv, &tp->nsv, &tp->sv_cap, (struct tp_seg){addr, addr + size, 0, create, (uint64_t)r->stream});
   }
   if (a == TK_ALLOC) {
     uint64_t rounded = size < 512 ? 512 : (size + 511) & ~511ull;
+    if (tp->grow_pending) {
+      size_t create = tp->grow_pending - 1;
+      tp->grow_pending = 0;
+      if (tp->plain_fit && growth_check(tp, create, addr, size, (uint64_t)r->stream)) return -1;
+    }
     long i = floor_in(tp->sv, tp->nsv, addr);
     if (i >= 0 && addr < tp->sv[i].end) {
       tp->sv[i].live++;
@@ -245,5 +291,6 @@ int tp_survey_end(struct trace_pools *tp) {
   tp->freed = NULL;
   tp->nsv = tp->sv_cap = tp->nmv = tp->mv_cap = tp->nfreed = tp->freed_cap = 0;
   tp->sv_in_run = 0;
+  tp->grow_pending = 0;
   return rc;
 }

@@ -141,3 +141,13 @@ t.seg(m(0), 40 * MIB); t.alloc(m(0), 40 * MIB); t.free(m(0), 40 * MIB)
 t.seg(m(0), 40 * MIB, action='segment_free')
 t.seg(m(100), 20 * MIB, 3); t.alloc(m(100), 20 * MIB, 3)          # R 40 + S 20 > 40, but pool (0,1)
 write('capture_after_empty_cache', [listed(m(100), 20 * MIB, (0, 1), 3)], t)
+
+# R8: a general growth while a wholly free segment that would fit was cached on its stream:
+# that segment was a private pool's (one gone before the snapshot)
+t = T()
+t.seg(m(100), 20 * MIB, 3); t.alloc(m(100), 4 * MIB, 3)            # L: listed (0,5): pool 1
+t.seg(m(200), 40 * MIB); t.alloc(m(200), 40 * MIB); t.free(m(200), 40 * MIB)
+t.seg(m(300), 16 * MIB); t.alloc(m(300), 16 * MIB)                  # G: listed general; 200 would fit
+t.seg(m(200), 40 * MIB, action='segment_free')
+t.alloc(m(100) + 4 * MIB, 4 * MIB, 3)
+write('growth', [listed(m(100), 20 * MIB, (0, 5), 3), listed(m(300), 16 * MIB)], t)
