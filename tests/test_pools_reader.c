@@ -133,6 +133,23 @@ TEST(pools_reader_release_run_before_a_growth_that_fits_is_empty_cache) {
                 "alloc 400 20971520 0 p0\n");
 }
 
+/* ... but in a job that lists private pools and never ran out of memory, every release run
+ * is empty_cache(): torch.cuda.graph empties the cache before a capture, maybe at the peak */
+TEST(pools_reader_release_runs_of_a_pool_job_without_oom_are_empty_cache) {
+  EXPECT_EVENTS("fit_pools.pickle",
+                "alloc 0 41943040 0 p0\n"
+                "alloc 100 41943040 0 p0\n"
+                "alloc 200 20971520 0 p0\n"
+                "free 200\n"
+                "free 0\n"
+                "empty_cache p0\n"
+                "alloc 300 20971520 0 p0\n"
+                "free 300\n"
+                "empty_cache p0\n"
+                "alloc 400 20971520 0 p0\n"
+                "alloc 500 4096 3 p1\n");
+}
+
 /* ... and a run followed by a growth of a private pool is empty_cache() whatever its size:
  * no release-and-retry runs while a capture or a MemPool context is underway */
 TEST(pools_reader_release_run_before_a_private_growth_is_empty_cache) {

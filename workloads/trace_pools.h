@@ -45,7 +45,9 @@
  *      pool gone before the snapshot: a new pool number, shared by the segments proven
  *      together and by R7's release of them). Only with no max_split_size and no
  *      roundup_power2_divisions (best fit is then plain), in the same pass as R7;
- *      R7 then treats such pools like pool 0 and gives a run's segments one pool;
+ *      R7 then treats such pools like pool 0 and gives a run's segments one pool; a run
+ *      that frees segments of such a pool is replayed as an empty_cache (of that pool, or
+ *      the general one when it freed general segments too), never as a retry;
  *   R6 a release run (consecutive segment_free / segment_unmap) that frees a segment of a
  *      private pool P is evidence that P's last graph / MemPool went away before it
  *      (release_cached_blocks frees no live pool's segment): OP_POOL_RELEASE(P) comes

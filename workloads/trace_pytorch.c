@@ -17,7 +17,9 @@
  *                                   torch.cuda.graph's empty_cache() before a capture is
  *                                   followed by the capture's first segment); and a run
  *                                   followed by a growth of a private pool (trace_pools.h) is
- *                                   an empty_cache(): no retry runs while a pool is the target
+ *                                   an empty_cache(): no retry runs while a pool is the target;
+ *                                   in a snapshot that lists private pools and has no oom
+ *                                   entry, every such run is an empty_cache()
  *   oom (device_free, size)      -> usable memory = device_free + reserved then; and the
  *                                   failed request is replayed (OP_ALLOC of a synthetic id,
  *                                   then OP_FREE of it) so that a run that died OOMs too;
@@ -342,9 +344,14 @@ static int prescan(struct pt *t, int want_device, char *err) {
         rc = -1;
       } else {
         /* a growth into a private pool is never a retry's (no release_cached_blocks while a
-         * capture or MemPool context is underway): the run before it was empty_cache() */
+         * capture or MemPool context is underway): the run before it was empty_cache(); and
+         * in a job that uses private pools and never ran out of memory, a run is taken as
+         * empty_cache() whatever follows it (torch.cuda.graph empties the cache before each
+         * capture, at what may be the peak so far): the uncapped replay of a retry makes the
+         * same release, the replay of an empty_cache() taken for a retry would make none */
         for (uint64_t i = 0; i < s->nfit; i++)
-          if (s->fit[i].create < t->tp.ncreate && t->tp.create_pool[s->fit[i].create])
+          if ((s->fit[i].create < t->tp.ncreate && t->tp.create_pool[s->fit[i].create]) ||
+              (t->tp.nlisted_pools && !s->has_oom))
             s->ec[s->fit[i].run / 8] |= (uint8_t)(1u << (s->fit[i].run & 7));
       }
 

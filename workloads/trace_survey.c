@@ -188,10 +188,14 @@ static int run_end(struct trace_pools *tp) {
       if (id == UINT32_MAX) return -1;
       if (id) {
         for (size_t i = 0; i < tp->nfreed; i++) tp->create_pool[tp->freed[i]] = id;
-        tp->ec[run / 8] |= (uint8_t)(1u << (run & 7));   /* emptyCache(P), whatever followed it */
+        known = id;
       }
     }
   }
+  /* a run that frees a pool gone before the snapshot is its emptyCache(P), or a general
+   * release after its releasePool: replayed as the one or the other, never as a retry
+   * the uncapped replay would not make */
+  if (known) tp->ec[run / 8] |= (uint8_t)(1u << (run & 7));
   tp->nfreed = 0;
   return 0;
 }

@@ -120,6 +120,9 @@ t.free(m(300), 20 * MIB)
 t.seg(m(300), 20 * MIB, action='segment_free')
 t.seg(m(400), 20 * MIB); t.alloc(m(400), 20 * MIB)                 # R 60 + S 20 <= 100: empty_cache()
 write('fit', [listed(m(100), 40 * MIB), listed(m(400), 20 * MIB)], t)
+# the same in a job that lists a private pool and has no oom: every run is empty_cache()
+t.seg(m(500), 2 * MIB, 3); t.alloc(m(500), 4096, 3)
+write('fit_pools', [listed(m(100), 40 * MIB), listed(m(400), 20 * MIB), listed(m(500), 2 * MIB, (0, 1), 3)], t)
 
 # an action the reader does not know
 t = T()
