@@ -9,7 +9,7 @@
  *     whole segment) and segment_map / segment_unmap (pages of an expandable segment) carry
  *     address and size, allocations their address, but no trace entry carries a pool.
  *
- * The rules that recover a pool from them (each a test in tests/test_trace_pools.c):
+ * The rules that recover a pool from them (each a test in tests/test_pools_reader.c):
  *
  *   R1 pools are numbered 1, 2, ... in the order their first segment appears in the
  *      segments list (by address); (0, 0) is pool 0;
@@ -20,39 +20,41 @@
  *      expandable segment's virtual range belongs to one BlockPool (find_expandable_block
  *      makes one per pool and stream) and is never reused while it lives;
  *   R4 a segment the list does not show (freed before the snapshot, or a map into a range
- *      unmapped since) is in pool 0 unless R5 applies;
+ *      unmapped since) is in pool 0 unless R7 or R8 says otherwise;
  *   R5 an allocation takes the pool of the segment it falls in at that moment (the live
  *      segments as the trace's segment events leave them); an allocation outside every
  *      traced segment (the segment predates the trace) takes the pool of the listed
  *      segment containing it, else 0;
+ *   R6 a release run (consecutive segment_free / segment_unmap) that frees a segment of a
+ *      private pool P is evidence that P's last graph / MemPool went away before it
+ *      (release_cached_blocks frees no live pool's segment): OP_POOL_RELEASE(P) comes
+ *      first; a run the reader replays as empty_cache() that freed only pool P's segments
+ *      is emptyCache(P) (MemPool's destructor), else the general empty_cache();
  *   R7 a release run that leaves wholly free cudaMalloc'd segments or wholly free mapped
- *      pages of pool 0 (by R2-R4) behind was not release_cached_blocks, which frees every unsplit free block of the
- *      general pools (empty_cache, and the retry: its release_available step frees only
- *      oversize blocks, and only with max_split_size set, as garbage collection only with
- *      a threshold set; runs that could be those are left alone): it was emptyCache(P) of
- *      a private pool P that went away before the snapshot (MemPool's destructor), the
- *      segments it freed were P's (a new pool number after the listed ones), and it is
- *      replayed as empty_cache(P). Taken as shown when a segment left behind is in the
- *      segments list as (0, 0) (R2, or a page inside a listed (0, 0) segment), or when
- *      the run left at least as many segments or pages as it freed segments or mappings
- *      and the segments list shows private pools (the job uses them) (a general empty_cache that freed most of what it could and
- *      left one behind stays general). Found in one more pass over the trace
- *      (trace_survey.c), only when the trace has release runs;
+ *      pages of pool 0 (by R2-R4) behind was not release_cached_blocks, which frees every
+ *      unsplit free block of the general pools (empty_cache, and the retry: its
+ *      release_available step frees only oversize blocks, and only with max_split_size
+ *      set, as garbage collection only with a threshold set; runs that could be those are
+ *      left alone): it was emptyCache(P) of a private pool P that went away before the
+ *      snapshot (MemPool's destructor), the segments it freed were P's (a new pool number
+ *      after the listed ones), and it is replayed as empty_cache(P). Taken as shown when
+ *      a segment left behind is in the segments list as (0, 0) (R2, or a page inside a
+ *      listed (0, 0) segment), or when the run left at least as many segments or pages
+ *      as it freed segments or mappings and the segments list shows private pools (the
+ *      job uses them; a general empty_cache that freed most of what it could and left one
+ *      behind stays general);
  *   R8 a segment_alloc that the segments list shows as general (R2), made for the request
  *      that follows it on stream s, while a wholly free cudaMalloc'd segment of pool 0 of
  *      the request's kind (small: 2 MiB) on stream s, large enough, was cached: best fit
  *      would have taken that one had it been general, so it was a private pool's (of a
  *      pool gone before the snapshot: a new pool number, shared by the segments proven
  *      together and by R7's release of them). Only with no max_split_size and no
- *      roundup_power2_divisions (best fit is then plain), in the same pass as R7;
- *      R7 then treats such pools like pool 0 and gives a run's segments one pool; a run
- *      that frees segments of such a pool is replayed as an empty_cache (of that pool, or
- *      the general one when it freed general segments too), never as a retry;
- *   R6 a release run (consecutive segment_free / segment_unmap) that frees a segment of a
- *      private pool P is evidence that P's last graph / MemPool went away before it
- *      (release_cached_blocks frees no live pool's segment): OP_POOL_RELEASE(P) comes
- *      first; a run the reader replays as empty_cache() that freed only pool P's segments
- *      is emptyCache(P) (MemPool's destructor), else the general empty_cache().
+ *      roundup_power2_divisions (best fit is then plain). R7 treats such pools like pool
+ *      0 and gives a run's segments one pool; a run that frees segments of such a pool is
+ *      replayed as an empty_cache (of that pool, or the general one when it freed general
+ *      segments too), never as a retry.
+ *   R7 and R8 are found in one more pass over the trace (trace_survey.c), only when it
+ *   has release runs.
  *
  * Memory: the segment events of the trace (a few per segment) and the live segments. */
 #ifndef FB_TRACE_POOLS_H
