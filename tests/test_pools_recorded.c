@@ -84,4 +84,24 @@ TEST(pools_recorded_pool_blind_strategy_says_so) {
   CHECK_CONTAINS(r.status, "; not modelled: private memory pools (CUDA graphs or MemPool): bfc replays their allocations in the general pool");
   CHECK_EQ(replay(test_data("recorded/pools/graphed.pickle.gz"), "caching", &r), 0);
   CHECK_STR(r.status, "ok");
+  /* the CLI: the note once on stderr, the table's status ok*, the CSV's status in full */
+  char out[512], o[512], e[512];
+  snprintf(out, sizeof out, "%s/blind.csv", test_tmpdir());
+  snprintf(o, sizeof o, "%s/blind.out", test_tmpdir());
+  snprintf(e, sizeof e, "%s/blind.err", test_tmpdir());
+  CHECK_EQ(test_cli(o, e, "run", "--trace", test_data("recorded/pools/mempool.pickle.gz"), "--allocator", "bfc",
+                    "--allocator", "caching", "--out", out, NULL), 0);
+  char *err = test_read_file(e), *csv = test_read_file(out);
+  CHECK(err && csv);
+  if (err) {
+    CHECK_CONTAINS(err, "fragbench: warning: ");
+    CHECK_CONTAINS(err, ": not modelled: private memory pools (CUDA graphs or MemPool): bfc replays their allocations in the general pool\n");
+    CHECK_CONTAINS(err, " ok*  ");
+  }
+  if (csv) {
+    CHECK_CONTAINS(csv, ",bfc,");
+    CHECK_CONTAINS(csv, ",ok; not modelled: private memory pools (CUDA graphs or MemPool): bfc replays their allocations in the general pool,");
+  }
+  free(err);
+  free(csv);
 }
