@@ -85,8 +85,8 @@ struct pt {
   /* pools (trace_pools.h) */
   struct trace_pools tp;
   uint8_t *released;           /* per pool: OP_POOL_RELEASE given and no allocation since */
-  struct event pend[8];        /* events due before the next record: pool releases, an empty_cache */
-  int npend, ipend;
+  struct event *pend;          /* events due before the next record: pool releases, an empty_cache */
+  uint32_t npend, ipend;       /* (room for every pool's release and one empty_cache) */
 };
 
 static int valid_int(const struct pk_rec *r, uint8_t f) { return (r->has & f) && !(r->bad & f); }
@@ -403,7 +403,8 @@ static int pools_pass(struct pt *t, char *err) {
     if (rc == -2) snprintf(err, FB_ERRLEN, "%s: out of memory", t->src.name);
     if (rc < 0) return -1;
   }
-  if (tp_finish(&t->tp) || !(t->released = calloc(t->tp.npools + 1, 1))) {
+  if (tp_finish(&t->tp) || !(t->released = calloc(t->tp.npools + 1, 1)) ||
+      !(t->pend = calloc(t->tp.npools + 1, sizeof *t->pend))) {
     snprintf(err, FB_ERRLEN, "%s: out of memory", t->src.name);
     return -1;
   }
@@ -419,6 +420,7 @@ static void pt_close(void *st) {
   free(t->ec);
   free(t->deferred);
   free(t->released);
+  free(t->pend);
   tp_free(&t->tp);
   free(t);
 }
@@ -489,7 +491,7 @@ static void run_events(struct pt *t, uint64_t run, int ec) {
     uint32_t p = t->tp.runs[i].pool;
     if (!p) { general = 1; continue; }
     only = only ? UINT32_MAX : p;
-    if (!t->released[p] && t->npend < (int)(sizeof t->pend / sizeof t->pend[0]) - 1) {
+    if (!t->released[p] && t->npend < t->tp.npools) {
       t->released[p] = 1;
       t->pend[t->npend++] = (struct event){.op = OP_POOL_RELEASE, .pool = p, .device = t->device};
     }
