@@ -117,6 +117,22 @@ TEST(pools_reader_r8_general_growth_beside_a_free_segment) {
                 "alloc 104 4194304 3 p1\n");
 }
 
+/* R8 with expandable segments: the general map at 1000 MiB was made while the pool-0
+ * mapping at 20 MiB had a wholly free 20 MiB page for the 16 MiB request: a private pool's
+ * (pool 2), and so is the mapping at 0 it grew from; released and emptied when unmapped */
+TEST(pools_reader_r8_mapped_growth_beside_a_free_page) {
+  EXPECT_EVENTS("growth_mapped.pickle",
+                "alloc 500 4194304 3 p1\n"
+                "alloc 0 4194304 0 p2\n"
+                "alloc 20 16777216 0 p2\n"
+                "free 20\n"
+                "alloc 1000 16777216 0 p0\n"
+                "free 0\n"
+                "pool_release p2\n"
+                "empty_cache p2\n"
+                "alloc 504 4194304 3 p1\n");
+}
+
 /* a release run followed by a growth is the allocation's own retry only if the reserved
  * bytes before it plus the growth pass the trace's peak (100 + 20 > 100); else (60 + 20)
  * it was empty_cache() */

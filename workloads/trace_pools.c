@@ -49,7 +49,8 @@ static int number_pools(struct trace_pools *tp, const struct pk_seg *segs, size_
   if (!tp->listed || !raw) { free(raw); return -1; }
   for (size_t i = 0; i < nsegs; i++) {
     if (segs[i].device != device) continue;
-    tp->listed[tp->nlisted] = (struct tp_live){(uint64_t)segs[i].addr, (uint64_t)segs[i].addr + (uint64_t)segs[i].size, 0};
+    tp->listed[tp->nlisted] = (struct tp_live){(uint64_t)segs[i].addr, (uint64_t)segs[i].addr + (uint64_t)segs[i].size, 0,
+                                               (uint64_t)segs[i].stream};
     raw[tp->nlisted++] = segs[i].pool_id;
   }
   /* sort both by address: an index sort through the pool field */
@@ -163,7 +164,7 @@ static int live_insert(struct trace_pools *tp, uint64_t start, uint64_t end, uin
   }
   size_t at = (size_t)(floor_at(tp->live, tp->nlive, start) + 1);
   memmove(tp->live + at + 1, tp->live + at, (tp->nlive - at) * sizeof *tp->live);
-  tp->live[at] = (struct tp_live){start, end, pool};
+  tp->live[at] = (struct tp_live){start, end, pool, 0};
   tp->nlive++;
   return 0;
 }

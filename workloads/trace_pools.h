@@ -39,7 +39,7 @@
  *      snapshot (MemPool's destructor), the segments it freed were P's (a new pool number
  *      after the listed ones), and it is replayed as empty_cache(P). Taken as shown when
  *      a segment left behind is in the segments list as (0, 0) (R2, or a page inside a
- *      listed (0, 0) segment), or when the run left at least as many segments or pages
+ *      listed (0, 0) segment of the same stream), or when the run left at least as many segments or pages
  *      as it freed segments or mappings and the segments list shows private pools (the
  *      job uses them; a general empty_cache that freed most of what it could and left one
  *      behind stays general);
@@ -48,8 +48,12 @@
  *      the request's kind (small: 2 MiB) on stream s, large enough, was cached: best fit
  *      would have taken that one had it been general, so it was a private pool's (of a
  *      pool gone before the snapshot: a new pool number, shared by the segments proven
- *      together and by R7's release of them). Only with no max_split_size and no
- *      roundup_power2_divisions (best fit is then plain). R7 treats such pools like pool
+ *      together and by R7's release of them). The same for a segment_map inside a listed
+ *      (0, 0) segment of its stream while a mapping of pool 0 on that stream, of the
+ *      request's page size, had enough consecutive wholly free pages for the request.
+ *      Only with no max_split_size and no roundup_power2_divisions (best fit is then
+ *      plain). A mapping R7 or R8 gives a pool gives it to the pool-0 mappings touching it
+ *      on its stream (one expandable segment grows contiguously). R7 treats such pools like pool
  *      0 and gives a run's segments one pool; a run that frees segments of such a pool is
  *      replayed as an empty_cache (of that pool, or the general one when it freed general
  *      segments too), never as a retry.
@@ -63,7 +67,7 @@
 #include <stdint.h>
 #include "pickle.h"
 
-struct tp_live { uint64_t start, end; uint32_t pool; };
+struct tp_live { uint64_t start, end; uint32_t pool; uint64_t stream; };
 
 struct trace_pools {
   /* the segments list of the device: sorted by address, pools numbered (R1) */
@@ -98,7 +102,9 @@ struct trace_pools {
   uint64_t nruns_ec;
   int subset_release;          /* max_split_size or a GC threshold set: a retry may free a subset */
   int plain_fit;               /* no max_split_size, no roundup_power2_divisions: R8's best fit is plain */
-  size_t grow_pending;         /* R8: the creating event + 1 of the segment_alloc just seen, 0 = none */
+  size_t grow_pending;         /* R8: the creating event + 1 of the segment_alloc/map just seen, 0 = none */
+  uint64_t grow_start, grow_end, grow_stream;   /* ... and what it mapped (a map) */
+  int grow_map;
   uint8_t *create_final;       /* per creating event: R2 matched it to a listed segment */
 };
 

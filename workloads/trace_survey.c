@@ -136,17 +136,34 @@ static int pages_add(struct trace_pools *tp, const struct tp_seg *v, uint64_t a,
 
 /* ---- the rule ---- */
 
-static int listed_general(const struct trace_pools *tp, uint64_t addr) {
+/* a page at addr of a mapping on stream: inside a listed (0, 0) segment of that stream (a
+ * virtual range freed and reserved again may come back on another stream, for another pool) */
+static int listed_general(const struct trace_pools *tp, uint64_t addr, uint64_t stream) {
   size_t lo = 0, hi = tp->nlisted;
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
     if (tp->listed[mid].start <= addr) lo = mid + 1; else hi = mid;
   }
-  return lo > 0 && addr < tp->listed[lo - 1].end && tp->listed[lo - 1].pool == 0;
+  return lo > 0 && addr < tp->listed[lo - 1].end && tp->listed[lo - 1].pool == 0 && tp->listed[lo - 1].stream == stream;
 }
 
 /* a pool gone before the snapshot that R7 or R8 made up (not in the segments list) */
 static int made_up(const struct trace_pools *tp, uint32_t pool) { return pool && tp->pool_ids[pool] == -1; }
+
+/* an expandable segment grows contiguously: pool-0 mappings touching one of pool id on the
+ * same stream are the same segment's, so id's too */
+static void spread(struct trace_pools *tp, uint32_t id) {
+  for (int changed = 1; changed;) {
+    changed = 0;
+    for (size_t i = 0; i + 1 < tp->nmv; i++) {
+      struct tp_seg *a = &tp->mv[i], *b = &tp->mv[i + 1];
+      if (a->end != b->start || a->stream != b->stream) continue;
+      uint32_t pa = tp->create_pool[a->create], pb = tp->create_pool[b->create];
+      if (pa == id && pb == 0) { tp->create_pool[b->create] = id; changed = 1; }
+      if (pb == id && pa == 0) { tp->create_pool[a->create] = id; changed = 1; }
+    }
+  }
+}
 
 /* a new pool number for segments R7 or R8 found private; 0 when out of numbers */
 static uint32_t new_pool(struct trace_pools *tp) {
@@ -181,7 +198,7 @@ static int run_end(struct trace_pools *tp) {
       const struct tp_seg *v = &tp->mv[i];
       if (tp->create_pool[v->create]) continue;
       for (uint64_t p = v->start; p + v->live <= v->end; p += v->live)
-        if (!map_get(&tp->pages, p)) { left0++; witness += listed_general(tp, p); }
+        if (!map_get(&tp->pages, p)) { left0++; witness += listed_general(tp, p, v->stream); }
     }
     if (witness || (tp->nlisted_pools && left0 >= freed0)) {
       uint32_t id = known ? known : new_pool(tp);
@@ -189,6 +206,7 @@ static int run_end(struct trace_pools *tp) {
       if (id) {
         for (size_t i = 0; i < tp->nfreed; i++) tp->create_pool[tp->freed[i]] = id;
         known = id;
+        spread(tp, id);
       }
     }
   }
@@ -222,6 +240,36 @@ static int growth_check(struct trace_pools *tp, size_t create, uint64_t addr, ui
   return 0;
 }
 
+/* R8 for expandable segments: a map inside a listed (0, 0) segment of its stream, for the
+ * request that followed it, while a pool-0 mapping of that stream and page size had enough
+ * consecutive wholly free pages for the request (a free block that large: best fit would
+ * have used it before growing) */
+static int growth_check_mapped(struct trace_pools *tp, size_t create, uint64_t addr, uint64_t size, uint64_t stream) {
+  if (tp->grow_stream != stream || tp->create_pool[create] || !listed_general(tp, tp->grow_start, stream)) return 0;
+  uint64_t rounded = size < 512 ? 512 : (size + 511) & ~511ull;
+  if (addr + rounded <= tp->grow_start || addr >= tp->grow_end) return 0;   /* not served by the growth */
+  uint64_t ps = rounded <= (1ull << 20) ? SMALL_PAGE : LARGE_PAGE;
+  uint32_t id = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t i = 0; i < tp->nmv; i++) {
+      const struct tp_seg *v = &tp->mv[i];
+      uint32_t p = tp->create_pool[v->create];
+      if (v->create == create || v->stream != stream || v->live != ps || (p && !made_up(tp, p))) continue;
+      uint64_t run = 0, best = 0;
+      for (uint64_t q = v->start; q + ps <= v->end; q += ps) {
+        run = map_get(&tp->pages, q) ? 0 : run + ps;
+        if (run > best) best = run;
+      }
+      if (best < rounded) continue;
+      if (pass == 0) { if (p) id = p; continue; }
+      if (!id && (id = new_pool(tp)) == UINT32_MAX) return -1;
+      if (!id) return 0;
+      tp->create_pool[v->create] = id;
+    }
+  if (id) spread(tp, id);
+  return 0;
+}
+
 int tp_survey_wanted(const struct trace_pools *tp) {
   for (size_t k = 0; k < tp->nsev; k++)
     if (tp->sev[k].device == tp->device && (tp->sev[k].action == TK_SEGMENT_FREE || tp->sev[k].action == TK_SEGMENT_UNMAP))
@@ -248,9 +296,17 @@ int tp_survey_event(struct trace_pools *tp, const struct pk_rec *r) {
   if (a == TK_SEGMENT_ALLOC || a == TK_SEGMENT_MAP) {
     size_t create = tp->sv_create++;
     if (!size) return 0;
-    if (a == TK_SEGMENT_MAP)
-      return seg_insert(&tp->mv, &tp->nmv, &tp->mv_cap, (struct tp_seg){addr, addr + size, size == SMALL_PAGE ? SMALL_PAGE : LARGE_PAGE, create, 0});
+    if (a == TK_SEGMENT_MAP) {
+      tp->grow_pending = create + 1;
+      tp->grow_map = 1;
+      tp->grow_start = addr;
+      tp->grow_end = addr + size;
+      tp->grow_stream = (uint64_t)r->stream;
+      return seg_insert(&tp->mv, &tp->nmv, &tp->mv_cap, (struct tp_seg){addr, addr + size, size == SMALL_PAGE ? SMALL_PAGE : LARGE_PAGE, create,
+                                                                         (uint64_t)r->stream});
+    }
     tp->grow_pending = create + 1;
+    tp->grow_map = 0;
     return seg_insert(&tp->sv, &tp->nsv, &tp->sv_cap, (struct tp_seg){addr, addr + size, 0, create, (uint64_t)r->stream});
   }
   if (a == TK_ALLOC) {
@@ -258,7 +314,9 @@ int tp_survey_event(struct trace_pools *tp, const struct pk_rec *r) {
     if (tp->grow_pending) {
       size_t create = tp->grow_pending - 1;
       tp->grow_pending = 0;
-      if (tp->plain_fit && growth_check(tp, create, addr, size, (uint64_t)r->stream)) return -1;
+      if (tp->plain_fit && (tp->grow_map ? growth_check_mapped(tp, create, addr, size, (uint64_t)r->stream)
+                                         : growth_check(tp, create, addr, size, (uint64_t)r->stream)))
+        return -1;
     }
     long i = floor_in(tp->sv, tp->nsv, addr);
     if (i >= 0 && addr < tp->sv[i].end) {

@@ -154,3 +154,16 @@ t.seg(m(300), 16 * MIB); t.alloc(m(300), 16 * MIB)                  # G: listed 
 t.seg(m(200), 40 * MIB, action='segment_free')
 t.alloc(m(100) + 4 * MIB, 4 * MIB, 3)
 write('growth', [listed(m(100), 20 * MIB, (0, 5), 3), listed(m(300), 16 * MIB)], t)
+
+# R8 with expandable segments: a general growth (a map inside a listed (0, 0) segment of its
+# stream) while a pool-0 mapping on that stream had a wholly free page the request fits in:
+# that mapping was a private pool's, and so is the mapping touching it (the same segment)
+t = T()
+t.seg(m(500), 20 * MIB, 3, 'segment_map'); t.alloc(m(500), 4 * MIB, 3)     # L: listed (0,5): pool 1
+t.seg(m(0), 20 * MIB, 0, 'segment_map'); t.seg(m(20), 20 * MIB, 0, 'segment_map')
+t.alloc(m(0), 4 * MIB); t.alloc(m(20), 16 * MIB); t.free(m(20), 16 * MIB)
+t.seg(m(1000), 20 * MIB, 0, 'segment_map'); t.alloc(m(1000), 16 * MIB)   # G: listed general
+t.free(m(0), 4 * MIB)
+t.seg(m(0), 40 * MIB, 0, 'segment_unmap')
+t.alloc(m(504), 4 * MIB, 3)
+write('growth_mapped', [listed(m(500), 20 * MIB, (0, 5), 3, True), listed(m(1000), 20 * MIB, (0, 0), 0, True)], t, True)
