@@ -42,7 +42,8 @@
  *      listed (0, 0) segment of the same stream), or when the run left at least as many segments or pages
  *      as it freed segments or mappings and the segments list shows private pools (the
  *      job uses them; a general empty_cache that freed most of what it could and left one
- *      behind stays general);
+ *      behind stays general). Pages count only without roundup_power2_divisions (a block
+ *      is then its request rounded up to 512 bytes, so which pages it covers is known);
  *   R8 a segment_alloc that the segments list shows as general (R2), made for the request
  *      that follows it on stream s, while a wholly free cudaMalloc'd segment of pool 0 of
  *      the request's kind (small: 2 MiB) on stream s, large enough, was cached: best fit
@@ -102,6 +103,7 @@ struct trace_pools {
   uint64_t nruns_ec;
   int subset_release;          /* max_split_size or a GC threshold set: a retry may free a subset */
   int plain_fit;               /* no max_split_size, no roundup_power2_divisions: R8's best fit is plain */
+  int plain_round;             /* no roundup_power2_divisions: a block is its request rounded to 512 (pages) */
   size_t grow_pending;         /* R8: the creating event + 1 of the segment_alloc/map just seen, 0 = none */
   uint64_t grow_start, grow_end, grow_stream;   /* ... and what it mapped (a map) */
   int grow_map;

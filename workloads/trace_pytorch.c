@@ -381,8 +381,8 @@ static int oom_frames_pass(struct pt *t, char *err) {
   return rc < 0 ? -1 : 0;
 }
 
-/* the pools' last rules: R7's pass over the device's records when the trace has runs it
- * replays as empty_cache() (trace_pools.h), then R6 */
+/* the pools' last rules: R7's and R8's pass over the device's records when the trace has
+ * release runs (trace_pools.h, trace_survey.c), then R6 */
 static int pools_pass(struct pt *t, char *err) {
   if (tp_survey_wanted(&t->tp)) {
     t->tp.ec = t->ec;
@@ -392,6 +392,7 @@ static int pools_pass(struct pt *t, char *err) {
                            (t->pk.settings.has_gc_threshold && t->pk.settings.gc_threshold > 0);
     int roundup = 0;
     for (int i = 0; i < 16; i++) roundup |= t->pk.settings.has_roundup && t->pk.settings.roundup[i] > 1;
+    t->tp.plain_round = !roundup;
     t->tp.plain_fit = !roundup && !(t->pk.settings.has_max_split_size && t->pk.settings.max_split_size > 0 &&
                                     (uint64_t)t->pk.settings.max_split_size < (1ULL << 62));
     if (pk_rewind(&t->pk, err)) return -1;

@@ -194,7 +194,7 @@ static int run_end(struct trace_pools *tp) {
       left0++;
       witness += tp->create_final[tp->sv[i].create];
     }
-    for (size_t i = 0; i < tp->nmv; i++) {
+    for (size_t i = 0; tp->plain_round && i < tp->nmv; i++) {
       const struct tp_seg *v = &tp->mv[i];
       if (tp->create_pool[v->create]) continue;
       for (uint64_t p = v->start; p + v->live <= v->end; p += v->live)
