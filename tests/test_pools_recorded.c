@@ -105,3 +105,21 @@ TEST(pools_recorded_pool_blind_strategy_says_so) {
   free(err);
   free(csv);
 }
+
+/* run --breakdown: a private pool's segments are charged to "private small/large" */
+TEST(pools_recorded_breakdown_names_private_pools) {
+  char out[512], bd[512], o[512], e[512];
+  snprintf(out, sizeof out, "%s/bd.csv", test_tmpdir());
+  snprintf(bd, sizeof bd, "%s/bd_split.csv", test_tmpdir());
+  snprintf(o, sizeof o, "%s/bd.out", test_tmpdir());
+  snprintf(e, sizeof e, "%s/bd.err", test_tmpdir());
+  CHECK_EQ(test_cli(o, e, "run", "--trace", test_data("recorded/pools/compiled.pickle.gz"), "--allocator", "caching",
+                    "--breakdown", bd, "--out", out, NULL), 0);
+  char *csv = test_read_file(bd);
+  CHECK(csv);
+  if (csv) {
+    CHECK_CONTAINS(csv, ",private large,");
+    CHECK_CONTAINS(csv, ",large,");
+  }
+  free(csv);
+}

@@ -119,6 +119,8 @@ static int do_alloc(struct replay *x, const struct event *ev) {
   if (x->dev.by_stream) {   /* what the device takes now is this stream's (and pool's) */
     x->dev.by_stream->cur = ev->stream;
     x->dev.by_stream->cur_pool = x->ops->pool_of ? x->ops->pool_of(x->a, ev->size) : NULL;
+    if (ev->pool && x->ops->alloc_pool && x->dev.by_stream->cur_pool)   /* a private pool's growth, apart */
+      x->dev.by_stream->cur_pool = !strcmp(x->dev.by_stream->cur_pool, "small") ? "private small" : "private large";
   }
   if (__builtin_expect(ev->pool && !x->ops->alloc_pool && !x->pool_blind, 0)) {
     char what[300];
