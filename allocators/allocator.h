@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include "device.h"
 #include "params.h"
+#include "event.h"
 
 struct block {
   uint64_t addr;
@@ -27,6 +28,8 @@ struct seg_block {
   uint64_t stream;
   enum seg_state state;
   int small_pool;
+  uint32_t pool;                 /* its memory pool (event.h): 0 general, else a private pool */
+  int pool_live;                 /* a private pool not yet released: release-and-retry keeps it */
 };
 
 /* what an allocator tells the harness about itself after a run */
@@ -75,7 +78,30 @@ struct allocator_ops {
   /* optional: the strategy's pool that serves a request of this size ("small", "large"),
    * for run --breakdown's split of reserved memory; NULL = one pool per stream */
   const char *(*pool_of)(void *a, uint64_t size);
+  /* optional: memory pools (event.h: a CUDA graph's private pool, a MemPool). A strategy
+   * that has these serves an allocation of pool p != 0 only from p's own blocks, keeps p's
+   * segments through empty_cache and release-and-retry until pool_release(p), and frees
+   * them as PyTorch does after it; pool_empty(p) is emptyCache(p). A strategy without
+   * them replays pool allocations as general ones, and the run's status says so. */
+  int  (*alloc_pool)(void *a, uint64_t size, uint64_t stream, uint32_t pool, struct block *out);
+  void (*pool_release)(void *a, uint32_t pool);
+  void (*pool_empty)(void *a, uint32_t pool);
 };
+
+/* An allocation of pool `pool` (event.h): the strategy's alloc_pool where it has one and
+ * the pool is private, else its alloc (a pool-blind strategy: the general pool). */
+static inline int alloc_in_pool(const struct allocator_ops *o, void *a, uint64_t size, uint64_t stream, uint32_t pool,
+                                struct block *out) {
+  return pool && o->alloc_pool ? o->alloc_pool(a, size, stream, pool, out) : o->alloc(a, size, stream, out);
+}
+
+/* OP_EMPTY_CACHE and OP_POOL_RELEASE: empty_cache (pool 0), emptyCache(pool) and releasePool
+ * where the strategy has pools; a pool-blind strategy keeps no pool apart: nothing */
+static inline void pool_event(const struct allocator_ops *o, void *a, const struct event *ev) {
+  if (ev->op == OP_EMPTY_CACHE && !ev->pool) o->empty_cache(a);
+  else if (ev->op == OP_EMPTY_CACHE && o->pool_empty) o->pool_empty(a, ev->pool);
+  else if (ev->op == OP_POOL_RELEASE && o->pool_release) o->pool_release(a, ev->pool);
+}
 
 /* registry (allocators/registry.c) */
 extern const struct allocator_ops *const allocator_table[];

@@ -107,8 +107,9 @@ struct cblock {
 
 static inline int cblock_is_split(const struct cblock *b) { return b->prev || b->next; }
 
-/* one segment's block chain for allocator_ops.segments (caching_pool.c) */
-void cblock_chain_report(const struct cblock *head, uint64_t seg_addr, uint64_t seg_size, int small_pool,
+/* one segment's block chain for allocator_ops.segments (caching_pool.c); its pool is its
+ * blocks' pool's owner, pool_live whether that private pool is not yet released */
+void cblock_chain_report(const struct cblock *head, uint64_t seg_addr, uint64_t seg_size, int small_pool, int pool_live,
                          void (*fn)(void *ctx, const struct seg_block *b), void *ctx);
 
 /* One of PyTorch's BlockPools: the free blocks of every stream, in the order of
@@ -126,6 +127,8 @@ struct cpool {
   uint64_t free_bytes;      /* their total size */
   uint64_t get_free_calls;  /* get_free_blocks_call_count: the GC age clock */
   int is_small;
+  uint32_t owner;           /* BlockPool::owner_PrivatePool: 0 = the general pools, else the
+                             * private pool (event.h) whose small_blocks / large_blocks this is */
 };
 
 /* Freed Block structs are kept for reuse; new ones come from 256-block slabs. */

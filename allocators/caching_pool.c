@@ -127,6 +127,7 @@ void cpool_init(struct cpool *p, int is_small) {
   p->free_bytes = 0;
   p->get_free_calls = 0;
   p->is_small = is_small;
+  p->owner = 0;
 }
 
 void cpool_destroy(struct cpool *p) {
@@ -316,12 +317,14 @@ void cblock_free_to_pool(struct cblock_store *s, struct cblock *b, struct cblock
   pool_insert(b->pool, b);
 }
 
-void cblock_chain_report(const struct cblock *head, uint64_t seg_addr, uint64_t seg_size, int small_pool,
+void cblock_chain_report(const struct cblock *head, uint64_t seg_addr, uint64_t seg_size, int small_pool, int pool_live,
                          void (*fn)(void *ctx, const struct seg_block *b), void *ctx) {
   int split = head && head->next;
+  uint32_t pool = head ? head->pool->owner : 0;
   for (const struct cblock *b = head; b; b = b->next) {
     struct seg_block sb = {.seg_addr = seg_addr, .seg_size = seg_size, .addr = b->addr, .size = b->size,
-                           .requested = b->allocated ? b->requested : 0, .stream = b->stream, .small_pool = small_pool};
+                           .requested = b->allocated ? b->requested : 0, .stream = b->stream, .small_pool = small_pool,
+                           .pool = pool, .pool_live = pool && pool_live};
     sb.state = !b->mapped ? SEG_UNMAPPED : b->allocated ? SEG_ALLOCATED : split ? SEG_INACTIVE_SPLIT : SEG_FREE;
     fn(ctx, &sb);
   }

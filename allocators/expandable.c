@@ -13,7 +13,13 @@
  *     that spans the request gets just enough pages mapped (2 MiB small, 20 MiB large);
  *   - should_split: remainder >= 512 in both pools;
  *   - release_cached_blocks (the retry path after a failed growth, and EMPTY_CACHE)
- *     unmaps every wholly free page; nothing is ever cudaFree'd.
+ *     unmaps every wholly free page; nothing is ever cudaFree'd;
+ *   - private pools (CUDA graphs, MemPool; caching.c's rules P1-P6): PyTorch 2.11 grows
+ *     expandable segments for them too (their snapshot segments are is_expandable, made
+ *     by segment_map), one per private BlockPool and stream; a private pool's blocks
+ *     serve only its allocations, its allocations never run the release-and-retry, its
+ *     pages are unmapped by release_cached_blocks only once the pool is released, and
+ *     emptyCache(pool) unmaps only that released pool's.
  *
  * Two caching knobs act on blocks PyTorch only frees whole: garbage_collection_threshold
  * (frees unsplit blocks) and release_available_cached_blocks under max_split_size_mb
@@ -26,10 +32,27 @@
 #include <stdlib.h>
 #include <string.h>
 #include "expandable.h"
+#include "event.h"
 
 static int seg_cmp(const struct ordnode *a, const struct ordnode *b) {
   uint64_t x = ORD_ENTRY(a, struct cseg, node)->va, y = ORD_ENTRY(b, struct cseg, node)->va;
   return x < y ? -1 : x > y;
+}
+
+/* private pool `id` (made on its first allocation; an allocation revives a released one);
+ * NULL on host OOM */
+static struct epair *epair_get(struct expandable *e, uint32_t id) {
+  if (!e->pp && !(e->pp = calloc(EV_POOL_MAX + 1, sizeof *e->pp))) return NULL;
+  struct epair *p = e->pp[id];
+  if (!p) {
+    if (!(p = calloc(1, sizeof *p))) return NULL;
+    exp_pool_init(&p->small, 1);
+    exp_pool_init(&p->large, 0);
+    p->small.blocks.owner = p->large.blocks.owner = id;
+    e->pp[id] = p;
+  }
+  p->freeable = 0;
+  return p;
 }
 
 static int exp_create(void **a, struct device *d, const struct params *p, char *err) {
@@ -100,19 +123,29 @@ static int alloc_block(struct expandable *e, struct epool *p, uint64_t stream, u
   return try_allocate_expandable(e, p, stream, size, out);
 }
 
-static int exp_alloc(void *a, uint64_t orig_size, uint64_t stream, struct block *out) {
-  struct expandable *e = a;
+static int pool_alloc(struct expandable *e, uint64_t orig_size, uint64_t stream, uint32_t id, struct block *out) {
   if (cblock_store_reserve(&e->store, 1)) {   /* the split's front */
     snprintf(e->dev->err, FB_ERRLEN, "expandable: out of host memory");
     return -1;
   }
   uint64_t size = caching_round_size(&e->cfg, orig_size);
-  struct epool *p = caching_is_small(size) ? &e->small : &e->large;
+  struct epool *p;
+  if (id) {                                   /* get_pool with a capture / MemPool underway */
+    struct epair *pp = id <= EV_POOL_MAX ? epair_get(e, id) : NULL;
+    if (!pp) {
+      snprintf(e->dev->err, FB_ERRLEN, id <= EV_POOL_MAX ? "expandable: out of host memory" : "expandable: pool %u out of range (at most %d)",
+               id, EV_POOL_MAX);
+      return -1;
+    }
+    p = caching_is_small(size) ? &pp->small : &pp->large;
+  } else {
+    p = caching_is_small(size) ? &e->small : &e->large;
+  }
   struct cblock *b = get_free_block(e, p, stream, size);
   if (!b) {
     int rc = alloc_block(e, p, stream, size, &b);
-    if (rc == FB_OOM) {
-      exp_release_cached(e);
+    if (rc == FB_OOM && !id) {                /* no release_cached_blocks while a pool is the target */
+      exp_release_cached(e, 0);
       e->cache_flushes++;
       rc = alloc_block(e, p, stream, size, &b);
     }
@@ -129,6 +162,25 @@ static int exp_alloc(void *a, uint64_t orig_size, uint64_t stream, struct block 
   return 0;
 }
 
+static int exp_alloc(void *a, uint64_t orig_size, uint64_t stream, struct block *out) {
+  return pool_alloc(a, orig_size, stream, 0, out);
+}
+
+static int exp_alloc_pool(void *a, uint64_t orig_size, uint64_t stream, uint32_t pool, struct block *out) {
+  return pool_alloc(a, orig_size, stream, pool, out);
+}
+
+/* releasePool */
+static void exp_pool_release(void *a, uint32_t id) {
+  struct expandable *e = a;
+  if (e->pp && id && id <= EV_POOL_MAX && e->pp[id]) e->pp[id]->freeable = 1;
+}
+
+/* emptyCache(pool) */
+static void exp_pool_empty(void *a, uint32_t id) {
+  if (id <= EV_POOL_MAX) exp_release_cached(a, id);
+}
+
 /* free_block: coalesce with free mapped neighbours, back into the pool. */
 static void exp_free(void *a, struct block *blk) {
   struct expandable *e = a;
@@ -137,20 +189,29 @@ static void exp_free(void *a, struct block *blk) {
   cblock_free_to_pool(&e->store, b, &b->seg->head);
 }
 
-static void exp_empty_cache(void *a) { exp_release_cached(a); }
+static void exp_empty_cache(void *a) { exp_release_cached(a, 0); }
 
 static void exp_query(void *a, uint64_t *largest_free, uint64_t *free_inside) {
   struct expandable *e = a;
   uint64_t l = cpool_largest(&e->large.blocks), s = cpool_largest(&e->small.blocks);
   *largest_free = l > s ? l : s;
   *free_inside = e->large.blocks.free_bytes + e->small.blocks.free_bytes;
+  for (uint32_t id = 1; e->pp && id <= EV_POOL_MAX; id++) {
+    struct epair *p = e->pp[id];
+    if (!p) continue;
+    uint64_t x = cpool_largest(&p->large.blocks), y = cpool_largest(&p->small.blocks);
+    if (x > *largest_free) *largest_free = x;
+    if (y > *largest_free) *largest_free = y;
+    *free_inside += p->large.blocks.free_bytes + p->small.blocks.free_bytes;
+  }
 }
 
 static void exp_segments(void *a, void (*fn)(void *ctx, const struct seg_block *b), void *ctx) {
   struct expandable *e = a;
   for (struct ordnode *n = ordset_first(&e->segs); n; n = ordset_next(n)) {
     struct cseg *s = ORD_ENTRY(n, struct cseg, node);
-    cblock_chain_report(s->head, s->va, s->size, s->pool == &e->small, fn, ctx);
+    uint32_t id = s->pool->blocks.owner;
+    cblock_chain_report(s->head, s->va, s->size, s->pool->blocks.is_small, id && !e->pp[id]->freeable, fn, ctx);
   }
 }
 
@@ -165,6 +226,13 @@ static void exp_destroy(void *a) {
   exp_destroy_segments(e);
   cpool_destroy(&e->small.blocks);
   cpool_destroy(&e->large.blocks);
+  for (uint32_t id = 1; e->pp && id <= EV_POOL_MAX; id++) {
+    if (!e->pp[id]) continue;
+    cpool_destroy(&e->pp[id]->small.blocks);
+    cpool_destroy(&e->pp[id]->large.blocks);
+    free(e->pp[id]);
+  }
+  free(e->pp);
   cblock_store_destroy(&e->store);
   free(e);
 }
@@ -194,4 +262,7 @@ const struct allocator_ops expandable_allocator = {
   .check = exp_check,
   .segments = exp_segments,
   .pool_of = exp_pool_of,
+  .alloc_pool = exp_alloc_pool,
+  .pool_release = exp_pool_release,
+  .pool_empty = exp_pool_empty,
 };

@@ -55,7 +55,24 @@ struct expandable {
   struct ordset segs;       /* every segment, by va */
   uint64_t held;            /* bytes of pages present (PyTorch's total_allocated_memory) */
   uint64_t cache_flushes;   /* num_alloc_retries */
+  struct epair **pp;        /* private pools by id (1..EV_POOL_MAX); NULL until the first */
 };
+
+/* PyTorch's PrivatePool under expandable_segments:True: a small and a large BlockPool of
+ * its own, each growing its own expandable segments (one per stream), like the general
+ * ones; freeable once released (releasePool) */
+struct epair {
+  struct epool small, large;
+  int freeable;
+};
+
+/* may release_cached_blocks touch this pool? only = 0: the general pools and the freeable
+ * private ones (empty_cache, the retry); only = P: private pool P, if freeable (emptyCache(P)) */
+static inline int exp_releasable(const struct expandable *e, const struct epool *p, uint32_t only) {
+  uint32_t id = p->blocks.owner;
+  if (only) return id == only && e->pp && e->pp[id] && e->pp[id]->freeable;
+  return !id || (e->pp && e->pp[id] && e->pp[id]->freeable);
+}
 
 static inline struct epool *epool_of(const struct cblock *b) { return (struct epool *)(void *)b->pool; }
 
@@ -72,9 +89,10 @@ int exp_map_block(struct expandable *e, struct cblock *b, uint64_t size);
 /* unmap_block: unmap and release the whole pages inside free mapped block b; returns the
  * block that now holds b's position (b itself, unmapped, when pages went; else b). */
 struct cblock *exp_unmap_block(struct expandable *e, struct cblock *b, int *unmapped);
-/* release_cached_blocks: unmap every whole free page of every segment; a segment left
- * wholly unmapped by it gives its virtual range back. */
-void exp_release_cached(struct expandable *e);
+/* release_cached_blocks: unmap every whole free page of every segment of the pools
+ * exp_releasable(e, pool, only) admits; a segment left wholly unmapped by it gives its
+ * virtual range back. */
+void exp_release_cached(struct expandable *e, uint32_t only);
 /* destroy: every page unmapped and released, every range freed */
 void exp_destroy_segments(struct expandable *e);
 

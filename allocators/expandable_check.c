@@ -5,6 +5,7 @@
  * pages present add up to what the strategy says it holds. */
 #include <stdio.h>
 #include "expandable.h"
+#include "event.h"
 
 #define FAIL(...) do { snprintf(err, FB_ERRLEN, "expandable: " __VA_ARGS__); return -1; } while (0)
 #define X(v) ((unsigned long long)(v))
@@ -91,15 +92,37 @@ static int check_pool(const struct epool *p, const struct tally *t, char *err) {
   return 0;
 }
 
-int exp_check(void *a, char *err) {
-  struct expandable *e = a;
+/* one pair of pools (general or private): its segments' blocks against its sets; the
+ * bytes of pages present added to *held */
+static int check_pair(const struct expandable *e, const struct epool *small, const struct epool *large, uint64_t *held,
+                      char *err) {
   struct tally t = {{0, 0}, {0, 0}, {0, 0}, 0};
   for (struct ordnode *n = ordset_first(&e->segs); n; n = ordset_next(n)) {
     const struct cseg *s = ORD_ENTRY(n, struct cseg, node);
+    if (s->pool != small && s->pool != large) continue;
     if (s->page != s->pool->page) FAIL("segment %#llx has %llu-byte pages in a pool of %llu", X(s->va), X(s->page), X(s->pool->page));
     if (check_segment(s, &t, err)) return -1;
   }
-  if (check_pool(&e->small, &t, err) || check_pool(&e->large, &t, err)) return -1;
-  if (t.held != e->held) FAIL("pages present hold %llu bytes but the count says %llu", X(t.held), X(e->held));
+  if (check_pool(small, &t, err) || check_pool(large, &t, err)) return -1;
+  *held += t.held;
+  return 0;
+}
+
+int exp_check(void *a, char *err) {
+  struct expandable *e = a;
+  uint64_t held = 0;
+  size_t nsegs = 0, in_pools = 0;
+  if (check_pair(e, &e->small, &e->large, &held, err)) return -1;
+  for (uint32_t id = 1; e->pp && id <= EV_POOL_MAX; id++)
+    if (e->pp[id] && check_pair(e, &e->pp[id]->small, &e->pp[id]->large, &held, err)) return -1;
+  for (struct ordnode *n = ordset_first(&e->segs); n; n = ordset_next(n)) {
+    const struct cseg *s = ORD_ENTRY(n, struct cseg, node);
+    uint32_t id = s->pool->blocks.owner;
+    nsegs++;
+    in_pools += !id ? s->pool == &e->small || s->pool == &e->large
+                    : e->pp && e->pp[id] && (s->pool == &e->pp[id]->small || s->pool == &e->pp[id]->large);
+  }
+  if (in_pools != nsegs) FAIL("%zu of %zu segments belong to no pool the strategy holds", nsegs - in_pools, nsegs);
+  if (held != e->held) FAIL("pages present hold %llu bytes but the count says %llu", X(held), X(e->held));
   return 0;
 }

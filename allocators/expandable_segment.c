@@ -246,12 +246,13 @@ struct cblock *exp_unmap_block(struct expandable *e, struct cblock *b, int *unma
 /* release_blocks over both pools. PyTorch gathers the free mapped blocks of each pool and
  * unmaps them one by one; each unmap touches only its block and unmapped neighbours, so
  * walking every segment's chain instead reaches the same state without a gathered list. */
-void exp_release_cached(struct expandable *e) {
+void exp_release_cached(struct expandable *e, uint32_t only) {
   struct ordnode *n = ordset_first(&e->segs);
   while (n) {
     struct ordnode *next_seg = ordset_next(n);
     struct cseg *s = ORD_ENTRY(n, struct cseg, node);
     int any = 0;
+    if (!exp_releasable(e, s->pool, only)) { n = next_seg; continue; }
     for (struct cblock *b = s->head; b; b = b->next) {
       if (b->mapped && !b->allocated) {
         int went;

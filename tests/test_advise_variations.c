@@ -171,9 +171,10 @@ TEST(variations_never_ask_for_more_than_the_recorded_run) {
 /* the peak the rule bounds: the most requested bytes live at once */
 TEST(variations_peak_requested_counts_live_bytes) {
   struct event ev[] = {
-    {OP_ALLOC, 1, 100, 0, 0}, {OP_ALLOC, 2, 50, 0, 0}, {OP_FREE, 1, 0, 0, 0}, {OP_ALLOC, 3, 120, 0, 0},
-    {OP_FREE, 9, 0, 0, 0},                               /* a free of a block never seen frees nothing */
-    {OP_FREE, 2, 0, 0, 0}, {OP_ALLOC, 1, 10, 0, 0},     /* an id used again after its free */
+    {.op = OP_ALLOC, .id = 1, .size = 100}, {.op = OP_ALLOC, .id = 2, .size = 50}, {.op = OP_FREE, .id = 1},
+    {.op = OP_ALLOC, .id = 3, .size = 120},
+    {.op = OP_FREE, .id = 9},                            /* a free of a block never seen frees nothing */
+    {.op = OP_FREE, .id = 2}, {.op = OP_ALLOC, .id = 1, .size = 10},   /* an id used again after its free */
   };
   struct event_buffer b = {.ev = ev, .n = sizeof ev / sizeof ev[0]};
   CHECK_EQ(variations_peak_requested(&b), 170);

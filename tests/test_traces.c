@@ -28,7 +28,7 @@ static int open_trace(struct workload *w, const char *path, int device, char *er
   return workload_open(w, ops, NULL, &ctx, 0, err);
 }
 
-struct counts { uint64_t n[4], bytes_alloc; uint64_t hash; };
+struct counts { uint64_t n[5], bytes_alloc; uint64_t hash; };
 
 static void count(struct counts *c, const struct event *ev) {
   c->n[ev->op]++;

@@ -126,6 +126,8 @@ int drain(struct workload *w, struct stream *s) {
     case OP_EMPTY_CACHE:
       s->empty_caches++;
       break;
+    case OP_POOL_RELEASE:   /* generators use no private pools */
+      break;
     }
   }
   if (rc < 0) { snprintf(s->fail, sizeof s->fail, "next() failed: %.400s", err); goto bad; }

@@ -38,8 +38,8 @@ enum pk_tok {
   /* event keys */
   TK_ACTION, TK_ADDR, TK_SIZE, TK_STREAM, TK_TIME_US, TK_COMPILE_CONTEXT, TK_USER_METADATA,
   TK_FRAMES, TK_DEVICE_FREE, TK_DEVICE,
-  /* segment keys (device is shared with events) */
-  TK_TOTAL_SIZE,
+  /* segment keys (device and stream are shared with events) */
+  TK_TOTAL_SIZE, TK_ADDRESS, TK_SEGMENT_POOL_ID, TK_IS_EXPANDABLE,
   /* actions */
   TK_ALLOC, TK_FREE_REQUESTED, TK_FREE_COMPLETED, TK_SEGMENT_ALLOC, TK_SEGMENT_FREE,
   TK_SEGMENT_MAP, TK_SEGMENT_UNMAP, TK_OOM, TK_SNAPSHOT, TK_USER_DEFINED,
@@ -63,7 +63,13 @@ enum {
 };
 
 /* event/segment dict fields (bits in pk_rec.has / .bad) */
-enum { F_ACTION = 1, F_ADDR = 2, F_SIZE = 4, F_STREAM = 8, F_DEVFREE = 16, F_TOTAL = 32, F_DEVICE = 64 };
+enum { F_ACTION = 1, F_ADDR = 2, F_SIZE = 4, F_STREAM = 8, F_DEVFREE = 16, F_TOTAL = 32, F_DEVICE = 64, F_POOL = 128 };
+
+/* a tuple of two ints 0 <= a, b < 2^31 (a segment_pool_id) is kept as a PK_TUPLE value
+ * with tok PK_PAIR and v.i = a << 32 | b; any other tuple is opaque. The memo keeps such a
+ * pair unless it is (0, 0) (a shared tuple object is written once and referenced after;
+ * a reference to an unkept (0, 0) reads as an opaque value, which is pool 0 too) */
+#define PK_PAIR TK_NUM
 
 /* One event of device_traces[device], as the pickle gave it. Fields are raw: the snapshot
  * reader checks presence, types and ranges (bad: present with a wrong type). */
@@ -76,6 +82,7 @@ struct pk_rec {
   uint64_t index;            /* position in device_traces[device] */
   uint64_t offset;           /* stream offset of the event dict */
   int64_t addr, size, stream, device_free, total_size, seg_device;
+  int64_t pool_id;           /* segments: segment_pool_id as a << 32 | b (F_POOL) */
   uint32_t frames_ref;       /* frames pass, oom events: pk_oom_frames(p, ref); 0 = none */
   uint8_t has_frames;        /* frames pass: its 'frames' list is the one just read */
 };
@@ -141,6 +148,16 @@ struct pk_reader {
   struct pk_settings settings;
   int64_t rpd_pending[16]; int rpd_pending_n;
   uint64_t seg_total[PK_MAX_DEVICES];
+  /* the segments list (the allocator's state when the snapshot was taken), complete once
+   * pk_next returned 0: address, size, stream and pool of each segment with an address */
+  struct pk_seg { int64_t addr, size, stream, pool_id; int device; } *segs;
+  size_t nsegs, segs_cap;
+  /* the first action name this reader does not know (its text, when the pickle spelt it
+   * out rather than by memo reference), for the message that names it */
+  char unknown_action[33];
+  uint64_t bad_pool_ids;     /* segments whose segment_pool_id is not a pair of ints (nor a memo reference) */
+  char last_short[33];       /* the last short string read, and where: unknown_action's source */
+  uint64_t last_short_off;
   struct pk_stats stats;
   struct pk_frames *fr;      /* the frames pass (pk_frames_begin), else NULL */
   char failed[FB_ERRLEN];    /* set by the first error: later calls repeat it */

@@ -42,6 +42,7 @@ static int keepable(const struct pk_reader *p, const struct pk_val *v) {
   case PK_STR: return v->tok != TK_OTHER || (p->fr && v->v.i > 0);   /* frames pass: kept strings too */
   case PK_FRAMEREF: return 1;
   case PK_NONE: case PK_BOOL: case PK_INT: case PK_BIGINT: case PK_FLOAT: return 1;
+  case PK_TUPLE: return v->tok == PK_PAIR && v->v.i != 0;   /* a private pool's segment_pool_id: as many as its segments */
   default: return 0;
   }
 }

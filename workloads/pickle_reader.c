@@ -143,6 +143,11 @@ static int read_string(struct pk_reader *p, uint64_t n, uint8_t type, char *err)
   if (type == PK_STR && n <= 32) {
     if (need(p, (size_t)n, "a string", err)) return -1;
     tok = (uint8_t)pk_vocab_token(p->src->p, (size_t)n, &num);
+    if (tok == TK_OTHER) {                         /* kept for naming an unknown action */
+      memcpy(p->last_short, p->src->p, (size_t)n);
+      p->last_short[n] = 0;
+      p->last_short_off = p->op_off;
+    }
     if (__builtin_expect(tok >= TK_NAME, 0) && !p->fr) tok = TK_OTHER;   /* frame keys: only the frames pass keeps them */
     if (__builtin_expect(p->fr != NULL, 0) && tok == TK_OTHER) num = pk_frames_string(p, p->src->p, (size_t)n);
     p->src->p += n;
@@ -293,8 +298,13 @@ static int run(struct pk_reader *p, char *err) {
       size_t k = (size_t)(op - 0x84);
       if (top_values(p, k, "TUPLE1/2/3", err)) return -1;
       if (consume(p, p->sp - k, p->sp, "a tuple", err)) return -1;
+      const struct pk_val *a = &p->stack[p->sp - k], *b = a + 1;
+      int pair = k == 2 && a->type == PK_INT && b->type == PK_INT && a->v.i >= 0 && b->v.i >= 0 &&
+                 a->v.i < ((int64_t)1 << 31) && b->v.i < ((int64_t)1 << 31);
+      int64_t pv = pair ? a->v.i << 32 | b->v.i : 0;
       p->sp -= k;
       if (push_container(p, PK_TUPLE, err)) return -1;
+      if (pair) { p->stack[p->sp - 1].tok = PK_PAIR; p->stack[p->sp - 1].v.i = pv; }
       break;
     }
     case 't': if (build_from_region(p, PK_TUPLE, "TUPLE", err)) return -1; break;
@@ -461,7 +471,8 @@ int pk_rewind(struct pk_reader *p, char *err) {
   struct pk_val *stack = p->stack;
   struct pk_memo_entry *memo = p->memo;
   struct pk_rec *queue = p->queue;
-  size_t cap = p->cap, memo_cap = p->memo_cap, q_cap = p->q_cap;
+  struct pk_seg *segs = p->segs;   /* kept, emptied: the next pass reads the list again */
+  size_t cap = p->cap, memo_cap = p->memo_cap, q_cap = p->q_cap, segs_cap = p->segs_cap;
   struct pk_stats stats = p->stats;
   struct trace_src *src = p->src;
   memset(p, 0, sizeof *p);
@@ -470,6 +481,7 @@ int pk_rewind(struct pk_reader *p, char *err) {
   p->stack = stack; p->cap = cap;
   p->memo = memo; p->memo_cap = memo_cap;
   p->queue = queue; p->q_cap = q_cap;
+  p->segs = segs; p->segs_cap = segs_cap;
   p->stats = stats;
   p->mark = -1;
   return 0;
@@ -480,7 +492,9 @@ void pk_close(struct pk_reader *p) {
   free(p->stack);
   free(p->memo);
   free(p->queue);
+  free(p->segs);
   p->stack = NULL;
   p->memo = NULL;
   p->queue = NULL;
+  p->segs = NULL;
 }

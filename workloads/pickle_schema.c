@@ -13,6 +13,7 @@
  * puts them into a device's list. The rare shapes where the place was ambiguous are
  * checked when the container is finally consumed: events handed out from a list that
  * turns out not to be device_traces[d] are an error, never silently wrong. */
+#include <stdlib.h>
 #include <string.h>
 #include "pickle.h"
 
@@ -137,6 +138,28 @@ static void event_field(struct pk_rec *rec, uint8_t tok, const struct pk_val *v)
 static void segment_field(struct pk_rec *rec, uint8_t tok, const struct pk_val *v) {
   if (tok == TK_TOTAL_SIZE) int_field(rec, F_TOTAL, &rec->total_size, v);
   else if (tok == TK_DEVICE) int_field(rec, F_DEVICE, &rec->seg_device, v);
+  else if (tok == TK_ADDRESS) int_field(rec, F_ADDR, &rec->addr, v);
+  else if (tok == TK_STREAM) int_field(rec, F_STREAM, &rec->stream, v);
+  else if (tok == TK_SEGMENT_POOL_ID && v->type == PK_TUPLE && v->tok == PK_PAIR) {
+    rec->pool_id = v->v.i;
+    rec->has |= F_POOL;
+  }
+}
+
+/* a segment of the segments list, for the pools of the addresses it spans: 0, or -1 */
+static int keep_segment(struct pk_reader *p, const struct pk_rec *r, char *err) {
+  if (!(r->has & F_ADDR) || r->addr < 0 || r->total_size <= 0) return 0;
+  if (p->nsegs == p->segs_cap) {
+    size_t nc = p->segs_cap ? 2 * p->segs_cap : 64;
+    struct pk_seg *ns = realloc(p->segs, nc * sizeof *ns);
+    if (!ns) return pk_fail(p, err, "out of memory (%zu segments)", nc);
+    p->segs = ns;
+    p->segs_cap = nc;
+  }
+  p->segs[p->nsegs++] = (struct pk_seg){.addr = r->addr, .size = r->total_size, .stream = r->has & F_STREAM ? r->stream : 0,
+                                        .pool_id = r->has & F_POOL ? r->pool_id : 0,
+                                        .device = r->has & F_DEVICE ? (int)r->seg_device : 0};
+  return 0;
 }
 
 static int top_field(struct pk_reader *p, uint8_t tok, const struct pk_val *v, char *err) {
@@ -236,10 +259,15 @@ int pk_schema_setitems(struct pk_reader *p, struct pk_val *dict, struct pk_val *
     if (!(roles & (R_TOP | R_EVENT | R_SEG | R_SET | R_RPD | R_FRAME))) continue;
     if (roles & R_EVENT) {
       event_field(&dict->rec, tok, v);
+      if (tok == TK_ACTION && v->type == PK_STR && v->tok == TK_OTHER && !p->unknown_action[0] && v->offset == p->last_short_off)
+        memcpy(p->unknown_action, p->last_short, sizeof p->unknown_action);
       if (tok == TK_FRAMES && pk_frames_list_is_current(p, v)) dict->rec.has_frames = 1;
     }
     if ((roles & R_FRAME) && p->fr && dict->index > 0) pk_frames_field(p, (uint32_t)dict->index, tok, v);
-    if (roles & R_SEG) segment_field(&dict->rec, tok, v);
+    if (roles & R_SEG) {
+      segment_field(&dict->rec, tok, v);
+      if (tok == TK_SEGMENT_POOL_ID && !(v->type == PK_TUPLE && v->tok == PK_PAIR) && v->type != PK_REF) p->bad_pool_ids++;
+    }
     if ((roles & R_TOP) && top_field(p, tok, v, err)) return -1;
     if ((roles & R_SET) && settings_field(p, tok, v, err)) return -1;
     if ((roles & R_RPD) && roundup_field(p, k, v, err)) return -1;
@@ -291,6 +319,7 @@ int pk_schema_appends(struct pk_reader *p, struct pk_val *list, struct pk_val *i
     if ((roles & R_SEGS) && it->type == PK_DICT && (it->roles & R_SEG) && (it->rec.has & F_TOTAL)) {
       int64_t d = it->rec.has & F_DEVICE ? it->rec.seg_device : 0;
       if (d >= 0 && d < PK_MAX_DEVICES && it->rec.total_size > 0) p->seg_total[d] += (uint64_t)it->rec.total_size;
+      if (keep_segment(p, &it->rec, err)) return -1;
     }
   }
   list->roles = roles;

@@ -14,6 +14,7 @@ static const struct word vocab[TK_COUNT] = {
   [TK_TIME_US] = W("time_us"), [TK_COMPILE_CONTEXT] = W("compile_context"),
   [TK_USER_METADATA] = W("user_metadata"), [TK_FRAMES] = W("frames"), [TK_DEVICE_FREE] = W("device_free"),
   [TK_DEVICE] = W("device"), [TK_TOTAL_SIZE] = W("total_size"),
+  [TK_ADDRESS] = W("address"), [TK_SEGMENT_POOL_ID] = W("segment_pool_id"), [TK_IS_EXPANDABLE] = W("is_expandable"),
   [TK_ALLOC] = W("alloc"), [TK_FREE_REQUESTED] = W("free_requested"), [TK_FREE_COMPLETED] = W("free_completed"),
   [TK_SEGMENT_ALLOC] = W("segment_alloc"), [TK_SEGMENT_FREE] = W("segment_free"),
   [TK_SEGMENT_MAP] = W("segment_map"), [TK_SEGMENT_UNMAP] = W("segment_unmap"), [TK_OOM] = W("oom"),

@@ -24,16 +24,19 @@ int native_trace_write_header(FILE *f) {
 
 int native_trace_write_event(FILE *f, const struct event *ev) {
   int rc;
+  char pool[16] = "";   /* the pool column only where the event has one (older files have 5 columns) */
+  if (ev->pool) snprintf(pool, sizeof pool, ",%u", ev->pool);
   switch (ev->op) {
   case OP_ALLOC:
-    rc = fprintf(f, "alloc,%llu,%llu,%llu,%d\n", (unsigned long long)ev->id, (unsigned long long)ev->size,
-                 (unsigned long long)ev->stream, ev->device);
+    rc = fprintf(f, "alloc,%llu,%llu,%llu,%d%s\n", (unsigned long long)ev->id, (unsigned long long)ev->size,
+                 (unsigned long long)ev->stream, ev->device, pool);
     break;
   case OP_FREE:   /* a free that waited for other streams (record_stream) keeps its mark */
     rc = fprintf(f, "free,%llu,,%s,%d\n", (unsigned long long)ev->id, ev->stream == EV_FREE_RECORDED ? "recorded" : "", ev->device);
     break;
-  case OP_EMPTY_CACHE: rc = fprintf(f, "empty_cache,,,,%d\n", ev->device); break;
+  case OP_EMPTY_CACHE: rc = fprintf(f, "empty_cache,,,,%d%s\n", ev->device, pool); break;
   case OP_ITER: rc = fprintf(f, "iter,,,,%d\n", ev->device); break;
+  case OP_POOL_RELEASE: rc = fprintf(f, "pool_release,,,,%d,%u\n", ev->device, ev->pool); break;
   default: return -1;
   }
   return rc < 0 ? -1 : 0;
@@ -69,16 +72,26 @@ static int read_row(struct native *t, struct event *ev, char *err) {
     if (len == 0 || line[0] == '#') continue;
     if (memchr(line, 0, len)) return row_error(t, err, "unexpected NUL byte (expected a CSV row of text)");
     if (!strcmp(line, NATIVE_TRACE_COLUMNS)) continue;
-    char *f[5];
-    int n = csv_split(line, f, 5);
-    if (n != 5) return row_error(t, err, "%d fields, expected 5 (%s)", n > 5 ? 6 : n, NATIVE_TRACE_COLUMNS);
+    char *f[6];
+    int n = csv_split(line, f, 6);
+    if (n != 5 && n != 6)
+      return row_error(t, err, "%d fields, expected 5 (%s) or 6 (with a pool)", n > 6 ? 7 : n, NATIVE_TRACE_COLUMNS);
     enum op op;
     if (!strcmp(f[0], "alloc")) op = OP_ALLOC;
     else if (!strcmp(f[0], "free")) op = OP_FREE;
     else if (!strcmp(f[0], "empty_cache")) op = OP_EMPTY_CACHE;
     else if (!strcmp(f[0], "iter")) op = OP_ITER;
-    else return row_error(t, err, "op '%.40s': expected alloc, free, empty_cache or iter", f[0]);
-    uint64_t id, size, stream, device;
+    else if (!strcmp(f[0], "pool_release")) op = OP_POOL_RELEASE;
+    else return row_error(t, err, "op '%.40s': expected alloc, free, empty_cache, iter or pool_release", f[0]);
+    uint64_t id, size, stream, device, pool = 0;
+    int pooled = op == OP_ALLOC || op == OP_EMPTY_CACHE || op == OP_POOL_RELEASE;
+    if (n == 6 && !pooled) return row_error(t, err, "%s with a pool field (only alloc, empty_cache and pool_release have one)", f[0]);
+    if (n == 6 && field(t, f[5], "pool", f[0], 0, 0, &pool, err)) return -1;
+    if (op == OP_POOL_RELEASE && !pool) return row_error(t, err, "pool_release without a pool (expected 1..%d)", EV_POOL_MAX);
+    if (pool > EV_POOL_MAX) return row_error(t, err, "pool %llu out of range (expected 0..%d)", (unsigned long long)pool, EV_POOL_MAX);
+    uint64_t unused = 0;
+    if (op == OP_POOL_RELEASE && (field(t, f[1], "id", f[0], 0, 1, &unused, err) || unused))
+      return unused ? row_error(t, err, "pool_release with an id (expected an empty field)") : -1;
     int recorded = op == OP_FREE && !strcmp(f[3], "recorded");   /* a free that waited for other streams */
     if (field(t, f[1], "id", f[0], op == OP_ALLOC || op == OP_FREE, 1, &id, err) ||
         field(t, f[2], "size", f[0], op == OP_ALLOC, 0, &size, err) ||
@@ -94,7 +107,7 @@ static int read_row(struct native *t, struct event *ev, char *err) {
       return row_error(t, err, "device %llu out of range (expected 0..%d)", (unsigned long long)device, NATIVE_MAX_DEVICES - 1);
     *ev = (struct event){.op = op, .id = id, .size = op == OP_ALLOC ? size : 0,
                          .stream = op == OP_ALLOC ? stream : recorded ? EV_FREE_RECORDED : 0,
-                         .device = (int)device};
+                         .device = (int)device, .pool = (uint32_t)pool};
     t->last_line = t->src.line_no;
     return 1;
   }

@@ -7,13 +7,30 @@
  *   segment_alloc/free/map/unmap -> no event; their running sum's peak is trace_peak_reserved
  *   a run of segment_free/unmap  -> OP_EMPTY_CACHE, unless a segment_alloc, segment_map or
  *                                   oom follows before the next alloc (then it was the
- *                                   allocator's own release inside an allocation)
+ *                                   allocator's own release inside an allocation); but a
+ *                                   run followed by a segment_alloc or segment_map of S bytes
+ *                                   when R bytes were reserved before it, R + S <= the
+ *                                   trace's peak, is an empty_cache(): that growth could not
+ *                                   have failed (the limit L >= the peak, and a retry needs
+ *                                   R + S > L; for a map S is at least get_allocation_size of
+ *                                   the request that follows, alloc_block's test;
+ *                                   torch.cuda.graph's empty_cache() before a capture is
+ *                                   followed by the capture's first segment); and a run
+ *                                   followed by a growth of a private pool (trace_pools.h) is
+ *                                   an empty_cache(): no retry runs while a pool is the target;
+ *                                   in a snapshot that lists private pools and has no oom
+ *                                   entry, every such run is an empty_cache()
  *   oom (device_free, size)      -> usable memory = device_free + reserved then; and the
  *                                   failed request is replayed (OP_ALLOC of a synthetic id,
  *                                   then OP_FREE of it) so that a run that died OOMs too;
  *                                   the limit the job ran under: oom_evidence.c, from the
  *                                   segment events and oom entries
- *   snapshot, free_requested     -> nothing; other actions and keys are counted as ignored
+ *   snapshot, free_requested     -> nothing; other keys are counted as ignored; an action this
+ *                                   reader does not know is named in info.unmodelled
+ * Memory pools (trace_pools.h): an alloc carries the pool of the segment it falls in (the
+ * segments list's segment_pool_id, mapped onto the history by rules R1-R5); a release run
+ * that frees a private pool's segment is preceded by OP_POOL_RELEASE of that pool, and is
+ * emptyCache(pool) when it freed only that pool's segments (R6).
  * open() makes one pass over the whole file (constant memory) for what info() must know
  * before the first event: allocator_settings (written after device_traces), the peak, the
  * usable memory, which devices have events, and which segment_free runs were empty_cache()
@@ -23,12 +40,13 @@
 #include <string.h>
 #include "pickle.h"
 #include "oom_evidence.h"
+#include "trace_pools.h"
 
 #define OOM_ID_BASE TRACE_OOM_ID_BASE
 
 /* per-device results of the pre-scan */
 struct dev_scan {
-  uint64_t events, ignored;
+  uint64_t events, ignored, unknown_actions;
   int64_t reserved, min_reserved, max_reserved;   /* running sum of segment events */
   uint64_t usable;                                /* first oom: device_free + reserved */
   int saw_map;
@@ -36,6 +54,12 @@ struct dev_scan {
   uint8_t *ec;
   uint64_t ec_cap, runs, undecided_from;
   int in_run;
+  int64_t run_start;                              /* reserved when the current run began */
+  struct { uint64_t run, create; int64_t need, start; } *fit;   /* runs a segment_alloc/map followed: need = R + S;
+                                                                  create: that growth's number among the device's */
+  uint64_t ncreate;                               /* segment_alloc/map events so far */
+  uint64_t nfit, fit_cap;
+  int fit_open;                                   /* the last fit came from a map: its request is the next alloc */
   int64_t reserved_at_oom; uint64_t device_free_at_oom; int has_oom;
   struct oom_evidence ev;                         /* the limit the job ran under */
 };
@@ -58,6 +82,11 @@ struct pt {
   uint64_t pending_id;
   uint64_t last_offset;
   char where[320];
+  /* pools (trace_pools.h) */
+  struct trace_pools tp;
+  uint8_t *released;           /* per pool: OP_POOL_RELEASE given and no allocation since */
+  struct event *pend;          /* events due before the next record: pool releases, an empty_cache */
+  uint32_t npend, ipend;       /* (room for every pool's release and one empty_cache) */
 };
 
 static int valid_int(const struct pk_rec *r, uint8_t f) { return (r->has & f) && !(r->bad & f); }
@@ -149,6 +178,7 @@ static int scan_rec(struct dev_scan *d, const struct pk_rec *r) {
       if (grow_bits(&d->ec, &d->ec_cap, d->runs)) return -1;
       d->runs++;
       d->in_run = 1;
+      d->run_start = d->reserved;
     }
     d->reserved -= r->size;   /* |reserved| <= RESERVED_MAX + 2^50: no overflow */
     if (d->reserved < -RESERVED_MAX) return SCAN_RANGE;
@@ -158,9 +188,34 @@ static int scan_rec(struct dev_scan *d, const struct pk_rec *r) {
   }
   d->in_run = 0;
   switch (a) {
-  case TK_ALLOC: decide(d, 1); oom_evidence_alloc(&d->ev); break;
+  case TK_ALLOC:
+    if (d->fit_open) {   /* a growth failed on alloc_block's test: held + get_allocation_size(request) > L */
+      uint64_t rounded = r->size < 512 ? 512 : ((uint64_t)r->size + 511) & ~511ull;
+      uint64_t as = rounded <= (1ull << 20) ? 2ull << 20 : rounded < (10ull << 20) ? 20ull << 20 : (rounded + (2ull << 20) - 1) & ~((2ull << 20) - 1);
+      int64_t need = d->fit[d->nfit - 1].start + (int64_t)as;
+      if (need > d->fit[d->nfit - 1].need) d->fit[d->nfit - 1].need = need;
+      d->fit_open = 0;
+    }
+    decide(d, 1);
+    oom_evidence_alloc(&d->ev);
+    break;
   case TK_SEGMENT_ALLOC: case TK_SEGMENT_MAP:
+    if (d->undecided_from < d->runs) {   /* R + S: checked against the peak at the end */
+      if (d->nfit == d->fit_cap) {
+        uint64_t nc = d->fit_cap ? 2 * d->fit_cap : 16;
+        void *nf = realloc(d->fit, nc * sizeof *d->fit);
+        if (!nf) return -1;
+        d->fit = nf;
+        d->fit_cap = nc;
+      }
+      d->fit[d->nfit].run = d->runs - 1;
+      d->fit[d->nfit].create = d->ncreate;
+      d->fit[d->nfit].start = d->run_start;
+      d->fit[d->nfit++].need = d->run_start + r->size;
+      d->fit_open = a == TK_SEGMENT_MAP;
+    }
     decide(d, 0);
+    d->ncreate++;
     d->saw_map |= a == TK_SEGMENT_MAP;
     d->reserved += r->size;
     if (d->reserved > RESERVED_MAX) return SCAN_RANGE;
@@ -175,7 +230,8 @@ static int scan_rec(struct dev_scan *d, const struct pk_rec *r) {
     }
     return oom_evidence_oom(&d->ev, (uint64_t)r->size, r->has & F_STREAM ? (uint64_t)r->stream : 0, (uint64_t)r->device_free);
   case TK_FREE_REQUESTED: case TK_FREE_COMPLETED: case TK_SNAPSHOT: break;
-  default: d->ignored++;       /* user_defined and actions we do not know */
+  case TK_USER_DEFINED: d->ignored++; break;   /* an annotation: no allocator action */
+  default: d->ignored++; d->unknown_actions++;  /* actions we do not know */
   }
   return 0;
 }
@@ -211,6 +267,9 @@ static int prescan(struct pt *t, int want_device, char *err) {
     if (check_rec(&t->src, &r, err)) { rc = -1; break; }
     mask |= 1ULL << r.device;
     int sr = scan_rec(&dev[r.device], &r);
+    if (!sr && r.action >= TK_SEGMENT_ALLOC && r.action <= TK_SEGMENT_UNMAP &&
+        tp_scan_segment(&t->tp, r.device, r.action, r.addr, r.size, dev[r.device].runs - 1))
+      sr = -1;
     if (sr == SCAN_RANGE) {
       rc = src_error_at(&t->src, r.offset, err, "device_traces[%d][%llu]: segment events sum to %lld bytes reserved (expected within 2^60)",
                         r.device, (unsigned long long)r.index, (long long)dev[r.device].reserved);
@@ -242,6 +301,8 @@ static int prescan(struct pt *t, int want_device, char *err) {
     } else {
       struct dev_scan *s = &dev[d];
       decide(s, 1);                             /* runs still open at the end: empty_cache() */
+      for (uint64_t i = 0; i < s->nfit; i++)    /* that cudaMalloc could not have failed */
+        if (s->fit[i].need <= s->max_reserved) s->ec[s->fit[i].run / 8] |= (uint8_t)(1u << (s->fit[i].run & 7));
       /* reserved before the first event: at least what the trace releases beyond what it
        * took; for a trace recorded from mid-run, the segments list (reserved at dump time)
        * minus the trace's net change, when that is larger */
@@ -260,13 +321,47 @@ static int prescan(struct pt *t, int want_device, char *err) {
                recorded_expandable ? "expandable" : "caching");
       t->info.device_mask = mask;
       t->info.ignored = s->ignored + t->pk.ignored_top;
+      if (s->unknown_actions) {
+        if (t->pk.unknown_action[0])
+          snprintf(t->info.unmodelled, sizeof t->info.unmodelled, "%llu trace entries with actions this reader does not know "
+                   "(e.g. '%s'): replayed as nothing", (unsigned long long)s->unknown_actions, t->pk.unknown_action);
+        else
+          snprintf(t->info.unmodelled, sizeof t->info.unmodelled, "%llu trace entries with actions this reader does not know: "
+                   "replayed as nothing", (unsigned long long)s->unknown_actions);
+      }
+      if (t->pk.bad_pool_ids) {   /* a pool kind this reader cannot place */
+        size_t k = strlen(t->info.unmodelled);
+        snprintf(t->info.unmodelled + k, sizeof t->info.unmodelled - k, "%s%llu segments with a segment_pool_id that is not "
+                 "a pair of ints (a pool this reader cannot name): their addresses replayed in the general pool", k ? "; " : "",
+                 (unsigned long long)t->pk.bad_pool_ids);
+      }
+      if (tp_resolve(&t->tp, t->pk.segs, t->pk.nsegs, d)) {
+        snprintf(err, FB_ERRLEN, "%s: out of memory", t->src.name);
+        rc = -1;
+      } else if (t->tp.npools > EV_POOL_MAX) {
+        snprintf(err, FB_ERRLEN, "%s: %u private memory pools in the segments list (at most %d)", t->src.name,
+                 t->tp.npools, EV_POOL_MAX);
+        rc = -1;
+      } else {
+        /* a growth into a private pool is never a retry's (no release_cached_blocks while a
+         * capture or MemPool context is underway): the run before it was empty_cache(); and
+         * in a job that uses private pools and never ran out of memory, a run is taken as
+         * empty_cache() whatever follows it (torch.cuda.graph empties the cache before each
+         * capture, at what may be the peak so far): the uncapped replay of a retry makes the
+         * same release, the replay of an empty_cache() taken for a retry would make none */
+        for (uint64_t i = 0; i < s->nfit; i++)
+          if ((s->fit[i].create < t->tp.ncreate && t->tp.create_pool[s->fit[i].create]) ||
+              (t->tp.nlisted_pools && !s->has_oom))
+            s->ec[s->fit[i].run / 8] |= (uint8_t)(1u << (s->fit[i].run & 7));
+      }
+
       t->info.holds_whole_trace = 0;
       t->ec = s->ec;
       t->runs = s->runs;
       s->ec = NULL;
     }
   }
-  for (int i = 0; i < PK_MAX_DEVICES; i++) { free(dev[i].ec); oom_evidence_free(&dev[i].ev); }
+  for (int i = 0; i < PK_MAX_DEVICES; i++) { free(dev[i].ec); free(dev[i].fit); oom_evidence_free(&dev[i].ev); }
   free(dev);
   return rc < 0 ? -1 : 0;
 }
@@ -286,6 +381,38 @@ static int oom_frames_pass(struct pt *t, char *err) {
   return rc < 0 ? -1 : 0;
 }
 
+/* the pools' last rules: R7's and R8's pass over the device's records when the trace has
+ * release runs (trace_pools.h, trace_survey.c), then R6 */
+static int pools_pass(struct pt *t, char *err) {
+  if (tp_survey_wanted(&t->tp)) {
+    t->tp.ec = t->ec;
+    t->tp.nruns_ec = t->runs;
+    t->tp.subset_release = (t->pk.settings.has_max_split_size && t->pk.settings.max_split_size > 0 &&
+                            (uint64_t)t->pk.settings.max_split_size < (1ULL << 62)) ||
+                           (t->pk.settings.has_gc_threshold && t->pk.settings.gc_threshold > 0);
+    int roundup = 0;
+    for (int i = 0; i < 16; i++) roundup |= t->pk.settings.has_roundup && t->pk.settings.roundup[i] > 1;
+    t->tp.plain_round = !roundup;
+    t->tp.plain_fit = !roundup && !(t->pk.settings.has_max_split_size && t->pk.settings.max_split_size > 0 &&
+                                    (uint64_t)t->pk.settings.max_split_size < (1ULL << 62));
+    if (pk_rewind(&t->pk, err)) return -1;
+    struct pk_rec r;
+    int rc;
+    while ((rc = pk_next(&t->pk, &r, err)) > 0)
+      if (r.device == t->device && tp_survey_event(&t->tp, &r)) { rc = -2; break; }
+    if (rc == 0 && tp_survey_end(&t->tp)) rc = -2;
+    if (rc == -2) snprintf(err, FB_ERRLEN, "%s: out of memory", t->src.name);
+    if (rc < 0) return -1;
+  }
+  if (tp_finish(&t->tp) || !(t->released = calloc(t->tp.npools + 1, 1)) ||
+      !(t->pend = calloc(t->tp.npools + 1, sizeof *t->pend))) {
+    snprintf(err, FB_ERRLEN, "%s: out of memory", t->src.name);
+    return -1;
+  }
+  t->info.pools = t->tp.npools;
+  return 0;
+}
+
 static void pt_close(void *st) {
   struct pt *t = st;
   if (!t) return;
@@ -293,6 +420,9 @@ static void pt_close(void *st) {
   src_close(&t->src);
   free(t->ec);
   free(t->deferred);
+  free(t->released);
+  free(t->pend);
+  tp_free(&t->tp);
   free(t);
 }
 
@@ -302,6 +432,9 @@ static void reset_replay(struct pt *t) {
   t->pending_free = 0;
   t->req_open = 0;
   t->ndeferred = 0;
+  t->npend = t->ipend = 0;
+  tp_rewind(&t->tp);
+  if (t->released) memset(t->released, 0, t->tp.npools + 1);
 }
 
 /* a free_requested not followed at once by its free_completed: the free waits for other
@@ -332,7 +465,7 @@ int pytorch_snapshot_open_src(void **st, struct trace_src *src, const struct wor
     return -1;
   }
   t->src = *src;
-  if (pk_open(&t->pk, &t->src, err) || prescan(t, ctx->trace_device, err) ||
+  if (pk_open(&t->pk, &t->src, err) || prescan(t, ctx->trace_device, err) || pools_pass(t, err) ||
       (t->info.has_oom && oom_frames_pass(t, err)) || pk_rewind(&t->pk, err)) {
     pt_close(t);
     return -1;
@@ -349,8 +482,33 @@ static int pt_open(void **st, const struct params *p, const struct workload_ctx 
   return pytorch_snapshot_open_src(st, &src, ctx, err);
 }
 
+/* R6: before release run `run`: the private pools it freed are released first; an
+ * empty_cache() run that freed only pool P's segments is emptyCache(P) */
+static void run_events(struct pt *t, uint64_t run, int ec) {
+  size_t n = 0, first = tp_run_pools(&t->tp, run, &n);
+  uint32_t only = 0;
+  int general = 0;
+  for (size_t i = first; i < first + n; i++) {
+    uint32_t p = t->tp.runs[i].pool;
+    if (!p) { general = 1; continue; }
+    only = only ? UINT32_MAX : p;
+    if (!t->released[p] && t->npend < t->tp.npools) {
+      t->released[p] = 1;
+      t->pend[t->npend++] = (struct event){.op = OP_POOL_RELEASE, .pool = p, .device = t->device};
+    }
+  }
+  if (ec)
+    t->pend[t->npend++] = (struct event){.op = OP_EMPTY_CACHE, .device = t->device,
+                                         .pool = general || only == UINT32_MAX ? 0 : only};
+}
+
 static int pt_next(void *st, struct event *ev, char *err) {
   struct pt *t = st;
+  if (t->ipend < t->npend) {
+    *ev = t->pend[t->ipend++];
+    if (t->ipend == t->npend) t->ipend = t->npend = 0;
+    return 1;
+  }
   if (t->pending_free) {
     t->pending_free = 0;
     *ev = (struct event){.op = OP_FREE, .id = t->pending_id, .device = t->device};
@@ -366,11 +524,19 @@ static int pt_next(void *st, struct event *ev, char *err) {
       t->req_open = 0;
       if (defer_push(t, t->req_addr)) { snprintf(err, FB_ERRLEN, "%s: out of memory", t->src.name); return -1; }
     }
+    int pools = t->tp.npools > 0;
     if (is_release(r.action)) {
+      if (pools && tp_segment(&t->tp, r.action, r.addr, r.size) < 0) { snprintf(err, FB_ERRLEN, "%s: out of memory", t->src.name); return -1; }
       if (t->in_run) continue;
       t->in_run = 1;
       uint64_t run = t->run_no++;
-      if (run < t->runs && get_bit(t->ec, run)) {
+      int ec = run < t->runs && get_bit(t->ec, run);
+      if (pools) {
+        run_events(t, run, ec);
+        if (t->npend) return pt_next(st, ev, err);
+        continue;
+      }
+      if (ec) {
         *ev = (struct event){.op = OP_EMPTY_CACHE, .device = t->device};
         return 1;
       }
@@ -381,7 +547,11 @@ static int pt_next(void *st, struct event *ev, char *err) {
     case TK_ALLOC:
       *ev = (struct event){.op = OP_ALLOC, .id = (uint64_t)r.addr, .size = (uint64_t)r.size,
                            .stream = (uint64_t)r.stream, .device = t->device};
+      if (pools && (ev->pool = tp_pool_of(&t->tp, (uint64_t)r.addr))) t->released[ev->pool] = 0;
       return 1;
+    case TK_SEGMENT_ALLOC: case TK_SEGMENT_MAP:
+      if (pools && tp_segment(&t->tp, r.action, r.addr, r.size) < 0) { snprintf(err, FB_ERRLEN, "%s: out of memory", t->src.name); return -1; }
+      continue;
     case TK_FREE_REQUESTED:
       t->req_open = 1;
       t->req_addr = r.addr;

@@ -27,6 +27,10 @@ struct workload_info {
   char recorded_allocator[32];    /* "caching" / "expandable" / "" */
   uint64_t device_mask;           /* bit d: device trace d has events (snapshots) */
   uint64_t ignored;               /* keys/actions ignored */
+  /* what the trace holds that its events cannot carry (an action the reader does not know,
+   * a pool it cannot place), "; "-separated; "" = nothing (unmodelled.h names it) */
+  char unmodelled[400];
+  uint32_t pools;                 /* private pools the trace's events use (event.h); 0 = none */
   int holds_whole_trace;          /* 1 if memory is proportional to the trace, not live blocks */
   /* snapshots with an oom entry: the first OOM, and what the trace says of the limit L the
    * job ran under (oom_evidence.c): limit_lo <= L < limit_hi */

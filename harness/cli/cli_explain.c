@@ -82,8 +82,10 @@ static void print_segments(FILE *o, const struct explain_state *st) {
         if (st->blocks[k].state == SEG_ALLOCATED) used += st->blocks[k].size;
         if (st->blocks[k].state == SEG_UNMAPPED) unmapped += st->blocks[k].size;
       }
-      fprintf(o, "  #%-3llu %#llx %10s%s %s pool, stream %llu, %s allocated:", (unsigned long long)seg, (unsigned long long)s0->seg_addr,
-             fmt_bytes(s0->seg_size - unmapped, a, sizeof a), unmapped ? " mapped" : "", s0->small_pool ? "small" : "large",
+      char pool[48] = "";
+      if (s0->pool) snprintf(pool, sizeof pool, " of private pool %u%s", s0->pool, s0->pool_live ? "" : " (released)");
+      fprintf(o, "  #%-3llu %#llx %10s%s %s pool%s, stream %llu, %s allocated:", (unsigned long long)seg, (unsigned long long)s0->seg_addr,
+             fmt_bytes(s0->seg_size - unmapped, a, sizeof a), unmapped ? " mapped" : "", s0->small_pool ? "small" : "large", pool,
              (unsigned long long)s0->stream, fmt_bytes(used, b, sizeof b));
       for (size_t k = i; k < j && k < i + MAX_BLOCKS_SHOWN; k++)
         fprintf(o, " [%s %s]", fmt_bytes(st->blocks[k].size, a, sizeof a), state_name(st->blocks[k].state));

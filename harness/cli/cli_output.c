@@ -41,8 +41,9 @@ static const char *short_bytes(uint64_t b, char *buf, size_t n) {
 void table_row(const struct run_result *r) {
   char a[32], b[32], c[32], st[16];
   snprintf(st, sizeof st, "%.8s", r->status);
-  char *colon = strchr(st, ':');
-  if (colon) *colon = 0;
+  char *colon = strchr(st, ':'), *semi = strchr(st, ';');
+  if (semi) { semi[0] = '*'; semi[1] = 0; }   /* "ok; not modelled: ...": ok*, the note is on stderr and in the CSV */
+  else if (colon) *colon = 0;
   fprintf(stderr, "%-30s %-12.12s %-10s %-8s %12s %12s ", r->workload, r->allocator, short_bytes(r->cap_bytes, c, sizeof c),
           st, short_bytes(r->peak_requested, a, sizeof a), short_bytes(r->peak_reserved, b, sizeof b));
   if (isnan(r->overhead)) fprintf(stderr, "%9s ", "-"); else fprintf(stderr, "%9.3f ", r->overhead);

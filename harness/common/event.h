@@ -6,7 +6,7 @@
 
 #define FB_ERRLEN 512          /* size of every error-message buffer passed around */
 
-enum op { OP_ALLOC, OP_FREE, OP_EMPTY_CACHE, OP_ITER };
+enum op { OP_ALLOC, OP_FREE, OP_EMPTY_CACHE, OP_ITER, OP_POOL_RELEASE };
 
 struct event {
   enum op op;
@@ -15,7 +15,18 @@ struct event {
   uint64_t stream;   /* alloc: the stream the block is used on (0 = default stream);
                         free: EV_FREE_RECORDED or 0 (below) */
   int device;        /* which device's trace this event belongs to (multi-device snapshots) */
+  uint32_t pool;     /* the memory pool (below): alloc: the pool that serves it; empty_cache: 0 =
+                        PyTorch's emptyCache(), else emptyCache(pool) (only that released pool's
+                        blocks); pool_release: the pool whose last graph / MemPool went away */
 };
+
+/* Pools (PyTorch's MempoolId_t, c10/cuda/CUDACachingAllocator.cpp PrivatePool): 0 is the
+ * general pool; 1, 2, ... are private pools (a CUDA graph's capture pool, a torch.cuda.MemPool),
+ * numbered by the workload in order of first appearance. A private pool's blocks serve only
+ * allocations tagged with it; OP_POOL_RELEASE is PyTorch's releasePool (use_count down to 0):
+ * from then on release_cached_blocks (empty_cache, release-and-retry) may free its
+ * segments. A pool lives from its first allocation until its OP_POOL_RELEASE. */
+#define EV_POOL_MAX 4096   /* private pools in one trace (readers refuse more) */
 
 /* OP_FREE's stream: the block was also used on other streams (PyTorch's record_stream) and
  * its free waited for them (a snapshot's free_completed came later than its free_requested).
@@ -29,6 +40,7 @@ static inline const char *op_name(enum op o) {
   case OP_FREE: return "free";
   case OP_EMPTY_CACHE: return "empty_cache";
   case OP_ITER: return "iter";
+  case OP_POOL_RELEASE: return "pool_release";
   }
   return "?";
 }

@@ -77,7 +77,7 @@ static int64_t ex_replay(struct ex *x, uint64_t end, uint64_t *peak_at) {
       if (!e) { snprintf(x->err, FB_ERRLEN, "out of host memory"); return -2; }
       if (e->state == LIVE_BLOCK) continue;   /* an id already live: replay skips it too */
       e->b = (struct block){0};
-      int rc = x->ops->alloc(x->a, ev->size, ev->stream, &e->b);
+      int rc = alloc_in_pool(x->ops, x->a, ev->size, ev->stream, ev->pool, &e->b);
       if (rc == FB_OOM) return (int64_t)i;
       if (rc < 0) { snprintf(x->err, FB_ERRLEN, "%s", x->dev.err[0] ? x->dev.err : "device error"); return -2; }
       livemap_commit_requested(&x->live, e, ev->id, LIVE_BLOCK, ev->size);
@@ -90,8 +90,8 @@ static int64_t ex_replay(struct ex *x, uint64_t end, uint64_t *peak_at) {
       x->requested -= e->requested;
       x->ops->free(x->a, &e->b);
       livemap_del(&x->live, e);
-    } else if (ev->op == OP_EMPTY_CACHE) {
-      x->ops->empty_cache(x->a);
+    } else if (ev->op == OP_EMPTY_CACHE || ev->op == OP_POOL_RELEASE) {
+      pool_event(x->ops, x->a, ev);
     }
     if (peak_at && x->dev.reserved > peak) { peak = x->dev.reserved; *peak_at = i; }
   }
@@ -110,7 +110,7 @@ static void collect(void *ctx, const struct seg_block *b) {
   if (!st->nblocks || st->blocks[st->nblocks - 1].seg_addr != b->seg_addr) st->nsegments++;
   st->blocks[st->nblocks++] = *b;
   if (b->state == SEG_FREE || b->state == SEG_INACTIVE_SPLIT) st->free_pieces++;
-  if (b->state == SEG_FREE) { st->releasable += b->size; st->releasable_segments++; }
+  if (b->state == SEG_FREE && !b->pool_live) { st->releasable += b->size; st->releasable_segments++; }   /* a live pool's stays */
 }
 
 /* the moment named by o->at: 0, or 2 with err */
@@ -219,7 +219,7 @@ int explain_run(const struct explain_opts *o, struct explain_state *st, char *er
     st->rounded = ev->size < 512 ? 512 : (ev->size + 511) / 512 * 512;
     st->segment = oom_segment_size(st->rounded, !strcmp(st->allocator, "expandable"));
     struct block blk = {0};
-    int a = x.ops->alloc(x.a, ev->size, ev->stream, &blk);
+    int a = alloc_in_pool(x.ops, x.a, ev->size, ev->stream, ev->pool, &blk);
     st->fits = a == 0;
     if (a == 0) x.ops->free(x.a, &blk);
   }

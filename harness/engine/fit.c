@@ -12,6 +12,7 @@
  *      fails); a value below that fails is reported and the answer becomes the largest
  *      value below it that completed;
  *   5. what the next value needs: its mincap (mincap.c) plus the margin. */
+#include "status.h"
 #include "fit.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,7 +60,7 @@ int fit_spec(const char *spec, const char *key, uint64_t value, char *buf, size_
 }
 
 static int completes(const struct run_result *r) {
-  return r->exit_class == 0 && r->completed && !strcmp(r->status, "ok");
+  return r->exit_class == 0 && r->completed && status_is(r->status, "ok");
 }
 
 struct search {

@@ -15,6 +15,7 @@
  *      too; the first that completes becomes hi, bisection runs again below it, and the
  *      row is flagged (a larger cap, the old lo, fails).
  *   7. hi * (1 + step) for each step must complete too; else the row is flagged. */
+#include "status.h"
 #include "mincap.h"
 #include <math.h>
 #include <stdio.h>
@@ -26,7 +27,7 @@ static const double below_grid[] = {1.01, 1.02, 1.03, 1.05, 1.07, 1.1, 1.15, 1.2
 #define NGRID (int)(sizeof below_grid / sizeof below_grid[0])
 
 static int completes(const struct run_result *r) {
-  return r->exit_class == 0 && r->completed && !strcmp(r->status, "ok");
+  return r->exit_class == 0 && r->completed && status_is(r->status, "ok");
 }
 
 /* one replay of base at cap on device dev (NULL: base's own) */

@@ -16,6 +16,8 @@
 #include "timing.h"
 #include "validator.h"
 #include "stream_acct.h"
+#include "unmodelled.h"
+#include "status.h"
 
 #define BATCH 256
 #define CHECK_EVERY 4096             /* --validate: full counts/check() cadence */
@@ -53,8 +55,14 @@ struct replay {
   int is_cuda;
   int touch;                    /* --touch, or a stream-ordered strategy on cuda without --no-touch */
   uint64_t touch_ns;            /* time in touch calls: the program's work, not the strategy's */
+  int pool_blind;               /* a private-pool allocation went to a strategy without alloc_pool */
+  char notes[FB_ERRLEN];        /* "; not modelled: ..." for the status, gathered during the run */
   char err[FB_ERRLEN];
 };
+
+static void note_unmodelled(struct replay *x, const char *what) {
+  unmodelled_note(x->notes, sizeof x->notes, x->w.spec, what, x->s->quiet);
+}
 
 static void warn_skip(struct replay *x, const char *what, uint64_t id) {
   x->r->skipped_events++;
@@ -119,16 +127,24 @@ static int do_alloc(struct replay *x, const struct event *ev) {
   if (x->dev.by_stream) {   /* what the device takes now is this stream's (and pool's) */
     x->dev.by_stream->cur = ev->stream;
     x->dev.by_stream->cur_pool = x->ops->pool_of ? x->ops->pool_of(x->a, ev->size) : NULL;
+    if (ev->pool && x->ops->alloc_pool && x->dev.by_stream->cur_pool)   /* a private pool's growth, apart */
+      x->dev.by_stream->cur_pool = !strcmp(x->dev.by_stream->cur_pool, "small") ? "private small" : "private large";
+  }
+  if (__builtin_expect(ev->pool && !x->ops->alloc_pool && !x->pool_blind, 0)) {
+    char what[300];
+    unmodelled_pool_blind(what, sizeof what, x->ops->name);
+    note_unmodelled(x, what);
+    x->pool_blind = 1;
   }
   if (++x->sample_tick >= TIMING_SAMPLE) {
     x->sample_tick = 0;
     uint64_t d0 = x->dev.c.modeled_ns, t0 = now_ns();
-    rc = x->ops->alloc(x->a, ev->size, ev->stream, b);
+    rc = alloc_in_pool(x->ops, x->a, ev->size, ev->stream, ev->pool, b);
     uint64_t t = now_ns() - t0;
     if (x->is_cuda) t -= x->dev.c.modeled_ns - d0 < t ? x->dev.c.modeled_ns - d0 : t;
     hist_add(&x->hist, t);
   } else {
-    rc = x->ops->alloc(x->a, ev->size, ev->stream, b);
+    rc = alloc_in_pool(x->ops, x->a, ev->size, ev->stream, ev->pool, b);
   }
   x->timed_calls++;
   x->r->allocs++;
@@ -226,8 +242,8 @@ static int do_event(struct replay *x, const struct event *ev) {
   else if (ev->op == OP_FREE) rc = do_free(x, ev);
   else switch (ev->op) {
   case OP_ALLOC: case OP_FREE: break;
-  case OP_EMPTY_CACHE:
-    x->ops->empty_cache(x->a);
+  case OP_EMPTY_CACHE: case OP_POOL_RELEASE:
+    pool_event(x->ops, x->a, ev);
     break;
   case OP_ITER:
     if (x->s->timeline) timeline_iter(&x->tl, x->ev_index, x->m.iters, x->m.live_requested, x->m.live_allocated, x->dev.reserved);
@@ -370,6 +386,7 @@ int replay_run(const struct run_spec *s, struct run_result *r) {
     snprintf(r->workload, sizeof r->workload, "%s", s->workload);
   }
   r->trace_peak_reserved = info.trace_peak_reserved;
+  if (info.unmodelled[0]) note_unmodelled(x, info.unmodelled);
   if (!x->is_cuda && !s->device.sim_usable && info.usable_bytes) x->dev.usable = info.usable_bytes;
 
   struct params ap;
@@ -420,6 +437,8 @@ int replay_run(const struct run_spec *s, struct run_result *r) {
     if (r->oom_count) set_status(r, 0, "%s", "oom");
   }
   if (teardown(x, rc >= 0) && rc >= 0) r->completed = 0;
+  if (x->notes[0] && (status_is(r->status, "ok") || status_is(r->status, "oom")))
+    snprintf(r->status + strlen(r->status), sizeof r->status - strlen(r->status), "%s", x->notes);
 out:
   if (x->a) x->ops->destroy(x->a);
   if (x->validating) validator_release(&x->v);

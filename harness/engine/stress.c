@@ -89,13 +89,13 @@ static void periodic_check_locked(struct shared *sh) {
 }
 
 /* 0 block handed out, FB_OOM, or -1 (failure recorded; stop) */
-static int locked_alloc(struct worker *w, uint64_t size, struct block *b) {
+static int locked_alloc(struct worker *w, uint64_t size, uint32_t pool, struct block *b) {
   struct shared *sh = w->sh;
   char err[FB_ERRLEN];
   pthread_mutex_lock(&sh->lock);
   uint64_t inj = sh->dev.c.injected_failures, fl = flushes_locked(sh);
   memset(b, 0, sizeof *b);
-  int rc = sh->ops->alloc(sh->a, size, w->stream, b);
+  int rc = alloc_in_pool(sh->ops, sh->a, size, w->stream, pool, b);
   w->out->injected += sh->dev.c.injected_failures - inj;
   w->out->flushes += flushes_locked(sh) - fl;
   w->out->allocs++;
@@ -141,11 +141,13 @@ static int locked_free(struct worker *w, struct block *b) {
   return rc;
 }
 
-static void locked_empty_cache(struct worker *w) {
+/* empty_cache, or a pool's event (emptyCache(pool), releasePool): ev NULL = empty_cache */
+static void locked_empty_cache(struct worker *w, const struct event *ev) {
   struct shared *sh = w->sh;
   pthread_mutex_lock(&sh->lock);
-  sh->ops->empty_cache(sh->a);
-  w->out->empty_caches++;
+  if (ev) pool_event(sh->ops, sh->a, ev);
+  else sh->ops->empty_cache(sh->a);
+  if (!ev || ev->op == OP_EMPTY_CACHE) w->out->empty_caches++;
   w->out->ops++;
   periodic_check_locked(sh);
   pthread_mutex_unlock(&sh->lock);
@@ -168,10 +170,10 @@ static uint64_t random_size(struct worker *w) {
 static void run_random(struct worker *w) {
   while (!should_stop(w)) {
     uint64_t x = next_rand(&w->rng);
-    if (((x >> 8) % EMPTY_CACHE_ONE_IN) == 0) { locked_empty_cache(w); continue; }
+    if (((x >> 8) % EMPTY_CACHE_ONE_IN) == 0) { locked_empty_cache(w, NULL); continue; }
     if (w->nlive == 0 || (w->nlive < w->max_live && (x & 1))) {
       struct block b;
-      int rc = locked_alloc(w, random_size(w), &b);
+      int rc = locked_alloc(w, random_size(w), 0, &b);
       if (rc < 0) return;
       if (rc == 0) w->live[w->nlive++].b = b;
     } else {
@@ -217,7 +219,7 @@ static int trace_event(struct worker *w, const struct event *ev) {
     if (e && e->state == LIVE_BLOCK) { w->out->skipped++; return 0; }
     if (e) livemap_del(&w->map, e);
     struct block b;
-    int rc = locked_alloc(w, ev->size, &b);
+    int rc = locked_alloc(w, ev->size, ev->pool, &b);
     if (rc < 0) return -1;
     e = livemap_put(&w->map, ev->id);
     if (!e) { fail(w->sh, 1, "out of host memory"); return -1; }
@@ -234,8 +236,8 @@ static int trace_event(struct worker *w, const struct event *ev) {
     livemap_del(&w->map, e);
     return was_block ? locked_free(w, &b) : 0;
   }
-  case OP_EMPTY_CACHE:
-    locked_empty_cache(w);
+  case OP_EMPTY_CACHE: case OP_POOL_RELEASE:
+    locked_empty_cache(w, ev);
     return 0;
   case OP_ITER:
     return 0;

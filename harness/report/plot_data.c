@@ -1,5 +1,6 @@
 /* plot_data.c - the gnuplot data of the plots that span every workload (overhead, mincap,
  * latency, tradeoff), the device name, and the list of plots to draw (see plot_data.h). */
+#include "status.h"
 #include "plot_data.h"
 #include <errno.h>
 #include <math.h>
@@ -46,7 +47,7 @@ void pd_meta_strategies(FILE *m, const struct run_folder *f, const int *list, in
 /* the uncapped row's field if it completed, else "" */
 static const char *ok_value(const struct run_folder *f, int w, int s, const char *col) {
   const struct rf_cell *c = rf_cell_at(f, w, s);
-  if (!c || c->run < 0 || strcmp(results_get(&f->runs, c->run, "status"), "ok")) return "";
+  if (!c || c->run < 0 || !status_is(results_get(&f->runs, c->run, "status"), "ok")) return "";
   return results_get(&f->runs, c->run, col);
 }
 static const char *mincap_value(const struct run_folder *f, int w, int s, const char *col) {

@@ -4,6 +4,7 @@
  * capsweep.csv: per strategy a block of every cap with completed 1/0, then a block of the
  * caps that completed with their peak reserved: an OOM row's reserved is not a figure to
  * draw on the same line). See plot_data.h. */
+#include "status.h"
 #include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
@@ -21,7 +22,7 @@ static const char *unit_for(double maxb, double *div) {
 /* the uncapped, completed row of (w, s), or -1 */
 static int ok_row(const struct run_folder *f, int w, int s) {
   const struct rf_cell *c = rf_cell_at(f, w, s);
-  return c && c->run >= 0 && !strcmp(results_get(&f->runs, c->run, "status"), "ok") ? c->run : -1;
+  return c && c->run >= 0 && status_is(results_get(&f->runs, c->run, "status"), "ok") ? c->run : -1;
 }
 
 /* the limit workload w's rows ran under: 0 when none; inferred (with its interval) or given */

@@ -1,5 +1,6 @@
 /* report_cells.c - one workload x strategy cell as report.md speaks of it (see
  * report_cells.h). */
+#include "status.h"
 #include "report_cells.h"
 #include <math.h>
 #include <stdio.h>
@@ -18,7 +19,7 @@ int rc_has_run(const struct run_folder *f, int w, int s) {
   const struct rf_cell *c = rf_cell_at(f, w, s);
   return c && c->run >= 0;
 }
-int rc_ok(const struct run_folder *f, int w, int s) { return rc_has_run(f, w, s) && !strcmp(rc_value(f, w, s, "status"), "ok"); }
+int rc_ok(const struct run_folder *f, int w, int s) { return rc_has_run(f, w, s) && status_is(rc_value(f, w, s, "status"), "ok"); }
 int rc_oom(const struct run_folder *f, int w, int s) { return rc_has_run(f, w, s) && !strcmp(rc_value(f, w, s, "status"), "oom"); }
 const char *rc_mincap_x(const struct run_folder *f, int w, int s) {
   const struct rf_cell *c = rf_cell_at(f, w, s);

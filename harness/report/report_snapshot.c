@@ -4,6 +4,7 @@
  * (cap_source, cap_lo, cap_hi, cap_bytes), `fragbench advise`'s recommendation
  * (advise-<trace file>.csv: results rows, the recommendation first) and `fragbench
  * explain`'s picture (plots/explain-<trace file>.png). Each is optional. */
+#include "status.h"
 #include "report.h"
 #include <stdio.h>
 #include <string.h>
@@ -79,13 +80,13 @@ static void advice(const struct run_folder *f, const char *name, FILE *o) {
   } else {
     rf_strategy_label(&t, 0, lab, sizeof lab);
     const char *st = results_get(&t, 0, "status");
-    if (st[0] && strcmp(st, "ok"))   /* the best of them still fails: no setting fits */
+    if (st[0] && !status_is(st, "ok"))   /* the best of them still fails: no setting fits */
       fprintf(o, "No PyTorch allocator setting fits (`fragbench advise`, %d setting%s tried, `advise-%s.csv`); the nearest: **%s**",
               t.nrows, t.nrows == 1 ? "" : "s", rt_md(name, a, B), rt_md(lab, b, B));
     else
       fprintf(o, "Recommendation (`fragbench advise`, %d setting%s tried, `advise-%s.csv`): **%s**", t.nrows, t.nrows == 1 ? "" : "s",
               rt_md(name, a, B), rt_md(lab, b, B));
-    int died = st[0] && strcmp(st, "ok");
+    int died = st[0] && !status_is(st, "ok");
     if (!died && results_get(&t, 0, "peak_reserved")[0])
       fprintf(o, ", peak reserved %s (%s its peak requested)", rt_bytes(results_get(&t, 0, "peak_reserved"), a, B),
               rt_x(results_get(&t, 0, "overhead"), c, B));
@@ -94,7 +95,7 @@ static void advice(const struct run_folder *f, const char *name, FILE *o) {
       if (results_get(&t, 0, "first_oom_event")[0]) fprintf(o, " at event %s", results_get(&t, 0, "first_oom_event"));
     }
     const char *conf = results_get(&t, 0, "alloc_conf");
-    if (conf[0]) fprintf(o, st[0] && strcmp(st, "ok") ? "; its setting: `PYTORCH_CUDA_ALLOC_CONF=%s`" : "; run with `PYTORCH_CUDA_ALLOC_CONF=%s`", conf);
+    if (conf[0]) fprintf(o, st[0] && !status_is(st, "ok") ? "; its setting: `PYTORCH_CUDA_ALLOC_CONF=%s`" : "; run with `PYTORCH_CUDA_ALLOC_CONF=%s`", conf);
     fputs(".\n\n", o);
   }
   results_free(&t);

@@ -7,6 +7,7 @@
  * the offline bound; raw) follow in their own labelled tables. A run that ran out of
  * memory shows where it died, never a figure of the part that ran; a strategy whose
  * figure carries a model error (model_err) is not ranked against one within that error. */
+#include "status.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,7 +84,7 @@ static int advice_sentence(const struct run_folder *f, int w, double cap, FILE *
   if (t.nrows == 0) { results_free(&t); return 0; }
   const char *st = results_get(&t, 0, "status"), *conf = results_get(&t, 0, "alloc_conf");
   rf_strategy_label(&t, 0, lab, sizeof lab);
-  int fits = !st[0] || !strcmp(st, "ok");
+  int fits = !st[0] || status_is(st, "ok");
   double r = rt_num(results_get(&t, 0, "peak_reserved")), budget = rt_num(results_get(&t, 0, "cap_bytes"));
   if (budget <= 0) budget = cap;
   int dflt = !strcmp(lab, "caching");   /* PyTorch's default, no knob */

@@ -1,5 +1,6 @@
 /* tradeoff.c - memory against driver time (see tradeoff.h), and its table in report.md:
  * per strategy, over the workloads, the median and range of both. */
+#include "status.h"
 #include "tradeoff.h"
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,7 @@
 
 int tradeoff_point(const struct run_folder *f, int w, int s, double *x, double *y) {
   const struct rf_cell *c = rf_cell_at(f, w, s);
-  if (!c || c->run < 0 || strcmp(results_get(&f->runs, c->run, "status"), "ok")) return 0;
+  if (!c || c->run < 0 || !status_is(results_get(&f->runs, c->run, "status"), "ok")) return 0;
   int ok1, ok2, ok3, ok4;
   double drv = results_num(&f->runs, c->run, "modeled_driver_ns", &ok1);
   double calls = results_num(&f->runs, c->run, "allocs", &ok2) + results_num(&f->runs, c->run, "frees", &ok3);

@@ -51,14 +51,15 @@ CFLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -DTRACE_SRC_BUF=65536 -DTRACE_SRC_IN_BUF=4
 COMMON="workloads/trace_src.c"
 sources() {
   case $1 in
-    pytorch) echo "$COMMON workloads/pickle_reader.c workloads/pickle_memo.c workloads/pickle_frames.c workloads/pickle_schema.c workloads/pickle_vocab.c workloads/oom_evidence.c workloads/trace_pytorch.c" ;;
+    pytorch) echo "$COMMON workloads/pickle_reader.c workloads/pickle_memo.c workloads/pickle_frames.c workloads/pickle_schema.c workloads/pickle_vocab.c workloads/oom_evidence.c workloads/trace_pools.c workloads/trace_survey.c workloads/trace_pytorch.c" ;;
     rmm) echo "$COMMON workloads/trace_rmm.c" ;;
     native) echo "$COMMON workloads/trace_native.c" ;;
   esac
 }
 seeds() {   # seed files for a target: its formats from the test data, the variants and the corpus
   case $1 in
-    pytorch) ls tests/data/*.pickle tests/data/*.pickle.gz tests/variants/*.pickle tests/variants/*.pickle.gz tests/bad/*.pickle tests/bad/*.pickle.gz 2>/dev/null ;;
+    pytorch) ls tests/data/*.pickle tests/data/*.pickle.gz tests/variants/*.pickle tests/variants/*.pickle.gz tests/bad/*.pickle tests/bad/*.pickle.gz \
+               tests/pools/*.pickle tests/data/recorded/pools/*.pickle.gz 2>/dev/null ;;
     rmm) ls tests/data/*.rmm.csv tests/bad/rmm_*.csv tests/bad/rmm_*.gz tests/bad/fuzz_rmm_* 2>/dev/null | grep -v '\.expect$' ;;
     native) ls tests/bad/native_*.csv tests/bad/fuzz_native_* 2>/dev/null | grep -v '\.expect$' ;;
   esac
@@ -95,7 +96,7 @@ for t in $TARGETS; do
   done
   native_seed="$corpus/seed.native.csv"
   if [ "$t" = native ] && [ ! -s "$native_seed" ]; then
-    printf '# fragbench-trace v1\nop,id,size,stream,device\nalloc,1,512,0,0\nalloc,0x20,4096,7,1\niter,,,,0\nfree,1,,,0\nempty_cache,,,,0\n' > "$native_seed"
+    printf '# fragbench-trace v1\nop,id,size,stream,device\nalloc,1,512,0,0\nalloc,0x20,4096,7,1\niter,,,,0\nfree,1,,,0\nempty_cache,,,,0\nalloc,2,4096,7,0,3\npool_release,,,,0,3\nempty_cache,,,,0,3\n' > "$native_seed"
   fi
   log="$OUT/fuzz-$t.log"
   echo "fuzz: $t for ${SECS}s (corpus $corpus, log $log)"

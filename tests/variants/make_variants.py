@@ -8,7 +8,9 @@ The expectation is computed here, independently of the C reader, from the rules 
 DESIGN.md "Recorded traces": frees at free_completed (stream 2^64 - 1 when other events
 came between free_requested and free_completed: record_stream), EMPTY_CACHE for a run of
 segment_free/segment_unmap unless a segment_alloc/segment_map/oom follows before the next
-alloc, an oom replays its request (alloc + free of id 2^63 + k), trace_peak_reserved from
+alloc (but a growth of S bytes after a run that began with R bytes reserved, R + S at most
+the trace's peak, leaves it an EMPTY_CACHE: for a map S is at least PyTorch's segment size
+for the alloc that follows), an oom replays its request (alloc + free of id 2^63 + k), trace_peak_reserved from
 the segment events, usable memory from the first oom.
 
 Writes tests/variants/<name>.pickle[.gz] and <name>.d<device>.expect:
@@ -193,6 +195,20 @@ def expected(snap, d):
     if d == -1:
         d = min(i for i, t in enumerate(traces) if t)
     t = traces[d]
+    # the running sum of segment events before each event, and its peak
+    before, run_sum, peak = [], 0, 0
+    for e in t:
+        before.append(run_sum)
+        if e['action'] in ('segment_alloc', 'segment_map'):
+            run_sum += e['size']
+        elif e['action'] in ('segment_free', 'segment_unmap'):
+            run_sum -= e['size']
+        peak = max(peak, run_sum)
+
+    def segment_size(size):   # PyTorch's get_allocation_size of the request rounded to 512
+        r = max(512, (size + 511) // 512 * 512)
+        return 2 * MIB if r <= MIB else 20 * MIB if r < 10 * MIB else (r + 2 * MIB - 1) // (2 * MIB) * 2 * MIB
+
     # empty_cache decisions per run start
     ec_at = {}
     i = 0
@@ -206,8 +222,16 @@ def expected(snap, d):
                 a = t[k]['action']
                 if a == 'alloc':
                     break
-                if a in ('segment_alloc', 'segment_map', 'oom'):
+                if a == 'oom':
                     ec = False
+                    break
+                if a in ('segment_alloc', 'segment_map'):
+                    need = before[i] + t[k]['size']
+                    if a == 'segment_map':
+                        nxt = next((x for x in t[k + 1:] if x['action'] == 'alloc'), None)
+                        if nxt is not None:
+                            need = max(need, before[i] + segment_size(nxt['size']))
+                    ec = need <= peak
                     break
             ec_at[i] = ec
             i = j
@@ -313,6 +337,24 @@ def main():
     for proto in (2, 3, 5):
         write('proto%d' % proto, basic(proto), protocol=proto)
     write('gzipped', basic(4), protocol=4, gz=True)
+
+    # release runs followed by a growth: a retry only when the growth could have failed
+    # (R + S above the trace's peak); else the program's empty_cache() before it
+    g = Gen(61)
+    a0, a1, a2 = g.segment(40 * MIB), g.segment(20 * MIB), g.segment(20 * MIB)   # peak 80 MiB
+    g.churn(20)
+    g.add('segment_free', addr=a2, size=20 * MIB)       # R 80 + S 20 > 80: a retry
+    g.segment(20 * MIB)
+    g.alloc(16 * MIB)
+    g.churn(10)
+    g.add('segment_free', addr=a1, size=20 * MIB)       # R 80 + S 2 > 80: a retry
+    g.segment(2 * MIB)
+    g.alloc(4096)
+    g.add('segment_free', addr=a0, size=40 * MIB)       # R 62 + S 12 <= 80: empty_cache()
+    g.segment(12 * MIB)
+    g.alloc(12 * MIB)
+    g.churn(10)
+    write('cache_before_growth', {'segments': [], 'device_traces': [g.out], 'allocator_settings': default_settings()})
 
     # several devices, one without events
     g0, g2 = Gen(10), Gen(12, base=0x7e0000000000)
