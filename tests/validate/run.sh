@@ -89,4 +89,7 @@ done
 wait $SIMJOB
 table
 cat "$OUT/table.txt"
-tail -1 "$OUT/table.txt" | grep -q ' 0 outside'
+# the graphed jobs: replayed against PyTorch's own recorded peaks (graphs_check.sh)
+sh "$HERE/graphs_check.sh" "$FB" > "$OUT/graphs.txt" 2>&1; graphs_rc=$?
+tail -n 1 "$OUT/graphs.txt"
+tail -1 "$OUT/table.txt" | grep -q ' 0 outside' && [ "$graphs_rc" = 0 ]
