@@ -336,6 +336,11 @@ int cmd_advise(struct cli_opts *o) {
     else fprintf(stderr, "No setting completes on every variation on this device.\n");
     fprintf(stderr, "This assumes a rerun draws its iterations from those recorded and that its PyTorch's allocator "
             "behaves as the one modelled here (the snapshot's PyTorch version).\n");
+    if (res.ends_in_oom)
+      fprintf(stderr, "The snapshot ends at the OOM: it holds the job only up to there (%d iteration%s found). A rerun's later "
+              "steps may ask for more than any step recorded here (peak requested %s): keep the headroom, or advise on the "
+              "snapshot of a run that completed.\n", res.iterations, res.iterations == 1 ? "" : "s",
+              fmt_bytes(res.peak_requested, a, sizeof a));
   }
   if (res.pick < 0) { advise_free(&res); return 1; }
   printf("PYTORCH_CUDA_ALLOC_CONF=%s\n", best->r.alloc_conf);

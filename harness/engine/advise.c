@@ -177,6 +177,7 @@ int advise_run(const struct advise_opts *o, struct advise_result *res, char *err
   if (!sizes) { snprintf(err, FB_ERRLEN, "out of host memory"); event_buffer_free(&buf); return 1; }
   if (workload_peak_requested(&s.base, &res->peak_requested, err)) { free(sizes); event_buffer_free(&buf); return 2; }
   const struct workload_info *info = &buf.info;
+  res->ends_in_oom = info->has_oom;
   snprintf(res->recorded_allocator, sizeof res->recorded_allocator, "%s", info->recorded_allocator);
   if (o->budget && o->budget < res->peak_requested) {
     char a[32], b[32];

@@ -141,6 +141,7 @@ struct advise_result {
   int beyond;                    /* variations left out: their own peak requested is above the limit */
   uint64_t beyond_peak;          /* the largest such peak requested */
   int redrawn, stand_ins;        /* variations drawn again for asking more than the recorded run (variations.h) */
+  int ends_in_oom;               /* the trace ends in PyTorch's OOM: a prefix of the job */
 };
 
 /* Runs the search. 0; or 2 (bad input, a budget below peak requested) / 1 (a device or
