@@ -54,15 +54,6 @@ const struct cmd_def cmd_explain_def = {
 };
 
 
-static const char *state_name(enum seg_state s) {
-  switch (s) {
-  case SEG_ALLOCATED: return "allocated";
-  case SEG_FREE: return "free";
-  case SEG_INACTIVE_SPLIT: return "inactive";
-  case SEG_UNMAPPED: return "unmapped";
-  }
-  return "?";
-}
 
 #define MAX_SEGS_SHOWN 40
 #define MAX_BLOCKS_SHOWN 12
@@ -88,7 +79,7 @@ static void print_segments(FILE *o, const struct explain_state *st) {
              fmt_bytes(s0->seg_size - unmapped, a, sizeof a), unmapped ? " mapped" : "", s0->small_pool ? "small" : "large", pool,
              (unsigned long long)s0->stream, fmt_bytes(used, b, sizeof b));
       for (size_t k = i; k < j && k < i + MAX_BLOCKS_SHOWN; k++)
-        fprintf(o, " [%s %s]", fmt_bytes(st->blocks[k].size, a, sizeof a), state_name(st->blocks[k].state));
+        fprintf(o, " [%s %s]", fmt_bytes(st->blocks[k].size, a, sizeof a), explain_state_name(st->blocks[k].state));
       if (j - i > MAX_BLOCKS_SHOWN) fprintf(o, " ... %zu more blocks", j - i - MAX_BLOCKS_SHOWN);
       fprintf(o, "\n");
     }

@@ -162,27 +162,10 @@ static int plot(const struct cli_opts *o, const struct run_spec *base, const cha
   snprintf(script, sizeof script, "%s/fit.gp", gpdir);
   size_t n = strlen(o->plot);
   const char *fmt = n > 4 && !strcmp(o->plot + n - 4, ".svg") ? "svg" : "png";
-  if (!outfile_open(&op, o->plot, "the picture")) {
-    outfile_abort(&od);
-    outfile_abort(&om);
-    return 2;
-  }
-  const char *names[] = {"fmt", "out", "dat", "meta", "gpdir"};
-  const char *values[] = {fmt, gnuplot_name(&op), gnuplot_name(&od), gnuplot_name(&om), gpdir};
-  int rc = gnuplot_run(script, names, values, 5, err, sizeof err);
-  struct outfile *data[] = {&od, &om}, *all[] = {&od, &om, &op};
-  if (rc == 1) {   /* no gnuplot: the data is kept, to draw it later */
-    outfile_abort(&op);
-    if (gnuplot_finish(data, 2, 1)) return 2;
-    fprintf(stderr, "fragbench fit: gnuplot is not installed: no picture (data in %s; apt-get install gnuplot-nox)\n", dat);
-    return 0;
-  }
-  if (rc) {
-    gnuplot_finish(all, 3, 0);
-    fprintf(stderr, "fragbench fit: %s (%s) drawing %s: no picture; any existing one is as it was\n", err, script, o->plot);
-    return 1;
-  }
-  return gnuplot_finish(all, 3, 1) ? 2 : 0;
+  int rc = gnuplot_draw(script, gpdir, fmt, o->plot, &od, &om, &op, err, sizeof err);
+  if (rc == 1) fprintf(stderr, "fragbench fit: gnuplot is not installed: no picture (data in %s; apt-get install gnuplot-nox)\n", dat);
+  if (rc == 3) fprintf(stderr, "fragbench fit: %s (%s) drawing %s: no picture; any existing one is as it was\n", err, script, o->plot);
+  return rc == 1 ? 0 : rc == 3 ? 1 : rc;
 }
 
 int cmd_fit(struct cli_opts *o) {

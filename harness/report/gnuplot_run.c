@@ -95,3 +95,25 @@ int gnuplot_finish(struct outfile *const *files, int n, int keep) {
   }
   return rc;
 }
+
+int gnuplot_draw(const char *script, const char *gpdir, const char *fmt, const char *picture, struct outfile *od,
+                 struct outfile *om, struct outfile *op, char *err, size_t errlen) {
+  if (!outfile_open(op, picture, "the picture")) {
+    outfile_abort(od);
+    outfile_abort(om);
+    return 2;
+  }
+  const char *names[] = {"fmt", "out", "dat", "meta", "gpdir"};
+  const char *values[] = {fmt, gnuplot_name(op), gnuplot_name(od), gnuplot_name(om), gpdir};
+  int rc = gnuplot_run(script, names, values, 5, err, errlen);
+  struct outfile *data[] = {od, om}, *all[] = {od, om, op};
+  if (rc == 1) {                                    /* no gnuplot: the data is kept, to draw it later */
+    outfile_abort(op);
+    return gnuplot_finish(data, 2, 1) ? 2 : 1;
+  }
+  if (rc) {
+    gnuplot_finish(all, 3, 0);
+    return 3;
+  }
+  return gnuplot_finish(all, 3, 1) ? 2 : 0;
+}

@@ -31,4 +31,12 @@ int gnuplot_scripts_dir(const char *script, char *dir, size_t n);
  * a message on stderr). */
 int gnuplot_finish(struct outfile *const *files, int n, int keep);
 
+/* A picture drawn from a data file and a meta file already written (od, om: opened with
+ * outfile_open): the picture `picture` opened (op), `script` run with fmt, out, dat, meta
+ * and gpdir set, then all three put in place or none. 0 drawn; 1 no gnuplot (the data and
+ * meta kept, to draw later); 2 a file could not be opened or put in place (said); 3
+ * gnuplot failed (err says how; nothing changed). */
+int gnuplot_draw(const char *script, const char *gpdir, const char *fmt, const char *picture, struct outfile *od,
+                 struct outfile *om, struct outfile *op, char *err, size_t errlen);
+
 #endif

@@ -171,25 +171,9 @@ static int plot_one(const struct history *h, int w, const char *dir, const char 
   const char *gpdir = getenv("FB_PLOTS_DIR") ? getenv("FB_PLOTS_DIR") : "plots";
   char script[1100], err[400];
   snprintf(script, sizeof script, "%s/history.gp", gpdir);
-  if (!outfile_open(&op, png, "the picture")) {
-    outfile_abort(&od);
-    outfile_abort(&om);
-    return 2;
-  }
-  const char *names[] = {"fmt", "out", "dat", "meta", "gpdir"};
-  const char *values[] = {fmt, gnuplot_name(&op), gnuplot_name(&od), gnuplot_name(&om), gpdir};
-  int rc = gnuplot_run(script, names, values, 5, err, sizeof err);
-  struct outfile *data[] = {&od, &om}, *all[] = {&od, &om, &op};
-  if (rc == 1) {
-    outfile_abort(&op);
-    return gnuplot_finish(data, 2, 1) ? 2 : 1;
-  }
-  if (rc) {
-    gnuplot_finish(all, 3, 0);
-    fprintf(stderr, "fragbench history: %s (%s) drawing %s: no picture; any existing one is as it was\n", err, script, png);
-    return 2;
-  }
-  return gnuplot_finish(all, 3, 1) ? 2 : 0;
+  int rc = gnuplot_draw(script, gpdir, fmt, png, &od, &om, &op, err, sizeof err);
+  if (rc == 3) fprintf(stderr, "fragbench history: %s (%s) drawing %s: no picture; any existing one is as it was\n", err, script, png);
+  return rc == 3 ? 2 : rc;
 }
 
 int history_plots(const struct history *h, const char *dir, const char *fmt, int *drawn) {
