@@ -155,9 +155,8 @@ int limit_resolve(const struct limit_ask *a, struct limit *l, char *err) {
       if (cap_infer_trace(a->trace, a->trace_device, &l->ci, err)) return 2;
       char why[400];
       if (!limit_message_fits(&m, &l->ci, why, sizeof why)) {
-        snprintf(err, FB_ERRLEN, "the OOM message %s does not belong to the snapshot %s: %s. Give the message of the run "
-                 "that recorded this snapshot, or --trust-message to plan for its limit all the same",
-                 strcmp(a->oom_message, "-") ? a->oom_message : "(stdin)", a->trace, why);
+        snprintf(err, FB_ERRLEN, "the OOM message (--oom-message) does not belong to the snapshot (--trace): %.300s. Give the "
+                 "message of the run that recorded it, or --trust-message to plan for its limit all the same", why);
         return 2;
       }
     }
