@@ -34,7 +34,7 @@ TOTAL = 85017493504   # the H100's total memory as torch reports it (fractions a
 
 
 def fit(binary, spec, vary, frm, limit, alloc, margin):
-    cmd = [binary, "fit", "--quiet", "--workload", spec, "--vary", vary, "--limit", str(limit), "--allocator", alloc,
+    cmd = [binary, "fit", "--quiet", "--workload", spec, "--vary", vary, "--limit", f"{limit}B", "--allocator", alloc,
            "--from", str(frm)] + (["--margin", margin] if margin else [])
     out = subprocess.run(cmd, capture_output=True, text=True)
     rows = list(csv.DictReader(io.StringIO(out.stdout)))
