@@ -6,7 +6,7 @@
  * PyTorch's own runs spread over the difference. All 27 jobs are checked (each set's count
  * is pinned); of the 80 single PyTorch runs, the 2 outside their job's range are listed
  * below by name and figure. A change to the model that takes any recorded job (or another
- * run) outside its range fails here (docs/async-pool.md, "Held out"). These are BUILD data
+ * run) outside its range fails here (docs/async-pool.md, "Recorded jobs"). These are BUILD data
  * now (docs/evidence.md): the model's residual and its two bounds were chosen looking at
  * async/ and async2/, and async3/ and async4/ were read in the commits that finalized it. */
 #include <math.h>
