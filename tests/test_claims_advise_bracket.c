@@ -5,7 +5,9 @@
  * spread of the smallest working limit as a multiple of each variation's own peak
  * requested (advise_needs on every variation, as advise does for the pick and the
  * references under a limit); seeds 2 and 3, each rerun's smallest working limit (mincap,
- * precision 0.001, as the script), must lie inside that spread. Seeds 2-3 are a BUILD set
+ * precision 0.001, as the script), must need no more than the worst variation and no less
+ * than the least one to within that precision (ckpt's pick on seed 2 needs 1.01149 x, the
+ * least variation 1.01151: said as such). Seeds 2-3 are a BUILD set
  * now (docs/evidence.md: advise's variation method changed after seed 3 was read), so this
  * checks that a figure stays true, not a prediction. The figures are printed; a change that
  * moves any of them past the expected value by more than 0.0005 fails and names it. */
@@ -31,7 +33,17 @@ static const struct bracket_case cases[] = {
     {"ckpt", "expandable_segments:True (advise's pick)", "expandable", 1.0115, 1.0286, 1.0115, 1.0131},
     {"ckpt", "PyTorch's default", "caching", 1.0810, 1.2697, 1.2262, 1.1548},
 };
-#define TOL 0.0005
+#define TOL 0.0005        /* a published figure (4 decimals) */
+#define PRECISION 0.001   /* mincap's relative precision here: below the spread by less is inside it */
+
+/* "inside", "covered, below the lowest variation by D (within mincap's precision)", or "NOT covered" */
+static const char *verdict(double x, double lo, double hi, char *buf, size_t n) {
+  if (x > hi) snprintf(buf, n, "NOT covered: above the worst variation by %.5f", x - hi);
+  else if (x >= lo) snprintf(buf, n, "inside");
+  else if (x >= lo * (1 - PRECISION)) snprintf(buf, n, "covered; below the lowest variation by %.5f, within mincap's precision", lo - x);
+  else snprintf(buf, n, "covered, but below the spread by %.5f", lo - x);
+  return buf;
+}
 
 static double heldout_x(const char *path, const char *spec) {
   struct run_spec s = {.trace = path, .allocator = spec, .trace_device = -1, .world = 1, .seed = 1,
@@ -66,16 +78,18 @@ TEST(claims_advise_variations_of_seed_1_bracket_the_recorded_reruns_seeds_2_and_
       snprintf(h2, sizeof h2, "tests/data/recorded/advise/%s_seed2.pickle.gz", bc->job);
       snprintf(h3, sizeof h3, "tests/data/recorded/advise/%s_seed3.pickle.gz", bc->job);
       double x2 = heldout_x(h2, bc->spec), x3 = heldout_x(h3, bc->spec);
-      printf("  %s, %s: variations %.4f..%.4f, seed 2 %.4f, seed 3 %.4f: %s\n", bc->job, bc->setting, c.need_x_min,
-             c.need_x_max, x2, x3, x2 >= c.need_x_min - TOL && x2 <= c.need_x_max + TOL && x3 >= c.need_x_min - TOL &&
-             x3 <= c.need_x_max + TOL ? "bracketed" : "NOT bracketed");
+      char v2[128], v3[128];
+      printf("  %s, %s: variations %.5f..%.5f; seed 2 %.5f: %s; seed 3 %.5f: %s\n", bc->job, bc->setting, c.need_x_min,
+             c.need_x_max, x2, verdict(x2, c.need_x_min, c.need_x_max, v2, sizeof v2), x3,
+             verdict(x3, c.need_x_min, c.need_x_max, v3, sizeof v3));
       if (cls) { variations_free(&vs); event_buffer_free(&buf); }
       CHECK_MSG(cls == 0, "%s %s: advise_needs: %s", bc->job, bc->spec, err);
-      /* the claim: both reruns inside the variations' spread */
+      /* the claim: each rerun needs no more than the worst variation (covered, strictly), and
+       * no less than the least one, to within mincap's precision (inside the spread) */
       CHECK_MSG(c.need_x_max > 0 && x2 > 0 && x3 > 0, "%s %s: a smallest working limit not found", bc->job, bc->spec);
-      CHECK_MSG(x2 >= c.need_x_min - TOL && x2 <= c.need_x_max + TOL, "%s %s: seed 2's %.4f outside the variations' %.4f..%.4f",
+      CHECK_MSG(x2 >= c.need_x_min * (1 - PRECISION) && x2 <= c.need_x_max, "%s %s: seed 2's %.5f outside the variations' %.5f..%.5f",
                 bc->job, bc->setting, x2, c.need_x_min, c.need_x_max);
-      CHECK_MSG(x3 >= c.need_x_min - TOL && x3 <= c.need_x_max + TOL, "%s %s: seed 3's %.4f outside the variations' %.4f..%.4f",
+      CHECK_MSG(x3 >= c.need_x_min * (1 - PRECISION) && x3 <= c.need_x_max, "%s %s: seed 3's %.5f outside the variations' %.5f..%.5f",
                 bc->job, bc->setting, x3, c.need_x_min, c.need_x_max);
       /* the published figures themselves */
       CHECK_MSG(fabs(c.need_x_min - bc->vmin) <= TOL && fabs(c.need_x_max - bc->vmax) <= TOL,
