@@ -55,8 +55,9 @@ struct allocator_ops {
   unsigned flags;
   uint64_t alignment;       /* every block address is a multiple of this */
   /* on a device without the real thing (sim): the relative +/- error of peak_reserved the
-   * strategy's model carries, measured on jobs it was not built from (0 = the strategy is
-   * the algorithm itself, exact); the results CSV's model_err column */
+   * strategy's model carries (0 = the strategy is the algorithm itself, exact); the results
+   * CSV's model_err column. async's is fit to the recorded jobs it was built from, not
+   * measured on held-out ones (async_model.h, docs/evidence.md) */
   double model_err;
   /* optional (sim): the parameters of the model's other bound ("recycle=1"): the harness
    * replays once more with them and widens the row's model_err to cover both (model_bound.h) */

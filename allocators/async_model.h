@@ -32,9 +32,10 @@
 #define AMODEL_SUBCLASSES_DEFAULT 4u
 /* the model's residual error: how far PyTorch's backend:cudaMallocAsync landed outside the
  * model's two bounds (recycle off and on), relative to the nearer one, at most, over the 17
- * jobs of tests/data/recorded/async and async2 (gpt_deep_accum4 +10.0%, ddp +9.0%;
- * docs/async-pool.md, "Held out"). A sim row's model_err is this where both bounds agree and
- * wider where they do not (harness/engine/model_bound.c) */
+ * jobs of tests/data/recorded/async and async2 (gpt_deep_accum4 +10.0%, ddp +9.0%): fit to
+ * those jobs, the model's build data, so it is not a held-out error (docs/evidence.md;
+ * docs/async-pool.md, "Recorded jobs"). A sim row's model_err is this where both bounds
+ * agree and wider where they do not (harness/engine/model_bound.c) */
 #define AMODEL_ERR 0.10
 
 struct amodel;
