@@ -124,38 +124,3 @@ TEST(pools_recorded_breakdown_names_private_pools) {
   }
   free(csv);
 }
-
-/* The held-out set (tests/data/recorded/graphs/heldout: the same four kinds of graphed job
- * with other shapes, recorded in the same session and committed unread, in a commit of its
- * own before the pool model was final; read once it was): replayed with the recorded
- * allocator, peak reserved and peak allocated equal PyTorch's to the byte, 8 of 8. From
- * this session on it is a build set (docs/evidence.md). runs.jsonl lists the jobs in the
- * order graph_jobs.py ran them: each job, default then expandable_segments:True. */
-TEST(pools_heldout_graphed_jobs_replay_to_pytorchs_peaks) {
-  char *runs = test_read_file(test_data("recorded/graphs/heldout/runs.jsonl"));
-  CHECK(runs != NULL);
-  if (!runs) return;
-  int n = 0;
-  for (char *line = strtok(runs, "\n"); line; line = strtok(NULL, "\n")) {
-    char job[32] = "", path[128];
-    unsigned long long reserved = 0, allocated = 0;
-    const char *j = strstr(line, "\"job\": \""), *c = strstr(line, "\"conf\": \""), *pr = strstr(line, "\"peak_reserved\": "),
-               *pa = strstr(line, "\"peak_allocated\": ");
-    CHECK(j && c && pr && pa);
-    if (!j || !c || !pr || !pa) break;
-    sscanf(j + 8, "%31[^\"]", job);
-    int exp = !strncmp(c + 9, "expandable_segments:True", 24);
-    reserved = strtoull(pr + 17, NULL, 10);
-    allocated = strtoull(pa + 18, NULL, 10);
-    snprintf(path, sizeof path, "recorded/graphs/heldout/%s%s.pickle.gz", job, exp ? "_exp" : "");
-    struct run_result r;
-    CHECK_MSG(replay(test_data(path), "recorded", &r) == 0, "%s: %s", path, r.status);
-    CHECK_STR(r.allocator, exp ? "expandable" : "caching");
-    CHECK_MSG(r.peak_reserved == reserved, "%s: peak reserved %llu, PyTorch %llu", path, (unsigned long long)r.peak_reserved, reserved);
-    CHECK_MSG(r.peak_allocated == allocated, "%s: peak allocated %llu, PyTorch %llu", path, (unsigned long long)r.peak_allocated,
-              allocated);
-    n++;
-  }
-  CHECK_EQ(n, 8);
-  free(runs);
-}
