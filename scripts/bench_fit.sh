@@ -3,7 +3,7 @@
 # (fragbench fit): for each parameter named in FIT and each generator that has it, the
 # largest value every strategy completes under FIT_LIMIT (default 0.125 of the device,
 # as set_per_process_memory_fraction), into DIR:
-#   fit-W-P.csv          fit's rows (README, "What fits")
+#   fit-W-P.csv          fit's rows (docs/fit.md)
 #   plots/fit-W-P.png    peak reserved against P per strategy, the limit drawn
 #   fit.md               the table of every workload, appended to report.md as "What fits"
 # Called by scripts/bench.sh after the report when FIT is set. Environment: FIT (the
@@ -36,7 +36,7 @@ md="$DIR/fit.md"
   echo "## What fits"
   echo
   echo "The largest value of each parameter that completes under the limit ($limit of the device), per strategy"
-  echo "(\`fragbench fit\`, on the simulated device, margin as fit's default; README, \"What fits\"). headroom: the"
+  echo "(\`fragbench fit\`, on the simulated device, margin as fit's default; docs/fit.md). headroom: the"
   echo "limit minus peak reserved at that value; next needs: the smallest limit under which the next value completes."
   echo
   echo "| workload | parameter | strategy | largest | peak reserved | headroom | next needs | note |"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """perf_callgrind.py - instructions per event, repeatable on a loaded machine: runs
 `fragbench run` under valgrind --tool=callgrind and splits the replay's timed region
-into the harness's part and the strategy's part (see PERFORMANCE.md).
+into the harness's part and the strategy's part (see docs/performance.md).
 
   python3 scripts/perf_callgrind.py [--bin build/fragbench] [--keep DIR] ALLOC INPUT...
       INPUT: a workload spec (random:events=300000,live=1000) or a trace path

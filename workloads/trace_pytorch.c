@@ -1,5 +1,5 @@
 /* trace_pytorch.c - the `pytorch_snapshot` trace reader: torch.cuda.memory._dump_snapshot
- * pickles (plain or gzip'd), replayed as README.md "Replay your own PyTorch snapshot" says:
+ * pickles (plain or gzip'd), replayed as docs/oom.md ("Replay your own PyTorch snapshot") says:
  *   alloc (addr, size, stream)   -> OP_ALLOC, id = addr
  *   free_completed (addr)        -> OP_FREE (when the memory is reusable; free_requested is earlier);
  *                                   stream = EV_FREE_RECORDED when other records came between

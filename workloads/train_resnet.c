@@ -15,7 +15,7 @@
  *    (set_to_none) after the step.
  * cuDNN's workspaces are `ws_mb` around every conv (default 0: PyTorch falls back to an
  * algorithm with less workspace when the allocation fails, so they do not decide what
- * fits; see README, "What fits"). */
+ * fits; see docs/fit.md). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

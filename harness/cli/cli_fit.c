@@ -27,7 +27,7 @@ static const struct opt_def fit_opts[] = {
   {"--from", OPT_COUNT, "N", "the smallest value searched (default 1)"},
   {"--to", OPT_COUNT, "M", "the largest value searched (default 65536)"},
   {"--margin", OPT_BYTES, "BYTES", "what the job takes inside the limit that the generator does not describe;\n"
-   "default " FIT_MARGIN_TEXT " (README, \"What fits\"); 0: the generator alone"},
+   "default " FIT_MARGIN_TEXT " (docs/fit.md); 0: the generator alone"},
   OPTS_DEVICE,
   OPTS_CHECKS,
   {"--out", OPT_TEXT, "FILE.csv", "write the CSV there (default: stdout)"},

@@ -7,7 +7,7 @@
  *  - host memory per live block, and the peak RSS
  * Every timed input runs PERF_REPS times (default 3) and the fastest run counts (the
  * machine is shared: noise only ever adds time); its row is the one written. A table on
- * stdout ending in one PASS/MISS line per speed target (README, "Performance"); the rows in the run CSV
+ * stdout ending in one PASS/MISS line per speed target (docs/performance.md); the rows in the run CSV
  * format to --out (make perf: results/perf-<stamp>.csv). */
 #include "cli.h"
 #include "options.h"

@@ -5,7 +5,7 @@
  * ranges are handed out again once the fresh space is used up (sim_va.c), as the driver
  * reuses them, so a run fails only when its live volume does not fit the range. Each call
  * adds a modeled driver time from the cost table measured on an H100 (CUDA 13.0, driver
- * 580): the table is in this file (README.md "CSV columns", modeled_driver_ns). */
+ * 580): the table is in this file (docs/csv.md, modeled_driver_ns). */
 #include "device.h"
 #include "sim_va.h"
 #include <stdio.h>

@@ -125,7 +125,7 @@ int cmp_check_columns(const struct results *old, const struct cmp_opts *o, char 
   if (o->use_tolerance) return 0;
   for (int i = 0; i < nmetrics(o); i++)
     if (results_col(old, metric(o, i)) < 0) {
-      snprintf(err, errlen, "%s: --metric %s: no such column (see the CSV columns in README.md)", old->path, metric(o, i));
+      snprintf(err, errlen, "%s: --metric %s: no such column (see the CSV columns in docs/csv.md)", old->path, metric(o, i));
       return 2;
     }
   return 0;

@@ -1,4 +1,4 @@
-/* csv.h - the results CSV contract (README.md, "CSV columns"): the header first, then one
+/* csv.h - the results CSV contract (docs/csv.md): the header first, then one
  * row per run. Columns are only ever appended. */
 #ifndef FB_CSV_H
 #define FB_CSV_H

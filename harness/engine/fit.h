@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include "replay.h"
 
-/* The default margin (README, "What fits": calibrated on an H100 against real PyTorch):
+/* The default margin (docs/fit.md: calibrated on an H100 against real PyTorch):
  * what every job allocates that no generator describes - cuBLAS's and cuBLASLt's
  * workspaces and a small buffer, 65 MiB (real peak allocated minus the generator's: 65.0
  * MiB in 40 of 49 measured runs, 64.0-66.6 in the others) - plus 1% of the limit for the

@@ -1,4 +1,4 @@
-/* metrics.c - see metrics.h. README.md "CSV columns" defines each one. */
+/* metrics.c - see metrics.h. docs/csv.md defines each one. */
 #include "metrics.h"
 #include <math.h>
 #include <string.h>

@@ -5,7 +5,7 @@
 DIR holds what `tests/validate/gpu_record.sh fit DIR` recorded on a GPU host: summary.jsonl
 (one line per search: job, conf, fraction, max_value) and real.csv (one row per trial).
 Each job of tests/validate/torch_jobs.py is described by one fragbench workload (JOBS below);
-each PyTorch setting by a strategy. Prints the markdown table README's "What fits" shows:
+each PyTorch setting by a strategy. Prints the markdown table docs/fit.md shows:
 real largest batch, fit's answer, exact / one below / ABOVE, fit's headroom and what the next
 value needs; and for every trial that completed, the real peak allocated minus the
 generator's (what the margin's constant part is made of). Exit 1 when fit answers above
@@ -92,7 +92,12 @@ def main():
             a = sim_allocated(binary, spec, vary, t["value"], ALLOC[t["conf"]])
             diffs.setdefault(t["job"], []).append((int(t["peak_allocated"]) - a) / 2**20)
         for j, xs in sorted(diffs.items()):
-            print(f"  {j}: {min(xs):.1f} .. {max(xs):.1f} over {len(xs)} trials")
+            r = [round(x, 1) for x in xs]
+            mode = max(sorted(set(r)), key=r.count)
+            print(f"  {j}: {min(xs):.1f} .. {max(xs):.1f} over {len(xs)} trials, {mode:.1f} in {r.count(mode)}")
+        r = [round(x, 1) for xs in diffs.values() for x in xs]
+        cal = [round(x, 1) for j, xs in diffs.items() if j not in HELD_OUT for x in xs]
+        print(f"  65.0 MiB in {r.count(65.0)} of {len(r)} trials; on the calibration jobs in {cal.count(65.0)} of {len(cal)}")
     if above:
         print(f"\nfit_check: {above} answers ABOVE the real largest batch (caching/expandable)")
     return 1 if above else 0
