@@ -1,5 +1,5 @@
 /* test_claims_advise_bracket.c - the published "do advise's variations bracket reruns?"
- * figures on the recorded H100 jobs (tests/data/recorded/advise; README's real-reruns
+ * figures on the recorded H100 jobs (tests/data/recorded/advise; docs/advise.md's real-reruns
  * table, tests/validate/advise_bracket.py), kept true by make test. For each job (varlen,
  * ckpt) advise's 20 variations of seed 1 (its defaults: 20, seed 1) give, per setting, the
  * spread of the smallest working limit as a multiple of each variation's own peak

@@ -1,5 +1,5 @@
 /* test_claims_fit.c - the published "fit never answers above the real largest batch"
- * (README, "What fits"; tests/validate/fit_check.py, ported here so make test keeps it
+ * (docs/fit.md; tests/validate/fit_check.py, ported here so make test keeps it
  * true): for every search recorded on the H100 (tests/data/recorded/fit/summary.jsonl: job,
  * PyTorch setting, memory fraction, PyTorch's real largest batch), `fit` on the job's
  * generator under fraction x the H100's total, with the default margin, must answer no more
@@ -22,7 +22,7 @@ static const struct fit_job jobs[] = {   /* fit_check.py's JOBS */
     {"gpt_varlen_max", "varlen:arch=gpt,dist=torch,iters=4,batch_min=4,seq_min=64,seq_max=1024", "batch_max", 4},
 };
 
-/* fit's answers as README's table publishes them: job, setting, fraction x 1000, answer */
+/* fit's answers as docs/fit.md's table publishes them: job, setting, fraction x 1000, answer */
 struct published { const char *job, *conf; int permille; uint64_t fit; };
 static const struct published table[] = {
     {"gpt_fp32", "async", 125, 14},       {"gpt_fp32", "caching", 125, 14},      {"gpt_fp32", "expandable", 125, 15},
@@ -97,7 +97,7 @@ TEST(claims_fit_never_answers_above_the_real_largest_batch_on_the_recorded_h100_
       if (!strcmp(table[i].job, job) && !strcmp(table[i].conf, alloc) && table[i].permille == (int)(f * 1000 + 0.5)) {
         published++;
         if (table[i].fit != v) free(text);
-        CHECK_MSG(table[i].fit == v, "%s %s fraction %.3f: fit answers %llu, README's table %llu", job, alloc, f,
+        CHECK_MSG(table[i].fit == v, "%s %s fraction %.3f: fit answers %llu, docs/fit.md's table %llu", job, alloc, f,
                   (unsigned long long)v, (unsigned long long)table[i].fit);
       }
   }

@@ -214,17 +214,37 @@ static void check_commands(const char *file, const char *code, char *bad, size_t
   }
 }
 
-/* `make X`: X (after VAR=value and -flags; -C takes a folder) is a target of the Makefile */
-static void check_make(const char *file, const char *code, const char *makefile, char *bad, size_t cap, size_t *nb, int *seen) {
+/* `make X`: X (after VAR=value and -flags; -C takes a folder) is a target of the Makefile;
+ * `make test T=NAME`: NAME is part of some test's name (tests: every "TEST(name" of the
+ * test sources, NULL = not checked) */
+static void check_make(const char *file, const char *code, const char *makefile, const char *tests, char *bad, size_t cap,
+                       size_t *nb, int *seen) {
   for (const char *p = strstr(code, "make "); p; p = strstr(p + 1, "make ")) {
     if (p > code && !(p[-1] == ' ' || p[-1] == '\n' || p[-1] == '(' || p[-1] == '$')) continue;
     const char *w = p + 5;
+    char tname[80] = "";
     for (;;) {
       while (*w == ' ') w++;
       size_t l = strcspn(w, " \n");
       if (!strncmp(w, "-C", 2) && l == 2) { w += 2; while (*w == ' ') w++; w += strcspn(w, " \n"); continue; }
+      if (!strncmp(w, "T=", 2) && l > 2 && l < sizeof tname + 2) snprintf(tname, sizeof tname, "%.*s", (int)(l - 2), w + 2);
       if (*w == '-' || memchr(w, '=', l)) { w += l; continue; }
       break;
+    }
+    const char *eol = strchr(w, '\n'), *tv = strstr(w, " T=");
+    if (tv && (!eol || tv < eol)) {
+      size_t l = strcspn(tv + 3, " \n");
+      if (l < sizeof tname) snprintf(tname, sizeof tname, "%.*s", (int)l, tv + 3);
+    }
+    if (tests && tname[0] && strspn(tname, "abcdefghijklmnopqrstuvwxyz0123456789_") == strlen(tname)) {
+      int found = 0;
+      for (const char *t = strstr(tests, "TEST("); t && !found; t = strstr(t + 1, "TEST(")) {
+        size_t n = strcspn(t + 5, ")");
+        char name[200];
+        snprintf(name, sizeof name, "%.*s", (int)(n < 199 ? n : 199), t + 5);
+        found = strstr(name, tname) != NULL;
+      }
+      if (!found && *nb < cap - 200) *nb += (size_t)snprintf(bad + *nb, cap - *nb, " %s: `make test T=%s` runs no test;", file, tname);
     }
     size_t l = 0;
     while (islower((unsigned char)w[l]) || w[l] == '-') l++;
@@ -237,22 +257,51 @@ static void check_make(const char *file, const char *code, const char *makefile,
   }
 }
 
+/* every tests/test_*.c, one string */
+static char *test_sources(void) {
+  DIR *d = opendir("tests");
+  if (!d) return NULL;
+  size_t n = 0, cap = 1 << 16;
+  char *all = malloc(cap);
+  struct dirent *e;
+  while (all && (e = readdir(d))) {
+    size_t l = strlen(e->d_name);
+    if (strncmp(e->d_name, "test_", 5) || l < 3 || strcmp(e->d_name + l - 2, ".c")) continue;
+    char path[300];
+    snprintf(path, sizeof path, "tests/%s", e->d_name);
+    char *t = test_read_file(path);
+    if (!t) continue;
+    size_t tl = strlen(t);
+    while (n + tl + 2 > cap) {
+      char *g = realloc(all, cap *= 2);
+      if (!g) { free(all); all = NULL; break; }
+      all = g;
+    }
+    if (all) { memcpy(all + n, t, tl); n += tl; all[n++] = '\n'; }
+    free(t);
+  }
+  closedir(d);
+  if (all) all[n] = 0;
+  return all;
+}
+
 TEST(readme_and_docs_name_commands_flags_and_targets_that_exist) {
   char files[64][128], bad[8192] = "";
   size_t nb = 0;
   int n = doc_files(files, 64), commands = 0, targets = 0;
-  char *mk = test_read_file("Makefile");
-  CHECK(mk);
+  char *mk = test_read_file("Makefile"), *tests = test_sources();
+  CHECK(mk && tests);
   for (int i = 0; i < n; i++) {
     if (!strcmp(files[i], "docs/reference.md")) continue;   /* the binary's own --help (checked below) */
     char *t = test_read_file(files[i]), *code = t ? code_of(t) : NULL;
     CHECK(code);
     check_commands(files[i], code, bad, sizeof bad, &nb, &commands);
-    check_make(files[i], code, mk, bad, sizeof bad, &nb, &targets);
+    check_make(files[i], code, mk, tests, bad, sizeof bad, &nb, &targets);
     free(code);
     free(t);
   }
   free(mk);
+  free(tests);
   CHECK_MSG(!bad[0], "README or docs name what does not exist:%s", bad);
   CHECK(commands > 50);
   CHECK(targets > 10);
@@ -264,16 +313,19 @@ TEST(readme_command_check_catches_what_does_not_exist) {
   size_t nb = 0;
   int seen = 0;
   char *code = code_of("```\nbuild/fragbench fit --workload W --vary batch --limit 1G \\\n  --budget 2G\n```\n"
-                       "`fragbench frobnicate` and `make bench` and `make nosuch`\n");
+                       "`fragbench frobnicate` and `make bench` and `make nosuch`\n"
+                       "`make test T=best_fit` and `make test T=pools_gone`\n");
   CHECK(code);
   check_commands("x.md", code, bad, sizeof bad, &nb, &seen);
-  check_make("x.md", code, "\nbench: x\n", bad, sizeof bad, &nb, &seen);
+  check_make("x.md", code, "\nbench: x\ntest: y\n", "TEST(caching_best_fit) TEST(bfc_x)", bad, sizeof bad, &nb, &seen);
   free(code);
   CHECK_CONTAINS(bad, "`fragbench fit` takes no --budget");
   CHECK(!strstr(bad, "--vary"));
   CHECK_CONTAINS(bad, "`fragbench frobnicate` is no command");
   CHECK_CONTAINS(bad, "`make nosuch` is no target");
   CHECK(!strstr(bad, "make bench"));
+  CHECK_CONTAINS(bad, "`make test T=pools_gone` runs no test");
+  CHECK(!strstr(bad, "best_fit"));
 }
 
 /* docs/reference.md is generated: rerunning the generator on this binary changes nothing */

@@ -96,7 +96,7 @@ def main():
             mode = max(sorted(set(r)), key=r.count)
             print(f"  {j}: {min(xs):.1f} .. {max(xs):.1f} over {len(xs)} trials, {mode:.1f} in {r.count(mode)}")
         r = [round(x, 1) for xs in diffs.values() for x in xs]
-        cal = [round(x, 1) for j, xs in diffs.items() if j not in HELD_OUT for x in xs]
+        cal = [round(x, 1) for j, xs in diffs.items() if j not in ONLY_CONSTANT for x in xs]
         print(f"  65.0 MiB in {r.count(65.0)} of {len(r)} trials; on the calibration jobs in {cal.count(65.0)} of {len(cal)}")
     if above:
         print(f"\nfit_check: {above} answers ABOVE the real largest batch (caching/expandable)")
