@@ -161,3 +161,30 @@ TEST(explain_plot_title_says_the_cap_was_inferred_and_no_request_row_stands_empt
   CHECK_CONTAINS(g, "set ytics (\"#1\" 1");
   free(g);
 }
+
+/* A real capture (tests/data/recorded/capture: PyTorch 2.11, stacks='python'): a live
+ * block's alloc event names the frames list of the segments list by a memo GET, and explain
+ * still gives every live block its stack (it said "record stack frames" before), and the
+ * side file beside it gives the limit with no flag. */
+TEST(explain_real_capture_gives_live_blocks_their_stacks) {
+  char outp[512], errp[512], csv[512];
+  snprintf(outp, sizeof outp, "%s/cap.out", test_tmpdir());
+  snprintf(errp, sizeof errp, "%s/cap.err", test_tmpdir());
+  snprintf(csv, sizeof csv, "%s/cap_blocks.csv", test_tmpdir());
+  CHECK_EQ(test_cli(outp, errp, "explain", "--trace", "tests/data/recorded/capture/snapshot.pickle.gz", "--blocks-csv", csv, NULL), 0);
+  char *o = test_read_file(outp), *e = test_read_file(errp), *c = test_read_file(csv);
+  CHECK_CONTAINS(e, "from snapshot.meta.json beside the snapshot");
+  CHECK_CONTAINS(o, "the largest of the 15 blocks live at the OOM, where they were allocated:");
+  CHECK(o && !strstr(o, "record stack frames before the run"));
+  CHECK(o && !strstr(o, "(no stack recorded)"));
+  int with = 0, allocated = 0;
+  for (char *l = c ? strchr(c, '\n') : NULL; l && l[1]; l = strchr(l + 1, '\n')) {
+    char *end = strchr(l + 1, '\n');
+    if (end) *end = 0;
+    if (strstr(l + 1, ",allocated,")) { allocated++; with += strstr(l + 1, "grow (build/cc/job.py:9)") != NULL; }
+    if (end) *end = '\n';
+  }
+  CHECK_EQ(allocated, 15);
+  CHECK_EQ(with, 15);
+  free(o); free(e); free(c);
+}

@@ -85,6 +85,7 @@ struct pk_rec {
   int64_t pool_id;           /* segments: segment_pool_id as a << 32 | b (F_POOL) */
   uint32_t frames_ref;       /* frames pass, oom events: pk_oom_frames(p, ref); 0 = none */
   uint8_t has_frames;        /* frames pass: its 'frames' list is the one just read */
+  uint32_t saved_frames;     /* frames pass: its 'frames' list is one read in the segments list (a memo GET): its text */
 };
 
 /* allocator_settings, as far as seen */
@@ -187,6 +188,18 @@ uint32_t pk_frames_string(struct pk_reader *p, const uint8_t *s, size_t n);
 uint32_t pk_frames_new_frame(struct pk_reader *p);
 void pk_frames_field(struct pk_reader *p, uint32_t frame, uint8_t tok, const struct pk_val *v);
 int64_t pk_frames_list_start(struct pk_reader *p);
+/* the frames list being collected was memoized at idx (a memo PUT of it) */
+void pk_frames_list_memoized(struct pk_reader *p, const struct pk_val *v, uint64_t idx);
+/* a memo GET of idx: the frames list being collected (its generation), or 0 */
+int64_t pk_frames_list_of_memo(const struct pk_reader *p, uint64_t idx);
+/* A block's frames list of the segments list is complete (its dict's SETITEMS): its text is
+ * kept by its memo index, since the trace's event of that block names the same list by a
+ * memo GET (PyTorch 2.11 shares it). */
+void pk_frames_list_saved(struct pk_reader *p);
+/* the text kept for the list memoized at idx (pk_frames_list_saved), or 0 */
+uint32_t pk_frames_saved(const struct pk_reader *p, uint64_t idx);
+/* a copy of text ref (a record's own, for the consumer to drop), or 0 */
+uint32_t pk_frames_dup(struct pk_reader *p, uint32_t ref);
 int  pk_frames_list_is_current(const struct pk_reader *p, const struct pk_val *list);
 void pk_frames_list_add(struct pk_reader *p, uint32_t frame);
 uint32_t pk_frames_oom_text(struct pk_reader *p);

@@ -24,8 +24,13 @@ struct pk_frames {
   struct frame *fr; uint32_t nfr, cap_fr;
   uint32_t cur[MAX_CUR]; uint32_t ncur;
   int64_t gen;                      /* the frames list being collected */
+  uint64_t gen_memo;                /* its memo index + 1 (0: not memoized): PyTorch shares one frames list between
+                                       a segment_alloc and the alloc right after it, the second a memo GET */
   char **text; uint32_t ntext, cap_text;
   int allocs;                       /* alloc events get their stack's text too (pk_frames_keep_allocs) */
+  uint64_t *saved_key;              /* memo index + 1 of a segments-list frames list -> its text (saved_ref) */
+  uint32_t *saved_ref;
+  uint32_t nsaved, cap_saved;       /* an open-addressing table, cap_saved a power of two (0: none yet) */
 };
 
 void pk_frames_keep_allocs(struct pk_reader *p) { if (p->fr) p->fr->allocs = 1; }
@@ -55,6 +60,8 @@ void pk_frames_end(struct pk_reader *p) {
   free(f->str);
   free(f->fr);
   free(f->text);
+  free(f->saved_key);
+  free(f->saved_ref);
   free(f);
   p->fr = NULL;
 }
@@ -101,7 +108,16 @@ void pk_frames_field(struct pk_reader *p, uint32_t frame, uint8_t tok, const str
 
 int64_t pk_frames_list_start(struct pk_reader *p) {
   p->fr->ncur = 0;
+  p->fr->gen_memo = 0;
   return ++p->fr->gen;
+}
+
+void pk_frames_list_memoized(struct pk_reader *p, const struct pk_val *v, uint64_t idx) {
+  if (pk_frames_list_is_current(p, v)) p->fr->gen_memo = idx + 1;
+}
+
+int64_t pk_frames_list_of_memo(const struct pk_reader *p, uint64_t idx) {
+  return p->fr && p->fr->gen_memo == idx + 1 ? p->fr->gen : 0;
 }
 
 int pk_frames_list_is_current(const struct pk_reader *p, const struct pk_val *list) {
@@ -140,4 +156,59 @@ uint32_t pk_frames_oom_text(struct pk_reader *p) {
 
 const char *pk_oom_frames(const struct pk_reader *p, uint32_t ref) {
   return p->fr && ref && ref <= p->fr->ntext && p->fr->text[ref - 1] ? p->fr->text[ref - 1] : "";
+}
+
+static size_t saved_slot(uint64_t key, uint32_t cap) { return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1); }
+
+void pk_frames_list_saved(struct pk_reader *p) {
+  struct pk_frames *f = p->fr;
+  if (!f || !f->gen_memo || f->nsaved >= MAX_TEXTS / 2) return;
+  if ((f->nsaved + 1) * 2 > f->cap_saved) {
+    uint32_t nc = f->cap_saved ? f->cap_saved * 2 : 256;
+    uint64_t *nk = calloc(nc, sizeof *nk);
+    uint32_t *nr = calloc(nc, sizeof *nr);
+    if (!nk || !nr) { free(nk); free(nr); return; }
+    for (uint32_t i = 0; i < f->cap_saved; i++) {
+      if (!f->saved_key[i]) continue;
+      size_t j = saved_slot(f->saved_key[i], nc);
+      while (nk[j]) j = (j + 1) & (nc - 1);
+      nk[j] = f->saved_key[i];
+      nr[j] = f->saved_ref[i];
+    }
+    free(f->saved_key);
+    free(f->saved_ref);
+    f->saved_key = nk;
+    f->saved_ref = nr;
+    f->cap_saved = nc;
+  }
+  uint32_t ref = pk_frames_oom_text(p);
+  if (!ref) return;
+  size_t j = saved_slot(f->gen_memo, f->cap_saved);
+  while (f->saved_key[j] && f->saved_key[j] != f->gen_memo) j = (j + 1) & (f->cap_saved - 1);
+  if (!f->saved_key[j]) f->nsaved++;
+  else pk_frames_drop(p, f->saved_ref[j]);
+  f->saved_key[j] = f->gen_memo;
+  f->saved_ref[j] = ref;
+}
+
+uint32_t pk_frames_saved(const struct pk_reader *p, uint64_t idx) {
+  const struct pk_frames *f = p->fr;
+  if (!f || !f->cap_saved) return 0;
+  size_t j = saved_slot(idx + 1, f->cap_saved);
+  while (f->saved_key[j]) {
+    if (f->saved_key[j] == idx + 1) return f->saved_ref[j];
+    j = (j + 1) & (f->cap_saved - 1);
+  }
+  return 0;
+}
+
+uint32_t pk_frames_dup(struct pk_reader *p, uint32_t ref) {
+  struct pk_frames *f = p->fr;
+  const char *t = pk_oom_frames(p, ref);
+  if (!t[0] || f->ntext >= MAX_TEXTS) return 0;
+  if (f->ntext == f->cap_text && grow((void **)&f->text, &f->cap_text, sizeof *f->text)) return 0;
+  char *c = strdup(t);
+  if (!c) return 0;
+  f->text[f->ntext++] = c;
+  return f->ntext;
 }

@@ -51,6 +51,7 @@ int pk_memo_put(struct pk_reader *p, uint64_t idx, char *err) {
   if (p->sp < 1 || (p->mark >= 0 && (size_t)p->mark + 1 >= p->sp))
     return pk_fail(p, err, "a memo PUT needs 1 value on the stack above the last MARK");
   const struct pk_val *v = &p->stack[p->sp - 1];
+  if (p->fr) pk_frames_list_memoized(p, v, idx);   /* frames pass: the list being collected, shared by the next event */
   struct pk_val fref;
   if (p->fr && v->type == PK_DICT && (v->roles & R_FRAME) && !(v->roles & R_SEG) && v->index > 0) {
     fref = (struct pk_val){.type = PK_FRAMEREF, .tok = TK_OTHER};   /* frames pass: a frame dict, by reference */

@@ -128,6 +128,17 @@ static int consume(struct pk_reader *p, size_t from, size_t to, const char *how,
 /* ---- memo (pickle_memo.c keeps it): a GET pushes what was kept ---- */
 
 static inline int memo_get(struct pk_reader *p, uint64_t idx, char *err) {
+  if (__builtin_expect(p->fr != NULL, 0)) {         /* frames pass: the frames list just collected, shared again */
+    int64_t gen = pk_frames_list_of_memo(p, idx);
+    uint32_t saved = gen ? 0 : pk_frames_saved(p, idx);   /* a block's list of the segments list: its text */
+    if (gen || saved) {
+      if (push_scalar(p, PK_LIST, TK_OTHER, gen ? gen : -(int64_t)saved, err)) return -1;
+      p->stack[p->sp - 1].roles = R_FRAMES;
+      p->stack[p->sp - 1].nelems = 0;
+      p->stack[p->sp - 1].index = -1;
+      return 0;
+    }
+  }
   struct pk_memo_entry *e = pk_memo_find(p, idx);
   if (e) return push_scalar(p, e->type, e->tok, e->v.i, err);
   if (idx >= p->memo_len)

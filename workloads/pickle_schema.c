@@ -256,12 +256,16 @@ int pk_schema_setitems(struct pk_reader *p, struct pk_val *dict, struct pk_val *
     if (k->emitted && pk_schema_consume(p, k, "a dict key", err)) return -1;
     if (v->emitted && !((roles & R_TOP) && tok == TK_DEVICE_TRACES) && pk_schema_consume(p, v, "a dict value", err))
       return -1;
+    if (tok == TK_FRAMES && !(roles & R_EVENT) && pk_frames_list_is_current(p, v))
+      pk_frames_list_saved(p);                      /* a block's stack in the segments list: the trace names it again */
     if (!(roles & (R_TOP | R_EVENT | R_SEG | R_SET | R_RPD | R_FRAME))) continue;
     if (roles & R_EVENT) {
       event_field(&dict->rec, tok, v);
       if (tok == TK_ACTION && v->type == PK_STR && v->tok == TK_OTHER && !p->unknown_action[0] && v->offset == p->last_short_off)
         memcpy(p->unknown_action, p->last_short, sizeof p->unknown_action);
       if (tok == TK_FRAMES && pk_frames_list_is_current(p, v)) dict->rec.has_frames = 1;
+      if (tok == TK_FRAMES && p->fr && v->type == PK_LIST && (v->roles & R_FRAMES) && v->v.i < 0)
+        dict->rec.saved_frames = (uint32_t)-v->v.i;
     }
     if ((roles & R_FRAME) && p->fr && dict->index > 0) pk_frames_field(p, (uint32_t)dict->index, tok, v);
     if (roles & R_SEG) {
@@ -273,8 +277,11 @@ int pk_schema_setitems(struct pk_reader *p, struct pk_val *dict, struct pk_val *
     if ((roles & R_RPD) && roundup_field(p, k, v, err)) return -1;
   }
   if (p->fr && (roles & R_EVENT) && (dict->rec.action == TK_OOM || (dict->rec.action == TK_ALLOC && pk_frames_allocs(p))) &&
-      dict->rec.has_frames && !dict->rec.frames_ref)
-    dict->rec.frames_ref = pk_frames_oom_text(p);   /* the frames pass: the failing request's stack (and allocs', when kept) */
+      !dict->rec.frames_ref) {
+    if (dict->rec.has_frames) dict->rec.frames_ref = pk_frames_oom_text(p);   /* the frames pass: the failing request's stack
+                                                                                 (and allocs', when kept) */
+    else if (dict->rec.saved_frames) dict->rec.frames_ref = pk_frames_dup(p, dict->rec.saved_frames);
+  }
   return 0;
 }
 
