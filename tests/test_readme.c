@@ -31,7 +31,7 @@ static int doc_files(char paths[][128], int max) {
   struct dirent *e;
   while ((e = readdir(d)) && n < max) {
     size_t l = strlen(e->d_name);
-    if (l > 3 && !strcmp(e->d_name + l - 3, ".md") && l < 100) snprintf(paths[n++], 128, "docs/%s", e->d_name);
+    if (l > 3 && !strcmp(e->d_name + l - 3, ".md") && l < 100) snprintf(paths[n++], 128, "docs/%.100s", e->d_name);
   }
   closedir(d);
   return n;
