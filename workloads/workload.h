@@ -85,6 +85,10 @@ struct event_buffer {
   struct event *ev;
   size_t n, cap;
   struct workload_info info;      /* what the trace's reader said about it */
+  /* where it was read from (event_buffer_load), for warnings' "file:line"; NULL = built */
+  const struct workload_ops *reader;
+  char *path;
+  int trace_device;
 };
 /* Read every event of the trace (its reader detected from content). 0, or -1 with err. */
 int  event_buffer_load(struct event_buffer *b, const char *path, int trace_device, char *err);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "inputs.h"
 #include <unistd.h>
 #include "timing.h"
 
@@ -169,14 +170,19 @@ int advise_run(const struct advise_opts *o, struct advise_result *res, char *err
   s.base.quiet = 1;
 
   /* the trace read once; every candidate replays it from memory */
-  struct event_buffer buf;
-  if (event_buffer_load(&buf, o->trace, o->trace_device, err)) return 2;
-  s.base.events = &buf;
+  struct event_buffer own_buf;   /* read here where the command holds no copy (inputs.h) */
+  memset(&own_buf, 0, sizeof own_buf);
+  const struct event_buffer *buf = inputs_get(o->trace, o->trace_device);
+  if (!buf) {
+    if (event_buffer_load(&own_buf, o->trace, o->trace_device, err)) return 2;
+    buf = &own_buf;
+  }
+  s.base.events = buf;
   size_t n = 0;
-  uint64_t *sizes = request_sizes(&buf, &n);
-  if (!sizes) { snprintf(err, FB_ERRLEN, "out of host memory"); event_buffer_free(&buf); return 1; }
-  if (workload_peak_requested(&s.base, &res->peak_requested, err)) { free(sizes); event_buffer_free(&buf); return 2; }
-  const struct workload_info *info = &buf.info;
+  uint64_t *sizes = request_sizes(buf, &n);
+  if (!sizes) { snprintf(err, FB_ERRLEN, "out of host memory"); event_buffer_free(&own_buf); return 1; }
+  if (workload_peak_requested(&s.base, &res->peak_requested, err)) { free(sizes); event_buffer_free(&own_buf); return 2; }
+  const struct workload_info *info = &buf->info;
   res->ends_in_oom = info->has_oom;
   snprintf(res->recorded_allocator, sizeof res->recorded_allocator, "%s", info->recorded_allocator);
   if (o->budget && o->budget < res->peak_requested) {
@@ -186,7 +192,7 @@ int advise_run(const struct advise_opts *o, struct advise_result *res, char *err
              (unsigned long long)o->budget, fmt_bytes(o->budget, a, sizeof a), (unsigned long long)res->peak_requested,
              fmt_bytes(res->peak_requested, b, sizeof b), (unsigned long long)res->peak_requested);
     free(sizes);
-    event_buffer_free(&buf);
+    event_buffer_free(&own_buf);
     return 2;
   }
   advise_space_from_sizes(sizes, n, res->peak_requested, o->budget, &res->space);
@@ -196,11 +202,11 @@ int advise_run(const struct advise_opts *o, struct advise_result *res, char *err
   struct variation_set vs;
   int nvar = o->variations > 0 ? o->variations : VARIATIONS_DEFAULT;
   if (nvar > VARIATIONS_MAX) nvar = VARIATIONS_MAX;
-  if (variations_build(&buf, nvar, o->seed ? o->seed : 1, &vs, err)) { event_buffer_free(&buf); return 1; }
+  if (variations_build(buf, nvar, o->seed ? o->seed : 1, &vs, err)) { event_buffer_free(&own_buf); return 1; }
   /* a variation whose own peak requested is above the limit: no setting can fit it, so
    * it is left out of every setting's count rather than vetoing them all */
   unsigned char *excluded = calloc((size_t)vs.n, 1);
-  if (!excluded) { variations_free(&vs); event_buffer_free(&buf); snprintf(err, FB_ERRLEN, "out of host memory"); return 1; }
+  if (!excluded) { variations_free(&vs); event_buffer_free(&own_buf); snprintf(err, FB_ERRLEN, "out of host memory"); return 1; }
   for (int v = 0; o->budget && v < vs.n; v++)
     if (vs.peak[v] > o->budget) {
       excluded[v] = 1;
@@ -258,7 +264,7 @@ done:
   vs.excluded = NULL;
   free(excluded);
   variations_free(&vs);
-  event_buffer_free(&buf);
+  event_buffer_free(&own_buf);
   res->elapsed_s = (double)(now_ns() - t0) / 1e9;
   return s.worst;
 }

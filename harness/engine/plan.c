@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "inputs.h"
 #include "replay_open.h"
 
 int plan_check_selection(const struct plan_opts *o, char *err) {
@@ -37,15 +38,20 @@ int plan_sources(const struct plan_opts *o, struct plan_source *out, int max, in
       if (*n < max) out[(*n)++] = (struct plan_source){.trace = o->traces[i], .trace_device = o->trace_device};
       continue;
     }
-    /* every device trace with events: ask the reader */
-    const struct workload_ops *ops = trace_detect(o->traces[i], err);
-    struct workload w;
-    struct workload_ctx ctx = {.world = 1, .path = o->traces[i], .trace_device = -1};
-    if (!ops || workload_open(&w, ops, NULL, &ctx, SIM_TOTAL_DEFAULT, err)) return 2;
+    /* every device trace with events: ask the reader (the trace held for the command, its
+     * first device trace's rows replay it) */
     struct workload_info info;
     memset(&info, 0, sizeof info);
-    if (ops->info) ops->info(w.st, &info);
-    workload_close(&w);
+    const struct event_buffer *held = inputs_get(o->traces[i], -1);
+    if (held) info = held->info;
+    else {
+      const struct workload_ops *ops = trace_detect(o->traces[i], err);
+      struct workload w;
+      struct workload_ctx ctx = {.world = 1, .path = o->traces[i], .trace_device = -1};
+      if (!ops || workload_open(&w, ops, NULL, &ctx, SIM_TOTAL_DEFAULT, err)) return 2;
+      if (ops->info) ops->info(w.st, &info);
+      workload_close(&w);
+    }
     int any = 0;
     for (int d = 0; d < 64; d++)
       if (info.device_mask >> d & 1) {
@@ -220,6 +226,16 @@ void plan_exec_here(struct plan *p, struct plan_row *rows, int n, struct run_res
   for (int i = 0; i < n; i++) plan_row_run(p, &rows[i], &res[i]);
 }
 
+/* after group g: the traces no later row replays are no longer held (inputs.h) */
+static void forget_done(struct plan *p, int g) {
+  for (int i = g * p->width; i < (g + 1) * p->width; i++) {
+    const char *t = p->rows[i].spec.trace;
+    int later = 0;
+    for (int j = (g + 1) * p->width; t && !later && j < p->n; j++) later = p->rows[j].spec.trace && !strcmp(p->rows[j].spec.trace, t);
+    if (t && !later) inputs_forget(t);
+  }
+}
+
 int plan_run(struct plan *p, plan_exec_fn exec, void *exec_ctx, plan_emit_fn emit, void *emit_ctx) {
   int worst = 0;
   struct run_result *res = calloc((size_t)p->width, sizeof *res);
@@ -234,6 +250,7 @@ int plan_run(struct plan *p, plan_exec_fn exec, void *exec_ctx, plan_emit_fn emi
       if (p->o.breakdown) stream_acct_free(&rows[i].acct);
     }
     if (w > worst) worst = w;
+    forget_done(p, g);
   }
   free(res);
   return worst;
