@@ -36,6 +36,12 @@ TEST(inputs_rewritten_file_read_again) {
   int n = b ? (int)b->n : -1;
   inputs_end();
   CHECK_EQ(n, 4);
+  struct event_buffer big;   /* past the most a command holds: not held, its rows read the file */
+  char err[FB_ERRLEN];
+  CHECK(event_buffer_load_max(&big, p, -1, 3, err) < 0);
+  CHECK_CONTAINS(err, "more than 3 events");
+  CHECK(event_buffer_load_max(&big, p, -1, 4, err) == 0 && big.n == 4);
+  event_buffer_free(&big);
 }
 
 static void row(const char *trace, const char *alloc, uint64_t cap, struct run_result *r) {

@@ -10,6 +10,10 @@
 #include "workload.h"
 
 int event_buffer_load(struct event_buffer *b, const char *path, int trace_device, char *err) {
+  return event_buffer_load_max(b, path, trace_device, SIZE_MAX, err);
+}
+
+int event_buffer_load_max(struct event_buffer *b, const char *path, int trace_device, size_t max_events, char *err) {
   memset(b, 0, sizeof *b);
   const struct workload_ops *ops = trace_detect(path, err);
   if (!ops) return -1;
@@ -20,7 +24,11 @@ int event_buffer_load(struct event_buffer *b, const char *path, int trace_device
   int rc;
   struct event ev;
   while ((rc = workload_next(&w, &ev, err)) == 1)
-    if (event_buffer_push(b, &ev)) { snprintf(err, FB_ERRLEN, "%s: out of host memory holding the trace", path); rc = -1; break; }
+    if (b->n >= max_events) {
+      snprintf(err, FB_ERRLEN, "%s: more than %zu events: not held in memory", path, max_events);
+      rc = -1;
+      break;
+    } else if (event_buffer_push(b, &ev)) { snprintf(err, FB_ERRLEN, "%s: out of host memory holding the trace", path); rc = -1; break; }
   workload_close(&w);
   if (rc < 0) { event_buffer_free(b); return -1; }
   b->info.holds_whole_trace = 1;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 enum { LOADING, READY, FAILED };
 
@@ -51,6 +52,14 @@ static int same_file(const struct held *h, const struct stat *st) {
          h->mtime.tv_nsec == st->st_mtim.tv_nsec;
 }
 
+/* a trace held takes at most a quarter of the host's memory; a longer one is replayed
+ * from its file by each row, in memory proportional to its live blocks (workload.h) */
+static size_t max_events(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return (size_t)1 << 26;
+  return (size_t)((double)pages * (double)page / 4 / sizeof(struct event));
+}
+
 const struct event_buffer *inputs_get(const char *path, int trace_device) {
   struct stat st;
   memset(&st, 0, sizeof st);
@@ -76,7 +85,7 @@ const struct event_buffer *inputs_get(const char *path, int trace_device) {
   list = h;
   pthread_mutex_unlock(&mu);
   char err[FB_ERRLEN];
-  int rc = event_buffer_load(&h->b, path, trace_device, err);
+  int rc = event_buffer_load_max(&h->b, path, trace_device, max_events(), err);
   pthread_mutex_lock(&mu);
   h->state = rc ? FAILED : READY;
   pthread_cond_broadcast(&cv);

@@ -3,7 +3,8 @@
  * trace reads it whole into memory (event_buffer_load) and every later one replays that
  * buffer (trace_mem). Outside a scope (the tests calling the engine directly) nothing is
  * held and every replay reads its file as before. A trace whose reading fails is not held:
- * its rows read the file themselves and fail exactly where they failed before. */
+ * its rows read the file themselves and fail exactly where they failed before; nor is one
+ * longer than a quarter of the host's memory (its rows stream it, as before). */
 #ifndef FB_INPUTS_H
 #define FB_INPUTS_H
 #include "workload.h"
