@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "inputs.h"
+#include "model_bound.h"
 #include "replay_open.h"
 
 int plan_check_selection(const struct plan_opts *o, char *err) {
@@ -217,6 +218,7 @@ int plan_row_run(struct plan *p, struct plan_row *row, struct run_result *r) {
   }
   if (p->o.breakdown) { stream_acct_init(&row->acct); s.breakdown = &row->acct; }
   int cls = replay_run(&s, r);
+  if (!cls) model_bound_row(&s, r);   /* async's second bound: after the row's own time */
   if (tl && fclose(tl)) return row_error(r, "out of host memory (timeline)");
   return cls;
 }
