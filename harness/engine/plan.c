@@ -160,14 +160,7 @@ void plan_release(struct plan *p) {
 
 static uint64_t slot_total(struct plan *p, const struct plan_row *row) {
   uint64_t *t = &p->total[row->slot];
-  if (*t) return *t;
-  const struct device_config *cfg = &row->spec.device;
-  if (!strcmp(cfg->kind, "sim")) return *t = cfg->sim_total ? cfg->sim_total : SIM_TOTAL_DEFAULT;
-  struct device d;
-  char err[FB_ERRLEN];
-  if (device_open(&d, cfg, err)) return 0;
-  *t = d.total;
-  device_close(&d);
+  if (!*t) *t = limit_device_total(&row->spec.device);
   return *t;
 }
 
@@ -184,7 +177,7 @@ int plan_row_run(struct plan *p, struct plan_row *row, struct run_result *r) {
   switch (row->cap.kind) {
   case PLAN_CAP_NONE: break;
   case PLAN_CAP_FRACTION:
-    s.cap_bytes = (uint64_t)(row->cap.value * (double)slot_total(p, row));
+    s.cap_bytes = limit_on_device(1, row->cap.value, 0, slot_total(p, row));   /* against the row's own device */
     if (!s.cap_bytes && slot_total(p, row)) {   /* a limit of nothing is no limit a device can hold: never "uncapped" */
       snprintf(err, sizeof err, "a limit of %.3g of the device's total is below one byte", row->cap.value);
       return row_error(r, err);
