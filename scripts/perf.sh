@@ -11,3 +11,9 @@ echo
 # the snapshot reader alone, per bundled snapshot and on a large synthetic one with stack
 # frames (the case that must not read slower than a frameless one)
 "$BIN" readspeed
+# REF=path: the same runs side by side with a fixed reference binary, and the ratio
+if [ -n "${REF:-}" ]; then
+  echo
+  echo "side by side with $REF (median of ${ROUNDS:-3}, alternated; ratio = reference / this):"
+  sh scripts/side_by_side.sh "$BIN" "$REF"
+fi

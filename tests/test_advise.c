@@ -504,3 +504,34 @@ TEST(advise_refuses_an_oom_message_of_another_run) {
   CHECK_EQ(test_cli(outp, errp, "explain", "--trace", snap, "--oom-message", "tests/data/recorded/advise_oom/gpt_varlen_ckpt_bf16/oom.txt",
                     NULL), 0);
 }
+
+/* the search's batches of settings x variations land in fixed slots: one thread and
+ * three give the same candidates, in the same order, with the same figures and needs */
+TEST(advise_same_answer_whatever_the_number_of_threads) {
+  struct advise_result res[2];
+  int threads[2] = {1, 3};
+  for (int k = 0; k < 2; k++) {
+    struct advise_opts o = {.trace = test_data("gpt_train.pickle.gz"), .trace_device = -1, .budget = 10000000000ull,
+                            .variations = 4, .threads = threads[k]};
+    o.device.kind = "sim";
+    char err[FB_ERRLEN];
+    CHECK_MSG(advise_run(&o, &res[k], err) == 0, "%s", err);
+  }
+  CHECK_EQ(res[0].n, res[1].n);
+  CHECK(res[0].n > 10);
+  for (int i = 0; i < res[0].n && i < res[1].n; i++) {
+    const struct advise_candidate *a = &res[0].c[i], *b = &res[1].c[i];
+    CHECK_STR(a->spec, b->spec);
+    CHECK_EQ(a->worst_reserved, b->worst_reserved);
+    CHECK_EQ(a->fits_variations, b->fits_variations);
+    CHECK_EQ(a->need, b->need);
+    CHECK_EQ(a->need_min, b->need_min);
+    CHECK_EQ(a->headroom, b->headroom);
+    CHECK_EQ(a->worst_variation, b->worst_variation);
+    CHECK_EQ(a->r.peak_reserved, b->r.peak_reserved);
+    CHECK_EQ(a->mean_driver_ns, b->mean_driver_ns);
+  }
+  CHECK_EQ(res[0].pick, res[1].pick);
+  advise_free(&res[0]);
+  advise_free(&res[1]);
+}

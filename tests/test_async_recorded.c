@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include "test.h"
+#include "model_bound.h"
 #include "replay.h"
 
 #define SETS 4
@@ -67,7 +68,9 @@ static int replay_one(const char *trace, const char *allocator, struct run_resul
   struct run_spec s = {.trace = trace, .allocator = allocator, .trace_device = -1, .world = 1, .seed = 1,
                        .device = {.kind = "sim"}, .quiet = 1};
   run_result_init(r);
-  return replay_run(&s, r);
+  int cls = replay_run(&s, r);
+  model_bound_row(&s, r);   /* the row as run writes it: both bounds */
+  return cls;
 }
 
 TEST(async_recorded_jobs_lie_inside_the_sim_range_and_are_never_ranked_the_wrong_way) {

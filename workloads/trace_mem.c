@@ -1,6 +1,8 @@
 /* trace_mem.c - a trace held in memory: event_buffer_load reads any trace once through
  * its reader; trace_mem_workload replays the buffer (no parsing, no decompression), for
- * searches that replay one trace many times (advise). Not in the registry: a run_spec
+ * a command that replays one trace many times (harness/engine/inputs.h, advise). A
+ * warning's "file:line" is the reader's own: the file is read again up to that event,
+ * only then (a bad event, rare). Not in the registry: a run_spec
  * names the buffer (replay.h). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +10,10 @@
 #include "workload.h"
 
 int event_buffer_load(struct event_buffer *b, const char *path, int trace_device, char *err) {
+  return event_buffer_load_max(b, path, trace_device, SIZE_MAX, err);
+}
+
+int event_buffer_load_max(struct event_buffer *b, const char *path, int trace_device, size_t max_events, char *err) {
   memset(b, 0, sizeof *b);
   const struct workload_ops *ops = trace_detect(path, err);
   if (!ops) return -1;
@@ -18,10 +24,17 @@ int event_buffer_load(struct event_buffer *b, const char *path, int trace_device
   int rc;
   struct event ev;
   while ((rc = workload_next(&w, &ev, err)) == 1)
-    if (event_buffer_push(b, &ev)) { snprintf(err, FB_ERRLEN, "%s: out of host memory holding the trace", path); rc = -1; break; }
+    if (b->n >= max_events) {
+      snprintf(err, FB_ERRLEN, "%s: more than %zu events: not held in memory", path, max_events);
+      rc = -1;
+      break;
+    } else if (event_buffer_push(b, &ev)) { snprintf(err, FB_ERRLEN, "%s: out of host memory holding the trace", path); rc = -1; break; }
   workload_close(&w);
   if (rc < 0) { event_buffer_free(b); return -1; }
   b->info.holds_whole_trace = 1;
+  b->reader = ops;
+  b->trace_device = trace_device;
+  b->path = strdup(path);   /* NULL out of memory: warnings name the trace without its line */
   return 0;
 }
 
@@ -39,11 +52,13 @@ int event_buffer_push(struct event_buffer *b, const struct event *e) {
 
 void event_buffer_free(struct event_buffer *b) {
   free(b->ev);
+  free(b->path);
   b->ev = NULL;
+  b->path = NULL;
   b->n = b->cap = 0;
 }
 
-struct mem { const struct event_buffer *b; size_t pos; };
+struct mem { const struct event_buffer *b; size_t pos; char where[320]; };
 
 static int mem_open(void **st, const struct params *p, const struct workload_ctx *ctx, char *err) {
   (void)p;
@@ -69,6 +84,25 @@ static int mem_rewind(void *st, char *err) {
   return 0;
 }
 
+/* the reader's "file:line" after the same events (replay pulls events in batches: the
+ * last one pulled), by reading the file again that far */
+static const char *mem_where(void *st) {
+  struct mem *m = st;
+  const struct event_buffer *b = m->b;
+  if (!b->reader || !b->reader->where || !b->path) return NULL;
+  struct workload w;
+  struct workload_ctx ctx = {.world = 1, .path = b->path, .trace_device = b->trace_device};
+  char err[FB_ERRLEN];
+  if (workload_open(&w, b->reader, NULL, &ctx, 0, err)) return NULL;
+  struct event ev;
+  size_t k = 0;
+  while (k < m->pos && workload_next(&w, &ev, err) == 1) k++;
+  const char *s = k == m->pos ? b->reader->where(w.st) : NULL;
+  if (s) snprintf(m->where, sizeof m->where, "%s", s);
+  workload_close(&w);
+  return s ? m->where : NULL;
+}
+
 static void mem_info(void *st, struct workload_info *out) { *out = ((struct mem *)st)->b->info; }
 
 static void mem_close(void *st) { free(st); }
@@ -82,5 +116,6 @@ const struct workload_ops trace_mem_workload = {
   .next = mem_next,
   .rewind = mem_rewind,
   .info = mem_info,
+  .where = mem_where,
   .close = mem_close,
 };

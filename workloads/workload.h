@@ -85,9 +85,15 @@ struct event_buffer {
   struct event *ev;
   size_t n, cap;
   struct workload_info info;      /* what the trace's reader said about it */
+  /* where it was read from (event_buffer_load), for warnings' "file:line"; NULL = built */
+  const struct workload_ops *reader;
+  char *path;
+  int trace_device;
 };
 /* Read every event of the trace (its reader detected from content). 0, or -1 with err. */
 int  event_buffer_load(struct event_buffer *b, const char *path, int trace_device, char *err);
+/* the same, giving up (-1, err) past max_events */
+int  event_buffer_load_max(struct event_buffer *b, const char *path, int trace_device, size_t max_events, char *err);
 void event_buffer_free(struct event_buffer *b);
 /* Append one event (the buffer grows by doubling). 0, or -1 out of host memory. */
 int  event_buffer_push(struct event_buffer *b, const struct event *e);

@@ -3,6 +3,7 @@
  * against it (see options.c's top comment for adding a flag or a subcommand). */
 #include "cli.h"
 #include "options.h"
+#include "inputs.h"
 #include "alloc_conf.h"
 #include <errno.h>
 #include <stdlib.h>
@@ -67,8 +68,11 @@ int cli_main(int argc, char **argv) {
   struct cli_opts *o = malloc(sizeof *o);
   if (!o) { fprintf(stderr, "fragbench: out of host memory\n"); return 1; }
   int rc = opts_parse(cli_commands[k], argc, argv, o);
-  if (!rc) rc = cli_commands[k]->fn(o);
-  else if (rc < 0) rc = 0;   /* --help */
+  if (!rc) {
+    inputs_begin();   /* each trace the command replays is read once (inputs.h) */
+    rc = cli_commands[k]->fn(o);
+    inputs_end();
+  } else if (rc < 0) rc = 0;   /* --help */
   /* what went to standard output (the CSV, the answer) must have arrived: a failed write
    * (a full disk, /dev/full, a closed pipe) is an error, not a silent exit 0 */
   if (fflush(stdout) || ferror(stdout)) {

@@ -41,7 +41,6 @@ struct cli_opts {
   int threads; double seconds; double fail_rate;   /* stress */
   int variations;                                   /* advise --variations; 0 = its default */
   char conf_spec[CLI_MAX][640]; int nconf;          /* --alloc-conf, as strategy specs (in allocators[]) */
-  uint64_t budget;                                  /* the one --limit/--budget resolved against the sim total; 0 = none */
   const char *oom_message;                          /* --oom-message FILE|-: PyTorch's OOM text */
   char oom_message_source[128];                     /* what it said, once read (the limit sentence) */
   const char *max_reserved_text;                    /* --max-reserved as given (resolved after every flag) */
@@ -63,7 +62,9 @@ struct cli_opts {
 };
 
 /* The bytes a cap stands for on a device of `total` bytes (CAP_X: 0, it needs the input). */
-uint64_t cli_cap_bytes(const struct cap *c, uint64_t total);
+/* the first limit given (--limit, --cap-bytes, --budget, --cap; not --cap-x) in bytes on the
+ * device cfg (limit_on_device against its total); 0 = none given */
+uint64_t cli_limit_on(const struct cli_opts *o, const struct device_config *cfg);
 /* --alloc-conf VALUE: one more strategy spec in o->allocators. 0, or 2 with a message. */
 int cli_add_alloc_conf(struct cli_opts *o, const char *val);
 /* capture.py's side file beside a snapshot (cli_side_file.c): its alloc_conf and that as a

@@ -229,16 +229,17 @@ int cmd_advise(struct cli_opts *o) {
             "recommendation with `fragbench run --device cuda --alloc-conf ...`\n");
     return 2;
   }
-  struct advise_opts ao = {.trace = o->traces[0], .trace_device = o->trace_device, .budget = o->budget,
+  struct advise_opts ao = {.trace = o->traces[0], .trace_device = o->trace_device,
                            .progress = !o->quiet && isatty(2), .variations = o->variations, .seed = o->seed,
                            .threads = 0};   /* every core */
   ao.device.kind = "sim";
   ao.device.sim_total = o->sim_total;
   ao.device.sim_usable = o->sim_usable;
+  ao.budget = cli_limit_on(o, &ao.device);   /* the limit given, on the device advise replays on */
   struct advise_result res;
   char err[FB_ERRLEN], a[32];
   struct limit lim;
-  struct limit_ask ask = {.ngiven = o->ncaps, .given_bytes = o->budget, .given_text = o->ncaps ? o->caps[0].text : NULL,
+  struct limit_ask ask = {.ngiven = o->ncaps, .given_bytes = ao.budget, .given_text = o->ncaps ? o->caps[0].text : NULL,
                           .oom_message = o->oom_message, .no_infer = o->no_infer_cap, .trace = o->traces[0], .trust_message = o->trust_message,
                           .trace_device = o->trace_device};
   if (limit_resolve(&ask, &lim, err)) { fprintf(stderr, "fragbench advise: %s\n", err); return 2; }

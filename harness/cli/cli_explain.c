@@ -248,7 +248,9 @@ int cmd_explain(struct cli_opts *o) {
   }
   /* --html and --blocks-csv with the other outputs: checked once, in cli_check_files (options.c) */
   char err[FB_ERRLEN];
-  uint64_t cap = o->budget;   /* the limit given, resolved against the sim total */
+  struct device_config sim = {.kind = "sim", .sim_total = o->sim_total};
+  uint64_t cap = cli_limit_on(o, &sim);   /* the limit given, on the simulated device explain replays on */
+  const uint64_t given = cap;
   if (!cap) {   /* --oom-message, else capture.py's side file beside the snapshot (limit.h) */
     struct limit lim;
     struct limit_ask ask = {.oom_message = o->oom_message, .trace = o->traces[0], .trace_device = o->trace_device,
@@ -274,7 +276,7 @@ int cmd_explain(struct cli_opts *o) {
       break;
     }
     if (!done) {   /* where the limit came from: the sentence every command prints */
-      struct limit lim = {.from = !st[0].cap ? LIMIT_NONE : o->budget ? LIMIT_GIVEN : o->oom_message_source[0] ? LIMIT_OOM_MESSAGE : LIMIT_INFERRED,
+      struct limit lim = {.from = !st[0].cap ? LIMIT_NONE : given ? LIMIT_GIVEN : o->oom_message_source[0] ? LIMIT_OOM_MESSAGE : LIMIT_INFERRED,
                           .bytes = st[0].cap, .ci = st[0].ci};
       snprintf(lim.source, sizeof lim.source, "%s", lim.from == LIMIT_OOM_MESSAGE ? o->oom_message_source : "");
       cli_say_limit(o, &lim);

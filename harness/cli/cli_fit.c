@@ -51,16 +51,6 @@ const struct cmd_def cmd_fit_def = {
   fit_opts, cmd_fit, NULL,
 };
 
-static uint64_t total_of(const struct device_config *cfg) {
-  if (!strcmp(cfg->kind, "sim")) return cfg->sim_total ? cfg->sim_total : SIM_TOTAL_DEFAULT;
-  struct device d;
-  char err[FB_ERRLEN];
-  if (device_open(&d, cfg, err)) return 0;
-  uint64_t t = d.total;
-  device_close(&d);
-  return t;
-}
-
 static void header(FILE *f) {
   fputs("vary,max_value,headroom_bytes,next_value,next_needs_bytes,limit_bytes,margin_bytes,", f);
   csv_write_header(f);
@@ -194,7 +184,7 @@ int cmd_fit(struct cli_opts *o) {
   struct device_config cfg;
   if (cli_pick_device(o, &cfg)) return 1;
   /* the limit: given (a fraction of this device's total) or from PyTorch's OOM message */
-  uint64_t limit = o->ncaps ? cli_cap_bytes(&o->caps[0], total_of(&cfg)) : 0;
+  uint64_t limit = cli_limit_on(o, &cfg);   /* on the device fit replays on */
   if (o->ncaps) cli_say_limit(o, &(struct limit){.from = LIMIT_GIVEN, .bytes = limit});   /* said back, as every command does */
   else {
     struct limit lim;

@@ -78,7 +78,7 @@ int cmd_mincap(struct cli_opts *o) {
     /* the limit each strategy's need is placed against: given, from the OOM message, or
      * inferred from a snapshot that ended in an OOM (limit.h) */
     struct limit lim;
-    struct limit_ask ask = {.ngiven = o->ncaps, .given_bytes = o->budget, .oom_message = o->oom_message,
+    struct limit_ask ask = {.ngiven = o->ncaps, .given_bytes = cli_limit_on(o, &cfg), .oom_message = o->oom_message,
                             .no_infer = o->no_infer_cap, .trace = src[si].trace, .trace_device = src[si].trace_device,
                             .trust_message = o->trust_message};
     char err[FB_ERRLEN];

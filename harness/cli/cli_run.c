@@ -114,11 +114,22 @@ void cli_say_limit(const struct cli_opts *o, const struct limit *lim) {
       k += (size_t)snprintf(given + k, sizeof given - k, "%s%s %s%s", i ? ", " : "", o->caps[i].flag, o->caps[i].text, how);
     }
     l.from = LIMIT_GIVEN;
-    if (!(lim->from == LIMIT_GIVEN && lim->bytes)) l.bytes = o->ncaps == 1 && o->caps[0].kind != CAP_X ? o->budget : 0;
+    l.bytes = lim->from == LIMIT_GIVEN ? lim->bytes : 0;   /* resolved by the caller on its device; 0 = one per row */
     snprintf(l.source, sizeof l.source, "%.120s", given);
   }
   limit_sentence(&l, line, sizeof line);
   fprintf(stderr, "fragbench %s: %s\n", o->cmd, line);
+}
+
+/* the one limit given, in bytes on the rows' devices (as each row resolves it); 0 where
+ * there are several limits, a multiple of each input's peak, or devices whose totals
+ * make a fraction several figures: the sentence then says "one per row" */
+static uint64_t said_bytes(const struct cli_opts *o, const struct device_config *dev, int n) {
+  if (o->ncaps != 1 || o->caps[0].kind == CAP_X) return 0;
+  uint64_t b = cli_limit_on(o, &dev[0]);
+  for (int i = 1; i < n && b; i++)
+    if (cli_limit_on(o, &dev[i]) != b) return 0;
+  return b;
 }
 
 struct run_emit { struct output *out; FILE *tl, *bd; int write; };
@@ -222,7 +233,11 @@ int cmd_run(struct cli_opts *o) {
     cap_infer_evidence(&p.lim.ci, line, sizeof line);   /* where it died; the limit sentence follows */
     fprintf(stderr, "fragbench: %s %s\n", p.rows[0].spec.trace, line);
   }
-  if (root) cli_say_limit(o, &p.lim);
+  if (root) {
+    struct limit said = p.lim;
+    if (o->ncaps) { said.from = LIMIT_GIVEN; said.bytes = said_bytes(o, dl->cfg, dl->n); }
+    cli_say_limit(o, &said);
+  }
 
   struct output out;
   struct run_emit e = {.out = &out, .write = root};

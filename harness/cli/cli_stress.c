@@ -56,15 +56,13 @@ static int stress_child(struct cli_opts *o) {
   s.seed = o->seed;
   if (cli_pick_device(o, &s.device)) return 1;
   if (o->ncaps) {
-    uint64_t total = s.device.sim_total ? s.device.sim_total : SIM_TOTAL_DEFAULT;
-    if (strcmp(s.device.kind, "sim")) {
-      struct device d;
+    if (o->caps[0].kind == CAP_FRACTION && !limit_device_total(&s.device)) {
       char err[FB_ERRLEN];
+      struct device d;
       if (device_open(&d, &s.device, err)) { fprintf(stderr, "fragbench stress: %s\n", err); return 1; }
-      total = d.total;
       device_close(&d);
     }
-    s.cap_bytes = o->caps[0].kind == CAP_BYTES ? o->caps[0].bytes : (uint64_t)(o->caps[0].value * (double)total);
+    s.cap_bytes = cli_limit_on(o, &s.device);   /* on the device stress runs on */
     cli_say_limit(o, &(struct limit){.from = LIMIT_GIVEN, .bytes = s.cap_bytes});   /* said back, as every command does */
   }
   struct stress_result *r = malloc(sizeof *r);

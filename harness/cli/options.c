@@ -310,9 +310,6 @@ static int finish(const struct cmd_def *c, struct cli_opts *o) {
               o->caps[i].text, fmt_bytes(o->caps[i].bytes, a, sizeof a), fmt_bytes(base, b, sizeof b));
       return 2;
     }
-  o->budget = 0;
-  for (int i = 0; i < o->ncaps; i++)
-    if (o->caps[i].kind != CAP_X && !o->budget) o->budget = cli_cap_bytes(&o->caps[i], base);
   if (o->max_reserved_text) {
     if (parse_bytes(o->max_reserved_text, base, &o->max_reserved) || !o->max_reserved)
       return bad(c->name, "--max-reserved '%s': expected a byte size such as 40G, 38Gi or 40000000000%s", o->max_reserved_text, "");
@@ -337,9 +334,12 @@ static int finish(const struct cmd_def *c, struct cli_opts *o) {
   return 0;
 }
 
-uint64_t cli_cap_bytes(const struct cap *c, uint64_t total) {
-  if (c->kind == CAP_FRACTION) return (uint64_t)(c->value * (double)total);
-  if (c->kind == CAP_BYTES) return c->bytes;
+uint64_t cli_limit_on(const struct cli_opts *o, const struct device_config *cfg) {
+  for (int i = 0; i < o->ncaps; i++)
+    if (o->caps[i].kind != CAP_X) {
+      int fraction = o->caps[i].kind == CAP_FRACTION;
+      return limit_on_device(fraction, o->caps[i].value, o->caps[i].bytes, fraction ? limit_device_total(cfg) : 0);
+    }
   return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "inputs.h"
 #include <unistd.h>
 #include "timing.h"
 
@@ -65,6 +66,49 @@ static void normalize_roundup(struct advise_knobs *k) {
   for (int i = 0; i < ADVISE_INTERVALS; i++) if (k->roundup[i] <= 1) k->roundup[i] = any;
 }
 
+/* the candidates for n knob settings (one step of the descent), each index into idx:
+ * found among those already replayed, or replayed now, all new ones as one batch of
+ * settings x variations (advise_eval_many), appended in the order given. 0, or -1 */
+static int evaluate_knobs(struct search *s, struct advise_knobs *ks, int nk, int *idx) {
+  struct advise_result *res = s->res;
+  if (res->n + nk > res->cap) {
+    int cap = res->cap ? res->cap : 64;
+    while (cap < res->n + nk) cap *= 2;
+    struct advise_candidate *c = realloc(res->c, (size_t)cap * sizeof *c);
+    if (!c) { snprintf(s->err, FB_ERRLEN, "out of host memory"); s->worst = 1; return -1; }
+    res->c = c;
+    res->cap = cap;
+  }
+  int first = res->n, nnew = 0;
+  for (int j = 0; j < nk; j++) {
+    normalize_roundup(&ks[j]);
+    char spec[700];
+    advise_knobs_spec(&ks[j], spec, sizeof spec);
+    int i = 0;
+    while (i < first + nnew && strcmp(res->c[i].spec, spec)) i++;
+    if (i == first + nnew) {
+      struct advise_candidate *c = &res->c[i];
+      memset(c, 0, sizeof *c);
+      c->k = ks[j];
+      snprintf(c->spec, sizeof c->spec, "%s", spec);
+      c->origin = ADVISE_SEARCHED;
+      nnew++;
+    }
+    idx[j] = i;
+  }
+  struct advise_candidate **batch = malloc((size_t)(nnew ? nnew : 1) * sizeof *batch);
+  if (!batch) { snprintf(s->err, FB_ERRLEN, "out of host memory"); s->worst = 1; return -1; }
+  for (int j = 0; j < nnew; j++) batch[j] = &res->c[first + j];
+  int done = 0, cls = nnew ? advise_eval_many(&s->base, s->vs, res->threads, res->headroom_of, batch, nnew, &done, s->err) : 0;
+  free(batch);
+  res->n = first + done;
+  if (cls) {
+    if (cls > s->worst) s->worst = cls;
+    return -1;
+  }
+  return 0;
+}
+
 static int eval_knobs(struct search *s, struct advise_knobs *k) {
   normalize_roundup(k);
   char spec[700];
@@ -80,7 +124,8 @@ static int try_knob(struct search *s, struct advise_knobs *cur, int *cur_i, int 
   static const uint64_t per_interval[] = {0, 2, 4, 8, 16};
   int nvals = knob == 0 ? sp->nsplit : knob == 1 ? sp->nnon : knob == 2 ? sp->nroundup : knob == 3 ? sp->ngc : 5;
   int best_i = *cur_i;
-  struct advise_knobs best = *cur;
+  struct advise_knobs best = *cur, ks[ADVISE_MAX_VALUES + 5];
+  int idx[ADVISE_MAX_VALUES + 5];
   for (int v = 0; v < nvals; v++) {
     struct advise_knobs k = *cur;
     if (knob == 0) k.max_split_mb = sp->split_mb[v];
@@ -89,10 +134,11 @@ static int try_knob(struct search *s, struct advise_knobs *cur, int *cur_i, int 
     else if (knob == 3) k.gc = sp->gc[v];
     else k.roundup[sp->interval[knob - 4]] = per_interval[v];   /* knob 4 + j: the j-th interval */
     if (knob != 1 && !k.max_split_mb) k.non_split_mb = 0;   /* rounding only acts with max_split_size */
-    int i = eval_knobs(s, &k);
-    if (i < 0) return -1;
-    if (better_enough(&s->res->c[i], &s->res->c[best_i], s->o->budget)) { best_i = i; best = k; }
+    ks[v] = k;
   }
+  if (evaluate_knobs(s, ks, nvals, idx)) return -1;   /* every value of the knob at once, on every core */
+  for (int v = 0; v < nvals; v++)
+    if (better_enough(&s->res->c[idx[v]], &s->res->c[best_i], s->o->budget)) { best_i = idx[v]; best = ks[v]; }
   if (best_i == *cur_i) return 0;
   *cur = best;
   *cur_i = best_i;
@@ -169,14 +215,19 @@ int advise_run(const struct advise_opts *o, struct advise_result *res, char *err
   s.base.quiet = 1;
 
   /* the trace read once; every candidate replays it from memory */
-  struct event_buffer buf;
-  if (event_buffer_load(&buf, o->trace, o->trace_device, err)) return 2;
-  s.base.events = &buf;
+  struct event_buffer own_buf;   /* read here where the command holds no copy (inputs.h) */
+  memset(&own_buf, 0, sizeof own_buf);
+  const struct event_buffer *buf = inputs_get(o->trace, o->trace_device);
+  if (!buf) {
+    if (event_buffer_load(&own_buf, o->trace, o->trace_device, err)) return 2;
+    buf = &own_buf;
+  }
+  s.base.events = buf;
   size_t n = 0;
-  uint64_t *sizes = request_sizes(&buf, &n);
-  if (!sizes) { snprintf(err, FB_ERRLEN, "out of host memory"); event_buffer_free(&buf); return 1; }
-  if (workload_peak_requested(&s.base, &res->peak_requested, err)) { free(sizes); event_buffer_free(&buf); return 2; }
-  const struct workload_info *info = &buf.info;
+  uint64_t *sizes = request_sizes(buf, &n);
+  if (!sizes) { snprintf(err, FB_ERRLEN, "out of host memory"); event_buffer_free(&own_buf); return 1; }
+  if (workload_peak_requested(&s.base, &res->peak_requested, err)) { free(sizes); event_buffer_free(&own_buf); return 2; }
+  const struct workload_info *info = &buf->info;
   res->ends_in_oom = info->has_oom;
   snprintf(res->recorded_allocator, sizeof res->recorded_allocator, "%s", info->recorded_allocator);
   if (o->budget && o->budget < res->peak_requested) {
@@ -186,7 +237,7 @@ int advise_run(const struct advise_opts *o, struct advise_result *res, char *err
              (unsigned long long)o->budget, fmt_bytes(o->budget, a, sizeof a), (unsigned long long)res->peak_requested,
              fmt_bytes(res->peak_requested, b, sizeof b), (unsigned long long)res->peak_requested);
     free(sizes);
-    event_buffer_free(&buf);
+    event_buffer_free(&own_buf);
     return 2;
   }
   advise_space_from_sizes(sizes, n, res->peak_requested, o->budget, &res->space);
@@ -196,11 +247,11 @@ int advise_run(const struct advise_opts *o, struct advise_result *res, char *err
   struct variation_set vs;
   int nvar = o->variations > 0 ? o->variations : VARIATIONS_DEFAULT;
   if (nvar > VARIATIONS_MAX) nvar = VARIATIONS_MAX;
-  if (variations_build(&buf, nvar, o->seed ? o->seed : 1, &vs, err)) { event_buffer_free(&buf); return 1; }
+  if (variations_build(buf, nvar, o->seed ? o->seed : 1, &vs, err)) { event_buffer_free(&own_buf); return 1; }
   /* a variation whose own peak requested is above the limit: no setting can fit it, so
    * it is left out of every setting's count rather than vetoing them all */
   unsigned char *excluded = calloc((size_t)vs.n, 1);
-  if (!excluded) { variations_free(&vs); event_buffer_free(&buf); snprintf(err, FB_ERRLEN, "out of host memory"); return 1; }
+  if (!excluded) { variations_free(&vs); event_buffer_free(&own_buf); snprintf(err, FB_ERRLEN, "out of host memory"); return 1; }
   for (int v = 0; o->budget && v < vs.n; v++)
     if (vs.peak[v] > o->budget) {
       excluded[v] = 1;
@@ -227,27 +278,30 @@ int advise_run(const struct advise_opts *o, struct advise_result *res, char *err
   advise_rank(res);
   /* what the settings that do not fit everywhere would need (the smallest limit on the
    * variations they failed), then the recommendation first */
-  for (int i = 0; i < res->n; i++) {
-    struct advise_candidate *c = &res->c[i];
-    if (c->fits) continue;
-    int cls = advise_needs(&s.base, &vs, res->threads, res->headroom_of, 0, c, err);
-    if (cls) { if (cls > s.worst) s.worst = cls; goto done; }
-  }
+  struct advise_candidate **batch = malloc((size_t)(res->n ? res->n : 1) * sizeof *batch);   /* those settings, one batch */
+  int nb = 0;
+  if (!batch) { snprintf(err, FB_ERRLEN, "out of host memory"); s.worst = 1; goto done; }
+  for (int i = 0; i < res->n; i++)
+    if (!res->c[i].fits) batch[nb++] = &res->c[i];
+  int cls = nb ? advise_needs_many(&s.base, &vs, res->threads, res->headroom_of, 0, batch, nb, err) : 0;
+  if (cls) { if (cls > s.worst) s.worst = cls; free(batch); goto done; }
   advise_rank(res);                                 /* the needs of those that did not fit moved them */
   /* under a limit, what the leaders of the best ties and the two references need on every
    * variation: the smallest limit each completes under (mincap on sim, exact for these
    * settings). It is what they are then ranked by (advise_worst): peak reserved under a
    * limit overstates what a setting that keeps memory cached needs */
+  nb = 0;   /* which they are does not depend on what their needs are: one batch */
   for (int i = 0, leaders = 0; o->budget && !o->no_needs && i < res->n; i++) {
     struct advise_candidate *c = &res->c[i];
     int ref = c->origin == ADVISE_SEARCHED && (!strcmp(c->spec, "caching") || !strcmp(c->spec, "expandable"));
     int lead = c->fits && c->origin == ADVISE_SEARCHED && (i == 0 || c->tie != res->c[i - 1].tie) && leaders < ADVISE_PICK_POOL;
     leaders += lead;
-    if (!c->fits || !(lead || ref)) continue;
-    int cls = advise_needs(&s.base, &vs, res->threads, res->headroom_of, 1, c, err);
-    if (cls) { if (cls > s.worst) s.worst = cls; goto done; }
-    if (c->fits) c->headroom = (int64_t)res->headroom_of - (int64_t)advise_worst(c);
+    if (c->fits && (lead || ref)) batch[nb++] = c;
   }
+  cls = nb ? advise_needs_many(&s.base, &vs, res->threads, res->headroom_of, 1, batch, nb, err) : 0;
+  for (int i = 0; !cls && i < nb; i++) batch[i]->headroom = (int64_t)res->headroom_of - (int64_t)advise_worst(batch[i]);
+  free(batch);
+  if (cls) { if (cls > s.worst) s.worst = cls; goto done; }
   advise_rank(res);
   res->pick = advise_pick(res);
   put_first(res, res->pick);
@@ -258,7 +312,7 @@ done:
   vs.excluded = NULL;
   free(excluded);
   variations_free(&vs);
-  event_buffer_free(&buf);
+  event_buffer_free(&own_buf);
   res->elapsed_s = (double)(now_ns() - t0) / 1e9;
   return s.worst;
 }

@@ -165,10 +165,17 @@ int advise_pick(const struct advise_result *res);
 struct variation_set;
 int advise_eval(const struct run_spec *base, const struct variation_set *vs, int threads, uint64_t headroom_of,
                 struct advise_candidate *c, char *err);
+/* the same for nc settings at once, as one batch of settings x variations on the pool;
+ * folded in order up to the first that failed (*done = how many were folded). */
+int advise_eval_many(const struct run_spec *base, const struct variation_set *vs, int threads, uint64_t headroom_of,
+                     struct advise_candidate *const *c, int nc, int *done, char *err);
 /* the smallest limit c completes under (mincap on sim, exact for these settings) on the
  * variations it failed, or on all of them: need; for one that does not fit, worst_reserved
  * and headroom from it. 0, or the worst exit class with err. */
 int advise_needs(const struct run_spec *base, const struct variation_set *vs, int threads, uint64_t headroom_of,
                  int all_variations, struct advise_candidate *c, char *err);
+/* the same for nc settings at once (one batch); stops folding at the first that failed */
+int advise_needs_many(const struct run_spec *base, const struct variation_set *vs, int threads, uint64_t headroom_of,
+                      int all_variations, struct advise_candidate *const *c, int nc, char *err);
 
 #endif

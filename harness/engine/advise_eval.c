@@ -1,7 +1,9 @@
-/* advise_eval.c - one allocator setting judged on every variation of the job (see
- * advise.h): the variations replayed at once, one per thread (pthreads, as many as there
- * are cores), and folded into the candidate's worst case; for a setting that does not fit
- * everywhere, or when asked, the smallest limit it completes under (mincap, per variation). */
+/* advise_eval.c - allocator settings judged on every variation of the job (see advise.h):
+ * a batch of settings x variations replayed as one list of tasks on a pool of threads
+ * (pthreads, as many as there are cores; each takes the next task), every result in its
+ * own slot, then folded in order into each candidate's worst case; for a setting that
+ * does not fit everywhere, or when asked, the smallest limit it completes under (mincap,
+ * per variation), batched the same way. Output does not depend on the number of threads. */
 #include "advise.h"
 #include <pthread.h>
 #include <stdio.h>
@@ -11,58 +13,55 @@
 
 enum task { T_REPLAY, T_MINCAP };
 
+/* n settings x every variation, as one list of tasks for the pool: task t is setting
+ * t / vs->n on variation t % vs->n; each worker takes the next task, each result lands in
+ * its own slot, so the figures and their order do not depend on the number of threads */
 struct pool {
   const struct run_spec *base;
   const struct variation_set *vs;
-  const char *spec;
+  const char *const *spec;       /* one per setting */
+  int nspec;
   enum task task;
-  const unsigned char *only;     /* NULL: every variation; else those with only[v] */
-  struct run_result *rs;         /* one per variation */
-  int *cls;                      /* one per variation */
+  const unsigned char *only;     /* [setting * vs->n + v]: replay it (NULL: all) */
+  struct run_result *rs;         /* [setting * vs->n + v] */
+  int *cls;                      /* [setting * vs->n + v] */
   int threads;
+  int next;                      /* the next task to take (atomic) */
 };
 
-struct worker { struct pool *p; int t; };
-
-static void one(struct pool *p, int v) {
+static void one(struct pool *p, int t) {
+  int v = t % p->vs->n;
   struct run_spec rs = *p->base;
   rs.events = &p->vs->v[v];
-  rs.allocator = p->spec;
-  run_result_init(&p->rs[v]);
-  if (p->task == T_MINCAP) p->cls[v] = mincap_find(&rs, ADVISE_NEED_PRECISION, 0, &p->rs[v], NULL);
-  else p->cls[v] = replay_run(&rs, &p->rs[v]);
+  rs.allocator = p->spec[t / p->vs->n];
+  run_result_init(&p->rs[t]);
+  if (p->task == T_MINCAP) p->cls[t] = mincap_find(&rs, ADVISE_NEED_PRECISION, 0, &p->rs[t], NULL);
+  else p->cls[t] = replay_run(&rs, &p->rs[t]);
 }
 
 static void *work(void *arg) {
-  struct worker *w = arg;
-  for (int v = w->t; v < w->p->vs->n; v += w->p->threads)
-    if (!w->p->only || w->p->only[v]) one(w->p, v);
+  struct pool *p = arg;
+  int n = p->nspec * p->vs->n;
+  for (int t; (t = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED)) < n;)
+    if (!p->only || p->only[t]) one(p, t);
   return NULL;
 }
 
-/* every variation (of `only`) replayed, p->threads at a time; 0, or -1 (host memory) */
+/* every task (of `only`) run, p->threads at a time; 0, or -1 (host memory) */
 static int run_all(struct pool *p) {
-  int n = p->vs->n, t = p->threads < 1 ? 1 : p->threads > n ? n : p->threads;
+  int n = p->nspec * p->vs->n, t = p->threads < 1 ? 1 : p->threads > n ? n : p->threads;
+  if (t > 64) t = 64;
+  if (t < 1) t = 1;
   p->threads = t;
+  p->next = 0;
   pthread_t tid[64];
-  struct worker w[64];
-  if (t > 64) t = p->threads = 64;
   int started = 0;
   for (int i = 1; i < t; i++) {
-    w[i] = (struct worker){p, i};
-    if (pthread_create(&tid[i], NULL, work, &w[i])) break;
+    if (pthread_create(&tid[i], NULL, work, p)) break;   /* could not start them all: the rest share the tasks */
     started = i;
   }
-  if (started < t - 1) {                            /* could not start them all: the rest here, in turn */
-    for (int i = 1; i <= started; i++) pthread_join(tid[i], NULL);
-    p->threads = 1;
-    w[0] = (struct worker){p, 0};
-    work(&w[0]);
-    return 0;
-  }
-  w[0] = (struct worker){p, 0};
-  work(&w[0]);
-  for (int i = 1; i < t; i++) pthread_join(tid[i], NULL);
+  work(p);
+  for (int i = 1; i <= started; i++) pthread_join(tid[i], NULL);
   return 0;
 }
 
@@ -74,35 +73,22 @@ static int pool_alloc(struct pool *p, int n) {
 
 static void pool_free(struct pool *p) { free(p->rs); free(p->cls); }
 
-static int worst_class(const struct pool *p, const char *spec, char *err) {
-  int worst = 0;
-  for (int v = 0; v < p->vs->n; v++)
-    if ((!p->only || p->only[v]) && p->cls[v] > worst) {
-      worst = p->cls[v];
-      snprintf(err, FB_ERRLEN, "%.200s (variation %d): %.280s", spec, v, p->rs[v].status);
+/* setting i's worst exit class over its variations, and the first variation with it in err */
+static int worst_class(const struct pool *p, int i, char *err) {
+  int worst = 0, n = p->vs->n;
+  for (int v = 0; v < n; v++) {
+    int t = i * n + v;
+    if ((!p->only || p->only[t]) && p->cls[t] > worst) {
+      worst = p->cls[t];
+      snprintf(err, FB_ERRLEN, "%.200s (variation %d): %.280s", p->spec[i], v, p->rs[t].status);
     }
+  }
   return worst;
 }
 
-/* the variations a setting is judged on: all but those no setting can fit */
-static unsigned char *judged(const struct variation_set *vs) {
-  unsigned char *on = malloc((size_t)vs->n);
-  if (on) for (int v = 0; v < vs->n; v++) on[v] = !(vs->excluded && vs->excluded[v]);
-  return on;
-}
-
-int advise_eval(const struct run_spec *base, const struct variation_set *vs, int threads, uint64_t headroom_of,
-                struct advise_candidate *c, char *err) {
-  struct pool p = {.base = base, .vs = vs, .spec = c->spec, .task = T_REPLAY, .threads = threads};
-  unsigned char *on = judged(vs);
-  if (!on) { snprintf(err, FB_ERRLEN, "out of host memory"); return 1; }
-  p.only = on;
-  int n = vs->n;
-  if (pool_alloc(&p, n)) { pool_free(&p); free(on); snprintf(err, FB_ERRLEN, "out of host memory"); return 1; }
-  run_all(&p);
-  int cls = worst_class(&p, c->spec, err);
-  if (cls) { c->r = p.rs[0]; pool_free(&p); free(on); return cls; }
-  c->r = p.rs[0];
+/* one setting's aggregates from its runs on the judged variations */
+static void fold_eval(struct advise_candidate *c, const struct run_result *rs, const unsigned char *on, int n, uint64_t headroom_of) {
+  c->r = rs[0];
   c->nvariations = 0;
   c->fits_variations = 0;
   c->worst_reserved = 0;
@@ -115,7 +101,7 @@ int advise_eval(const struct run_spec *base, const struct variation_set *vs, int
   int first_fail = -1;
   for (int v = 0; v < n; v++) {
     if (!on[v]) continue;
-    const struct run_result *r = &p.rs[v];
+    const struct run_result *r = &rs[v];
     int ok = r->completed && !r->oom_count;
     c->nvariations++;
     c->fits_variations += ok;
@@ -130,55 +116,107 @@ int advise_eval(const struct run_spec *base, const struct variation_set *vs, int
   c->mean_driver_ns = c->nvariations ? (uint64_t)(driver / c->nvariations + 0.5) : 0;
   c->fits = c->fits_variations == c->nvariations;
   c->headroom = c->fits ? (int64_t)headroom_of - (int64_t)c->worst_reserved : INT64_MIN;
-  pool_free(&p);
+}
+
+static const char **specs_of(struct advise_candidate *const *c, int nc) {
+  const char **spec = malloc((size_t)(nc ? nc : 1) * sizeof *spec);
+  for (int i = 0; spec && i < nc; i++) spec[i] = c[i]->spec;
+  return spec;
+}
+
+int advise_eval_many(const struct run_spec *base, const struct variation_set *vs, int threads, uint64_t headroom_of,
+                     struct advise_candidate *const *c, int nc, int *done, char *err) {
+  int n = vs->n;
+  *done = 0;
+  struct pool p = {.base = base, .vs = vs, .nspec = nc, .task = T_REPLAY, .threads = threads};
+  const char **spec = specs_of(c, nc);
+  unsigned char *on = malloc((size_t)(nc > 0 && n > 0 ? nc * n : 1));
+  if (!spec || !on || pool_alloc(&p, nc * n)) {
+    free(spec); free(on); pool_free(&p);
+    snprintf(err, FB_ERRLEN, "out of host memory");
+    return 1;
+  }
+  p.spec = spec;
+  for (int i = 0; i < nc; i++)   /* the variations a setting is judged on: all but those no setting can fit */
+    for (int v = 0; v < n; v++) on[i * n + v] = !(vs->excluded && vs->excluded[v]);
+  p.only = on;
+  run_all(&p);
+  int cls = 0;
+  for (int i = 0; i < nc && !cls; i++) {   /* in order: the first setting that failed stops the search there */
+    if ((cls = worst_class(&p, i, err))) { c[i]->r = p.rs[i * n]; break; }
+    fold_eval(c[i], &p.rs[i * n], &on[i * n], n, headroom_of);
+    (*done)++;
+  }
+  free(spec);
   free(on);
-  return 0;
+  pool_free(&p);
+  return cls;
+}
+
+int advise_eval(const struct run_spec *base, const struct variation_set *vs, int threads, uint64_t headroom_of,
+                struct advise_candidate *c, char *err) {
+  int done;
+  return advise_eval_many(base, vs, threads, headroom_of, &c, 1, &done, err);
+}
+
+/* one setting's need from its mincap runs on the variations in which */
+static void fold_needs(struct advise_candidate *c, const struct run_result *rs, const unsigned char *which, int n, int all_variations,
+                       uint64_t headroom_of) {
+  uint64_t need = 0, need_min = UINT64_MAX;
+  double x_min = 0, x_max = 0;
+  int unknown = 0;
+  for (int v = 0; v < n; v++) {
+    if (!which[v]) continue;
+    if (!rs[v].mincap_bytes) unknown = 1;          /* does not complete even on the whole device */
+    else {
+      if (rs[v].mincap_bytes < need_min) need_min = rs[v].mincap_bytes;
+      double x = rs[v].peak_requested ? (double)rs[v].mincap_bytes / (double)rs[v].peak_requested : 0;
+      if (x > 0 && (x_min == 0 || x < x_min)) x_min = x;
+      if (x > x_max) x_max = x;
+      if (rs[v].mincap_bytes > need) { need = rs[v].mincap_bytes; if (!c->fits) c->worst_variation = v; }
+    }
+  }
+  c->need = unknown ? 0 : need;
+  c->need_min = unknown || !all_variations ? 0 : need_min;
+  c->need_x_min = unknown || !all_variations ? 0 : x_min;
+  c->need_x_max = unknown || !all_variations ? 0 : x_max;
+  if (!c->fits) {                                 /* what it would take: the smallest limit it completes under */
+    if (unknown) c->worst_x = 1e9;
+    else if (x_max > c->worst_x) c->worst_x = x_max;
+    uint64_t worst = unknown ? UINT64_MAX / 4 : need;
+    if (worst > c->worst_reserved) c->worst_reserved = worst;
+    c->headroom = (int64_t)headroom_of - (int64_t)c->worst_reserved;
+    if (c->headroom >= 0) c->headroom = -1;      /* it failed under the limit all the same (non-monotonic) */
+  }
+}
+
+int advise_needs_many(const struct run_spec *base, const struct variation_set *vs, int threads, uint64_t headroom_of,
+                      int all_variations, struct advise_candidate *const *c, int nc, char *err) {
+  int n = vs->n;
+  struct pool p = {.base = base, .vs = vs, .nspec = nc, .threads = threads, .task = T_MINCAP};
+  const char **spec = specs_of(c, nc);
+  unsigned char *which = calloc((size_t)(nc > 0 && n > 0 ? nc * n : 1), 1);
+  if (!spec || !which || pool_alloc(&p, nc * n)) {
+    free(spec); free(which); pool_free(&p);
+    snprintf(err, FB_ERRLEN, "out of host memory");
+    return 1;
+  }
+  p.spec = spec;
+  for (int i = 0; i < nc; i++)
+    for (int v = 0; v < n; v++)
+      which[i * n + v] = (unsigned char)(!(vs->excluded && vs->excluded[v]) && (all_variations || ((c[i]->failed_mask >> v) & 1)));
+  p.only = which;
+  run_all(&p);
+  int cls = 0;
+  for (int i = 0; i < nc && !cls; i++)   /* in order: the first setting that failed stops there */
+    if (!(cls = worst_class(&p, i, err))) fold_needs(c[i], &p.rs[i * n], &which[i * n], n, all_variations, headroom_of);
+  free(spec);
+  free(which);
+  pool_free(&p);
+  return cls;
 }
 
 int advise_needs(const struct run_spec *base, const struct variation_set *vs, int threads, uint64_t headroom_of,
                  int all_variations, struct advise_candidate *c, char *err) {
-  int n = vs->n;
-  struct pool p = {.base = base, .vs = vs, .spec = c->spec, .threads = threads, .task = T_MINCAP};
-  unsigned char *which = calloc((size_t)n, 1);
-  if (!which || pool_alloc(&p, n)) { free(which); pool_free(&p); snprintf(err, FB_ERRLEN, "out of host memory"); return 1; }
-  int any = 0;
-  for (int v = 0; v < n; v++)
-    any += which[v] = (unsigned char)(!(vs->excluded && vs->excluded[v]) && (all_variations || ((c->failed_mask >> v) & 1)));
-  p.only = which;
-  int cls = 0;
-  if (any) {
-    run_all(&p);
-    cls = worst_class(&p, c->spec, err);
-  }
-  uint64_t need = 0, need_min = UINT64_MAX;
-  double x_min = 0, x_max = 0;
-  int unknown = 0;
-  for (int v = 0; !cls && v < n; v++) {
-    if (!which[v]) continue;
-    if (!p.rs[v].mincap_bytes) unknown = 1;          /* does not complete even on the whole device */
-    else {
-      if (p.rs[v].mincap_bytes < need_min) need_min = p.rs[v].mincap_bytes;
-      double x = p.rs[v].peak_requested ? (double)p.rs[v].mincap_bytes / (double)p.rs[v].peak_requested : 0;
-      if (x > 0 && (x_min == 0 || x < x_min)) x_min = x;
-      if (x > x_max) x_max = x;
-      if (p.rs[v].mincap_bytes > need) { need = p.rs[v].mincap_bytes; if (!c->fits) c->worst_variation = v; }
-    }
-  }
-  if (!cls) {
-    c->need = unknown ? 0 : need;
-    c->need_min = unknown || !all_variations ? 0 : need_min;
-    c->need_x_min = unknown || !all_variations ? 0 : x_min;
-    c->need_x_max = unknown || !all_variations ? 0 : x_max;
-    if (!c->fits) {                                 /* what it would take: the smallest limit it completes under */
-      if (unknown) c->worst_x = 1e9;
-      else if (x_max > c->worst_x) c->worst_x = x_max;
-      uint64_t worst = unknown ? UINT64_MAX / 4 : need;
-      if (worst > c->worst_reserved) c->worst_reserved = worst;
-      c->headroom = (int64_t)headroom_of - (int64_t)c->worst_reserved;
-      if (c->headroom >= 0) c->headroom = -1;      /* it failed under the limit all the same (non-monotonic) */
-    }
-  }
-  free(which);
-  pool_free(&p);
-  return cls;
+  return advise_needs_many(base, vs, threads, headroom_of, all_variations, &c, 1, err);
 }

@@ -4,6 +4,7 @@
  * two bisections find its ends, and the cap is its middle (rounded down to a MiB when
  * that stays inside), as far as possible from either edge. */
 #include "cap_infer.h"
+#include "inputs.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -122,6 +123,8 @@ int cap_infer_trace(const char *trace, int trace_device, struct cap_inference *o
   struct event_buffer b;
   memset(out, 0, sizeof *out);
   out->oom_event = out->replay_event = -1;
+  const struct event_buffer *held = inputs_get(trace, trace_device);   /* read once for the command (inputs.h) */
+  if (held) return held->info.has_oom ? cap_infer_events(held, trace, trace_device, out, err) : 0;
   /* the reader's own pass says whether there is an oom: only then the trace is held in memory */
   const struct workload_ops *ops = trace_detect(trace, err);
   if (!ops) return 2;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "inputs.h"
 #include "livemap.h"
 #include "oom_evidence.h"
 #include "replay_open.h"
@@ -158,24 +159,29 @@ static int resolve_at(const struct explain_opts *o, const struct event_buffer *b
 int explain_run(const struct explain_opts *o, struct explain_state *st, char *err) {
   memset(st, 0, sizeof *st);
   st->asked_event = -1;
-  struct event_buffer b;
-  if (event_buffer_load(&b, o->trace, o->trace_device, err)) return 2;
-  st->events = b.n;
-  st->info = b.info;
+  struct event_buffer own_b;   /* read here where the command holds no copy (inputs.h) */
+  memset(&own_b, 0, sizeof own_b);
+  const struct event_buffer *b = inputs_get(o->trace, o->trace_device);
+  if (!b) {
+    if (event_buffer_load(&own_b, o->trace, o->trace_device, err)) return 2;
+    b = &own_b;
+  }
+  st->events = b->n;
+  st->info = b->info;
   int rc = 0;
   struct ex x;
   memset(&x, 0, sizeof x);
   if (o->cap) { st->cap = o->cap; st->cap_source = "given"; }
-  if ((rc = cap_infer_events(&b, o->trace, o->trace_device, &st->ci, err))) goto out;
+  if ((rc = cap_infer_events(b, o->trace, o->trace_device, &st->ci, err))) goto out;
   if (!st->ci.has_oom) st->ci.oom_event = -1;
   if (!o->cap && !o->no_infer_cap && st->ci.has_oom) { st->cap = st->ci.cap; st->cap_source = "inferred"; }
-  if ((rc = resolve_at(o, &b, st, err))) goto out;
+  if ((rc = resolve_at(o, b, st, err))) goto out;
 
-  x.b = &b;
+  x.b = b;
   x.st = st;
   x.err = err;
   x.spec.trace = o->trace;
-  x.spec.events = &b;
+  x.spec.events = b;
   x.spec.trace_device = o->trace_device;
   x.spec.world = 1;
   x.spec.allocator = o->allocator ? o->allocator : "recorded";
@@ -185,11 +191,11 @@ int explain_run(const struct explain_opts *o, struct explain_state *st, char *er
   if (st->at_peak) {   /* a first pass finds the peak */
     if ((rc = ex_open(&x))) goto out;
     uint64_t peak_at = 0;
-    int64_t f = ex_replay(&x, b.n, &peak_at);
+    int64_t f = ex_replay(&x, b->n, &peak_at);
     ex_close(&x);
     if (f == -2) { rc = 1; goto out; }
     st->event = f >= 0 ? f : (int64_t)peak_at + 1;
-    if (f >= 0) { st->at_peak = 0; st->asked_event = (int64_t)b.n; }
+    if (f >= 0) { st->at_peak = 0; st->asked_event = (int64_t)b->n; }
   }
   if ((rc = ex_open(&x))) goto out;
   int64_t f = ex_replay(&x, (uint64_t)st->event, NULL);
@@ -211,8 +217,8 @@ int explain_run(const struct explain_opts *o, struct explain_state *st, char *er
     x.ops->segments(x.a, collect, st);
     explain_block_ids(st, &x.live);
   }
-  if ((uint64_t)st->event < b.n && b.ev[st->event].op == OP_ALLOC && !st->at_peak) {
-    const struct event *ev = &b.ev[st->event];
+  if ((uint64_t)st->event < b->n && b->ev[st->event].op == OP_ALLOC && !st->at_peak) {
+    const struct event *ev = &b->ev[st->event];
     st->has_request = 1;
     st->request = ev->size;
     st->stream = ev->stream;
@@ -225,9 +231,9 @@ int explain_run(const struct explain_opts *o, struct explain_state *st, char *er
   }
   ex_close(&x);
   if (st->at_oom) explain_frames(o->trace, o->trace_device, st);
-  if (o->block_frames) explain_block_frames(o->trace, o->trace_device, &b, st);
+  if (o->block_frames) explain_block_frames(o->trace, o->trace_device, b, st);
 out:
-  event_buffer_free(&b);
+  event_buffer_free(&own_b);
   return rc;
 }
 

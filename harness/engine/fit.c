@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "mincap.h"
+#include "model_bound.h"
 
 #define FIT_CHECK_BELOW 48
 #define FIT_CHECK_ABOVE 3
@@ -88,7 +89,9 @@ static int replay_value(const struct run_spec *base, const char *vary, uint64_t 
   s.on_oom = ON_OOM_STOP;
   s.timeline = NULL;
   s.progress = 0;
-  return replay_run(&s, r);
+  int cls = replay_run(&s, r);
+  if (!cls) model_bound_row(&s, r);   /* the row may be the one fit writes */
+  return cls;
 }
 
 /* Probe v under the cap. 1 completes, 0 fails, -1 an error (its status in r). */

@@ -205,3 +205,17 @@ void limit_sentence(const struct limit *l, char *buf, size_t n) {
     return;
   }
 }
+
+uint64_t limit_device_total(const struct device_config *cfg) {
+  if (!strcmp(cfg->kind, "sim")) return cfg->sim_total ? cfg->sim_total : SIM_TOTAL_DEFAULT;
+  struct device d;
+  char err[FB_ERRLEN];
+  if (device_open(&d, cfg, err)) return 0;
+  uint64_t t = d.total;
+  device_close(&d);
+  return t;
+}
+
+uint64_t limit_on_device(int fraction, double value, uint64_t bytes, uint64_t total) {
+  return fraction ? (uint64_t)(value * (double)total) : bytes;
+}

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "cap_infer.h"
+#include "device.h"
 
 enum limit_from { LIMIT_NONE, LIMIT_GIVEN, LIMIT_OOM_MESSAGE, LIMIT_INFERRED };
 
@@ -56,6 +57,14 @@ struct limit_text {
 };
 int limit_parse(const char *flag, const char *text, int fraction_only, uint64_t total, uint64_t max_bytes, struct limit_text *lt,
                 char *err, size_t errlen);
+
+/* A device's total, the one a limit given as a fraction (N%, 0.25, --cap F) is taken of:
+ * sim's --sim-total (default an H100 80GB), else the device's own; 0 where it cannot be opened */
+uint64_t limit_device_total(const struct device_config *cfg);
+/* A limit given on the command line in bytes on a device whose total is total: the one
+ * place a fraction becomes bytes, for run's rows (their own device), mincap, fit, stress,
+ * advise, explain and the sentence that says it back */
+uint64_t limit_on_device(int fraction, double value, uint64_t bytes, uint64_t total);
 
 /* Decide. 0, or 2 with err (an unreadable OOM message or trace; a message that does not
  * belong to the snapshot a->trace, unless a->trust_message). */

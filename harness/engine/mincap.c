@@ -17,6 +17,7 @@
  *   7. hi * (1 + step) for each step must complete too; else the row is flagged. */
 #include "status.h"
 #include "mincap.h"
+#include "model_bound.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,6 +192,15 @@ int mincap_find(const struct run_spec *base, double precision, int progress,
   rc = out->exit_class;
 done:
   free(S);
+  if (!rc) {   /* the row kept (only it): widened by its strategy's other bound at the cap it ran under */
+    struct run_spec s = *base;
+    s.cap_bytes = out->cap_bytes;
+    s.cap_x = 0;
+    s.on_oom = ON_OOM_STOP;
+    s.timeline = NULL;
+    s.progress = 0;
+    model_bound_row(&s, out);
+  }
   return rc;
 }
 

@@ -1,5 +1,6 @@
 /* model_bound.c - the second replay of a sim row whose strategy's model has another bound
- * (allocator_ops.model_bound), and the row's model_err widened to cover it (model_bound.h). */
+ * (allocator_ops.model_bound), and the row's model_err widened to cover it (model_bound.h):
+ * a step of the caller after replay_run, never inside it. */
 #include "model_bound.h"
 #include <math.h>
 #include <stdio.h>
@@ -41,4 +42,9 @@ void model_bound_widen(const struct run_spec *s, const struct allocator_ops *ops
   uint64_t lo = o.peak_reserved < r->peak_reserved ? o.peak_reserved : r->peak_reserved;
   uint64_t hi = o.peak_reserved > r->peak_reserved ? o.peak_reserved : r->peak_reserved;
   r->model_err = model_bound_err(r->peak_reserved, lo, hi, r->model_err);
+}
+
+void model_bound_row(const struct run_spec *s, struct run_result *r) {
+  if (r->exit_class || !strncmp(r->device, "cuda", 4)) return;
+  model_bound_widen(s, allocator_find(r->allocator), r);
 }

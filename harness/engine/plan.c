@@ -4,6 +4,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "inputs.h"
+#include "model_bound.h"
 #include "replay_open.h"
 
 int plan_check_selection(const struct plan_opts *o, char *err) {
@@ -37,15 +39,20 @@ int plan_sources(const struct plan_opts *o, struct plan_source *out, int max, in
       if (*n < max) out[(*n)++] = (struct plan_source){.trace = o->traces[i], .trace_device = o->trace_device};
       continue;
     }
-    /* every device trace with events: ask the reader */
-    const struct workload_ops *ops = trace_detect(o->traces[i], err);
-    struct workload w;
-    struct workload_ctx ctx = {.world = 1, .path = o->traces[i], .trace_device = -1};
-    if (!ops || workload_open(&w, ops, NULL, &ctx, SIM_TOTAL_DEFAULT, err)) return 2;
+    /* every device trace with events: ask the reader (the trace held for the command, its
+     * first device trace's rows replay it) */
     struct workload_info info;
     memset(&info, 0, sizeof info);
-    if (ops->info) ops->info(w.st, &info);
-    workload_close(&w);
+    const struct event_buffer *held = inputs_get(o->traces[i], -1);
+    if (held) info = held->info;
+    else {
+      const struct workload_ops *ops = trace_detect(o->traces[i], err);
+      struct workload w;
+      struct workload_ctx ctx = {.world = 1, .path = o->traces[i], .trace_device = -1};
+      if (!ops || workload_open(&w, ops, NULL, &ctx, SIM_TOTAL_DEFAULT, err)) return 2;
+      if (ops->info) ops->info(w.st, &info);
+      workload_close(&w);
+    }
     int any = 0;
     for (int d = 0; d < 64; d++)
       if (info.device_mask >> d & 1) {
@@ -153,14 +160,7 @@ void plan_release(struct plan *p) {
 
 static uint64_t slot_total(struct plan *p, const struct plan_row *row) {
   uint64_t *t = &p->total[row->slot];
-  if (*t) return *t;
-  const struct device_config *cfg = &row->spec.device;
-  if (!strcmp(cfg->kind, "sim")) return *t = cfg->sim_total ? cfg->sim_total : SIM_TOTAL_DEFAULT;
-  struct device d;
-  char err[FB_ERRLEN];
-  if (device_open(&d, cfg, err)) return 0;
-  *t = d.total;
-  device_close(&d);
+  if (!*t) *t = limit_device_total(&row->spec.device);
   return *t;
 }
 
@@ -177,7 +177,7 @@ int plan_row_run(struct plan *p, struct plan_row *row, struct run_result *r) {
   switch (row->cap.kind) {
   case PLAN_CAP_NONE: break;
   case PLAN_CAP_FRACTION:
-    s.cap_bytes = (uint64_t)(row->cap.value * (double)slot_total(p, row));
+    s.cap_bytes = limit_on_device(1, row->cap.value, 0, slot_total(p, row));   /* against the row's own device */
     if (!s.cap_bytes && slot_total(p, row)) {   /* a limit of nothing is no limit a device can hold: never "uncapped" */
       snprintf(err, sizeof err, "a limit of %.3g of the device's total is below one byte", row->cap.value);
       return row_error(r, err);
@@ -211,6 +211,7 @@ int plan_row_run(struct plan *p, struct plan_row *row, struct run_result *r) {
   }
   if (p->o.breakdown) { stream_acct_init(&row->acct); s.breakdown = &row->acct; }
   int cls = replay_run(&s, r);
+  if (!cls) model_bound_row(&s, r);   /* async's second bound: after the row's own time */
   if (tl && fclose(tl)) return row_error(r, "out of host memory (timeline)");
   return cls;
 }
@@ -218,6 +219,16 @@ int plan_row_run(struct plan *p, struct plan_row *row, struct run_result *r) {
 void plan_exec_here(struct plan *p, struct plan_row *rows, int n, struct run_result *res, void *ctx) {
   (void)ctx;
   for (int i = 0; i < n; i++) plan_row_run(p, &rows[i], &res[i]);
+}
+
+/* after group g: the traces no later row replays are no longer held (inputs.h) */
+static void forget_done(struct plan *p, int g) {
+  for (int i = g * p->width; i < (g + 1) * p->width; i++) {
+    const char *t = p->rows[i].spec.trace;
+    int later = 0;
+    for (int j = (g + 1) * p->width; t && !later && j < p->n; j++) later = p->rows[j].spec.trace && !strcmp(p->rows[j].spec.trace, t);
+    if (t && !later) inputs_forget(t);
+  }
 }
 
 int plan_run(struct plan *p, plan_exec_fn exec, void *exec_ctx, plan_emit_fn emit, void *emit_ctx) {
@@ -234,6 +245,7 @@ int plan_run(struct plan *p, plan_exec_fn exec, void *exec_ctx, plan_emit_fn emi
       if (p->o.breakdown) stream_acct_free(&rows[i].acct);
     }
     if (w > worst) worst = w;
+    forget_done(p, g);
   }
   free(res);
   return worst;

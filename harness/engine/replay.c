@@ -2,7 +2,6 @@
  * row, pulls events in batches, calls the strategy, and measures (memory figures in
  * metrics.c, host time per call in timing.c, --validate in validator.c). See replay.h. */
 #include "replay.h"
-#include "model_bound.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -448,7 +447,6 @@ out:
   if (dev_open) device_close(&x->dev);
   r->wall_ns = now_ns() - t_wall;
   int cls = r->exit_class;
-  if (!cls && !x->is_cuda) model_bound_widen(s, x->ops, r);   /* after wall_ns: the second replay is not the row's time */
   free(x);
   return cls;
 }

@@ -3,6 +3,7 @@
 #include "replay_open.h"
 #include <stdio.h>
 #include <string.h>
+#include "inputs.h"
 #include "livemap.h"
 #include "lookup.h"
 
@@ -39,8 +40,9 @@ int replay_open_workload(const struct run_spec *s, struct workload *w, uint64_t 
                              .path = s->trace, .trace_device = s->trace_device};
   const struct workload_ops *ops;
   if (s->trace) {
-    ctx.events = s->events;   /* already in memory (advise): no reading */
-    ops = s->events ? &trace_mem_workload : trace_detect(s->trace, err);
+    /* already in memory (advise), or held for this command (inputs.h): no reading */
+    ctx.events = s->events ? s->events : inputs_get(s->trace, s->trace_device);
+    ops = ctx.events ? &trace_mem_workload : trace_detect(s->trace, err);
     if (!ops) return -1;
     if (workload_open(w, ops, NULL, &ctx, percent_base, err)) return -1;
     snprintf(w->spec, sizeof w->spec, "%s", s->trace);
