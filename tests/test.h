@@ -16,6 +16,8 @@ int test_failed_now(void);
 const char *test_tmpdir(void);
 /* path of a bundled data file: tests/data/NAME (works from the repository root) */
 const char *test_data(const char *name);
+/* the value of column col in the first row of a CSV text (quoted fields skipped whole), into out */
+int test_csv_cell(const char *text, const char *col, char *out, size_t len);
 /* run the CLI in-process with argv; stdout/stderr captured to files under tmpdir; returns exit code */
 int test_cli(const char *out_path, const char *err_path, const char *argv0, ...);
 /* is a GPU visible? probed in a child process, so this process never initializes CUDA

@@ -33,29 +33,6 @@ static int err_has(const char *s) {
   return ok;
 }
 
-/* a column of the first row of a CSV text (as tests/test_fit.c reads them) */
-static int cell_of(const char *text, const char *col, char *out, size_t len) {
-  const char *nl = strchr(text, '\n');
-  if (!nl) return -1;
-  int idx = -1, k = 0;
-  for (const char *p = text; p < nl; k++) {
-    const char *e = p;
-    while (e < nl && *e != ',') e++;
-    if ((size_t)(e - p) == strlen(col) && !strncmp(p, col, (size_t)(e - p))) idx = k;
-    p = e + 1;
-  }
-  if (idx < 0) return -1;
-  const char *p = nl + 1;
-  for (k = 0; k < idx && *p && *p != '\n'; k++) {   /* row 1; fields before idx unquoted or quoted */
-    if (*p == '"') { p++; while (*p && !(*p == '"' && p[1] != '"')) p += *p == '"' ? 2 : 1; p++; }
-    else while (*p && *p != ',' && *p != '\n') p++;
-    if (*p == ',') p++;
-  }
-  size_t n = 0;
-  while (*p && *p != ',' && *p != '\n' && n + 1 < len) out[n++] = *p++;
-  out[n] = 0;
-  return 0;
-}
 
 TEST(inputs_a_single_valued_flag_given_twice_is_refused) {
   paths();
@@ -114,18 +91,18 @@ TEST(inputs_an_rmm_request_past_any_device_is_an_oom) {
   put(log, text, strlen(text));
   CHECK_EQ(test_cli(outp, errp, "run", "--trace", log, "--device", "sim", "--quiet", NULL), 0);
   char *csv = test_read_file(outp), cell[64];
-  CHECK(!cell_of(csv, "status", cell, sizeof cell));
+  CHECK(!test_csv_cell(csv, "status", cell, sizeof cell));
   CHECK_STR(cell, "oom");
-  CHECK(!cell_of(csv, "oom_count", cell, sizeof cell));
+  CHECK(!test_csv_cell(csv, "oom_count", cell, sizeof cell));
   CHECK_STR(cell, "1");
-  CHECK(!cell_of(csv, "skipped_events", cell, sizeof cell));
+  CHECK(!test_csv_cell(csv, "skipped_events", cell, sizeof cell));
   CHECK_STR(cell, "0");
   free(csv);
   CHECK_EQ(test_cli(outp, errp, "run", "--trace", log, "--device", "sim", "--quiet", "--fail-on-oom", NULL), 1);
   /* under skip, the free of the dropped request is no unknown free either */
   CHECK_EQ(test_cli(outp, errp, "run", "--trace", log, "--device", "sim", "--on-oom", "skip", "--allocator", "caching", NULL), 0);
   csv = test_read_file(outp);
-  CHECK(!cell_of(csv, "skipped_events", cell, sizeof cell));
+  CHECK(!test_csv_cell(csv, "skipped_events", cell, sizeof cell));
   CHECK_STR(cell, "0");
   free(csv);
   /* one byte less than 2^48 is no longer refused at the door: the device says */
@@ -133,7 +110,7 @@ TEST(inputs_an_rmm_request_past_any_device_is_an_oom) {
   put(log, text, strlen(text));
   CHECK_EQ(test_cli(outp, errp, "run", "--trace", log, "--device", "sim", "--quiet", NULL), 0);
   csv = test_read_file(outp);
-  CHECK(!cell_of(csv, "status", cell, sizeof cell));
+  CHECK(!test_csv_cell(csv, "status", cell, sizeof cell));
   CHECK_STR(cell, "oom");   /* no 256 TiB on an H100 either */
   free(csv);
 }

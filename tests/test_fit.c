@@ -162,28 +162,6 @@ TEST(fit_train_loop_issue_figures_without_margin) {
   CHECK_EQ(rep.max_value, 17);
 }
 
-static int csv_col(const char *text, const char *col, char *out, size_t len) {
-  const char *nl = strchr(text, '\n');
-  if (!nl) return -1;
-  int idx = -1, k = 0;
-  for (const char *p = text; p < nl; k++) {
-    const char *e = p;
-    while (e < nl && *e != ',') e++;
-    if ((size_t)(e - p) == strlen(col) && !strncmp(p, col, (size_t)(e - p))) idx = k;
-    p = e + 1;
-  }
-  if (idx < 0) return -1;
-  const char *p = nl + 1;
-  for (k = 0; k < idx && *p && *p != '\n'; k++) {   /* row 1; fields before idx unquoted or quoted */
-    if (*p == '"') { p++; while (*p && !(*p == '"' && p[1] != '"')) p += *p == '"' ? 2 : 1; p++; }
-    else while (*p && *p != ',' && *p != '\n') p++;
-    if (*p == ',') p++;
-  }
-  size_t n = 0;
-  while (*p && *p != ',' && *p != '\n' && n + 1 < len) out[n++] = *p++;
-  out[n] = 0;
-  return 0;
-}
 
 TEST(fit_cli_writes_fit_columns_and_the_usual_row) {
   char out[512], err[512], cell[128];
@@ -198,12 +176,12 @@ TEST(fit_cli_writes_fit_columns_and_the_usual_row) {
   CHECK(csv != NULL);
   const char *cols[] = {"allocator", "vary", "max_value", "headroom_bytes", "next_value", "next_needs_bytes", "peak_reserved",
                         "status"};
-  for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) CHECK_MSG(!csv_col(csv, cols[i], cell, sizeof cell), "no %s", cols[i]);
-  CHECK(!csv_col(csv, "allocator", cell, sizeof cell));
+  for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) CHECK_MSG(!test_csv_cell(csv, cols[i], cell, sizeof cell), "no %s", cols[i]);
+  CHECK(!test_csv_cell(csv, "allocator", cell, sizeof cell));
   CHECK_STR(cell, "caching");
-  CHECK(!csv_col(csv, "vary", cell, sizeof cell));
+  CHECK(!test_csv_cell(csv, "vary", cell, sizeof cell));
   CHECK_STR(cell, "batch");
-  CHECK(!csv_col(csv, "limit_bytes", cell, sizeof cell));
+  CHECK(!test_csv_cell(csv, "limit_bytes", cell, sizeof cell));
   CHECK_STR(cell, "629145600");
   struct run_spec s;
   base_spec(&s, TL, "caching");
@@ -212,7 +190,7 @@ TEST(fit_cli_writes_fit_columns_and_the_usual_row) {
   fit_find(&s, "batch", 600ull << 20, 0, 1, 0, 0, &r, &rep);
   char want[32];
   snprintf(want, sizeof want, "%llu", (unsigned long long)rep.max_value);
-  CHECK(!csv_col(csv, "max_value", cell, sizeof cell));
+  CHECK(!test_csv_cell(csv, "max_value", cell, sizeof cell));
   CHECK_STR(cell, want);
   free(csv);
 }
@@ -225,9 +203,9 @@ TEST(fit_cli_default_margin_is_workspaces_plus_one_percent) {
                     "--quiet", NULL), 0);
   char *csv = test_read_file(out);
   CHECK(csv != NULL);
-  CHECK(!csv_col(csv, "margin_bytes", cell, sizeof cell));
+  CHECK(!test_csv_cell(csv, "margin_bytes", cell, sizeof cell));
   CHECK_STR(cell, "78157440");   /* 68157440 + 10000000 */
-  CHECK(!csv_col(csv, "cap_bytes", cell, sizeof cell));
+  CHECK(!test_csv_cell(csv, "cap_bytes", cell, sizeof cell));
   CHECK_STR(cell, "921842560");
   free(csv);
   CHECK_EQ(fit_default_margin(10627186688ull), 68157440ull + 106271866ull);
@@ -249,7 +227,7 @@ TEST(fit_cli_takes_the_limit_from_an_oom_message) {
                     "--quiet", NULL), 0);
   char *csv = test_read_file(out);
   CHECK(csv != NULL);
-  CHECK(!csv_col(csv, "limit_bytes", cell, sizeof cell));
+  CHECK(!test_csv_cell(csv, "limit_bytes", cell, sizeof cell));
   CHECK_STR(cell, "21243981988");   /* 19.785 GiB: the low end of what "19.79 GiB" printed to 2 decimals can be */
   free(csv);
 }

@@ -251,3 +251,27 @@ int main(int argc, char **argv) {
   printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
   return failed ? 1 : 0;
 }
+
+/* a column of the first row of a CSV text: 0, or -1 when the text has no such column (test.h) */
+int test_csv_cell(const char *text, const char *col, char *out, size_t len) {
+  const char *nl = strchr(text, '\n');
+  if (!nl) return -1;
+  int idx = -1, k = 0;
+  for (const char *p = text; p < nl; k++) {
+    const char *e = p;
+    while (e < nl && *e != ',') e++;
+    if ((size_t)(e - p) == strlen(col) && !strncmp(p, col, (size_t)(e - p))) idx = k;
+    p = e + 1;
+  }
+  if (idx < 0) return -1;
+  const char *p = nl + 1;
+  for (k = 0; k < idx && *p && *p != '\n'; k++) {   /* row 1; fields before idx unquoted or quoted */
+    if (*p == '"') { p++; while (*p && !(*p == '"' && p[1] != '"')) p += *p == '"' ? 2 : 1; p++; }
+    else while (*p && *p != ',' && *p != '\n') p++;
+    if (*p == ',') p++;
+  }
+  size_t n = 0;
+  while (*p && *p != ',' && *p != '\n' && n + 1 < len) out[n++] = *p++;
+  out[n] = 0;
+  return 0;
+}
