@@ -103,3 +103,33 @@ TEST(results_read_bounds_the_line_length) {
   CHECK_CONTAINS(err, "long_line.csv:2: a line longer than");
   free(big);
 }
+
+/* the tolerance file: a line is never cut (over 510 characters, or at a NUL byte): refused,
+ * naming the file and line */
+TEST(compare_tolerance_file_lines_are_never_cut) {
+  char outp[512], errp[512];
+  snprintf(outp, sizeof outp, "%s/tol.out", test_tmpdir());
+  snprintf(errp, sizeof errp, "%s/tol.err", test_tmpdir());
+  char longline[700];
+  memset(longline, 'x', 600);
+  snprintf(longline + 600, sizeof longline - 600, ",exact\n");
+  char text[800];
+  snprintf(text, sizeof text, "peak_reserved,exact\n%s", longline);
+  const char *tol = test_write_tmp("tol_long.csv", text);
+  const char *csv = test_data("../../results/baseline-sim.csv");
+  CHECK_EQ(test_cli(outp, errp, "compare", csv, csv, "--tolerance", tol, NULL), 2);
+  char *e = test_read_file(errp);
+  CHECK_CONTAINS(e, "tol_long.csv:2: a line over 510 characters");
+  free(e);
+  char nul[64];
+  snprintf(nul, sizeof nul, "%s/tol_nul.csv", test_tmpdir());
+  FILE *f = fopen(nul, "wb");
+  CHECK(f != NULL);
+  if (!f) return;
+  fwrite("peak_reserved,ex\0act\npeak_allocated,exact\n", 1, 42, f);
+  fclose(f);
+  CHECK_EQ(test_cli(outp, errp, "compare", csv, csv, "--tolerance", nul, NULL), 2);
+  e = test_read_file(errp);
+  CHECK_CONTAINS(e, "tol_nul.csv:1: a NUL byte in the line");
+  free(e);
+}

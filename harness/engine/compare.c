@@ -39,6 +39,17 @@ int cmp_load_tolerance(const char *path, struct cmp_opts *o, char *err, size_t e
   int ln = 0;
   while (fgets(line, sizeof line, f)) {
     ln++;
+    size_t len = strlen(line);
+    if (len == sizeof line - 1 && line[len - 1] != '\n' && !feof(f)) {   /* never a line cut in two */
+      snprintf(err, errlen, "%s:%d: a line over %zu characters: expected column,mode,abs,rel,factor", path, ln, sizeof line - 2);
+      fclose(f);
+      return 2;
+    }
+    if (len < sizeof line - 1 && !feof(f) && (!len || line[len - 1] != '\n')) {   /* fgets stopped short: a NUL byte */
+      snprintf(err, errlen, "%s:%d: a NUL byte in the line: expected text (column,mode,abs,rel,factor)", path, ln);
+      fclose(f);
+      return 2;
+    }
     line[strcspn(line, "\r\n")] = 0;
     if (!line[0] || line[0] == '#' || !strncmp(line, "column,", 7)) continue;
     char *fld[5] = {0};
