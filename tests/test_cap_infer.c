@@ -191,15 +191,18 @@ TEST(oom_message_belongs_to_the_snapshot_only_when_request_and_limit_agree) {
   ci.hi = 17363000000ull;
   struct oom_message m;
   memset(&m, 0, sizeof m);
-  m.tried = (uint64_t)(3.42 * 1073741824.0);            /* as printed: the low end */
+  m.request_bytes = (uint64_t)(3.415 * 1073741824.0);   /* "3.42 GiB" as printed: [3.415, 3.425) GiB */
+  m.request_hi = (uint64_t)(3.425 * 1073741824.0);
   m.limit = (uint64_t)(15.65 * 1073741824.0);
   m.limit_hi = (uint64_t)(15.655 * 1073741824.0);
   char why[400];
   CHECK(limit_message_fits(&m, &ci, why, sizeof why));
-  m.tried = (uint64_t)(2.11 * 1073741824.0);            /* another run's request */
+  m.request_bytes = (uint64_t)(2.105 * 1073741824.0);   /* another run's request, "2.11 GiB" */
+  m.request_hi = (uint64_t)(2.115 * 1073741824.0);
   CHECK(!limit_message_fits(&m, &ci, why, sizeof why));
   CHECK_CONTAINS(why, "Tried to allocate 2.11 GiB");
-  m.tried = (uint64_t)(3.42 * 1073741824.0);
+  m.request_bytes = (uint64_t)(3.415 * 1073741824.0);
+  m.request_hi = (uint64_t)(3.425 * 1073741824.0);
   m.limit = (uint64_t)(27.26 * 1073741824.0);           /* a limit the snapshot rules out */
   m.limit_hi = m.limit + 10000000;
   CHECK(!limit_message_fits(&m, &ci, why, sizeof why));

@@ -103,27 +103,18 @@ int limit_parse(const char *flag, const char *text, int fraction_only, uint64_t 
   return 0;
 }
 
-/* PyTorch prints sizes with two decimals in the largest unit that keeps them >= 1
- * (format_size): the value read is the low end, and the true size lies within half a
- * hundredth of that unit of it */
-static uint64_t printed_slack(uint64_t v) {
-  uint64_t unit = 1;
-  while (unit < (1ull << 40) && v >= unit * 1024) unit *= 1024;
-  return unit / 100 + 1;
-}
-
-static int near(uint64_t printed, uint64_t v) {
-  uint64_t d = printed > v ? printed - v : v - printed;
-  return d <= printed_slack(printed);
-}
+/* v inside the interval the message printed its failed request as ("Tried to allocate
+ * 2.11 GiB": [request_bytes, request_hi), oom_message.c) */
+static int printed_as(const struct oom_message *m, uint64_t v) { return v >= m->request_bytes && v < m->request_hi; }
 
 int limit_message_fits(const struct oom_message *m, const struct cap_inference *ci, char *why, size_t n) {
   char a[32], b[32], c[32], d[32];
   why[0] = 0;
   if (!ci->has_oom) return 1;                       /* nothing in the snapshot to hold it against */
-  if (m->tried && !near(m->tried, ci->request) && !near(m->tried, ci->segment)) {
+  if (m->request_hi > m->request_bytes && !printed_as(m, ci->request) && !printed_as(m, ci->segment)) {
     snprintf(why, n, "it says 'Tried to allocate %s', but the snapshot's failed request is %s (%llu bytes, a %s segment)",
-             fmt_bytes(m->tried, a, sizeof a), fmt_bytes(ci->request, b, sizeof b), (unsigned long long)ci->request,
+             fmt_bytes(m->request_bytes + (m->request_hi - m->request_bytes) / 2, a, sizeof a),   /* as printed */
+             fmt_bytes(ci->request, b, sizeof b), (unsigned long long)ci->request,
              fmt_bytes(ci->segment, c, sizeof c));
     return 0;
   }

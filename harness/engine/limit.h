@@ -33,8 +33,8 @@ struct limit {
 };
 
 /* Does PyTorch's OOM message m belong to the snapshot whose OOM ci describes? Its failed
- * request ("Tried to allocate") must be the snapshot's (the request or its segment, to the
- * message's printed precision) and its limit inside the interval the snapshot proves.
+ * request ("Tried to allocate") must be the snapshot's (the request or its segment, inside
+ * the interval the message printed it as) and its limit inside the interval the snapshot proves.
  * 1 yes (or the snapshot has no OOM to hold it against); 0 with why. */
 struct oom_message;
 int limit_message_fits(const struct oom_message *m, const struct cap_inference *ci, char *why, size_t n);
