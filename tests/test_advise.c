@@ -20,7 +20,6 @@ static struct advise_candidate cand(const char *spec, int fits_of_20, uint64_t w
   c.fits = fits_of_20 == 20;
   c.r.completed = c.fits;
   c.worst_reserved = worst;
-  c.worst_x = (double)worst / 1000;
   c.r.peak_reserved = worst;
   c.mean_driver_ns = driver;
   c.min_events = events;
@@ -107,11 +106,9 @@ TEST(advise_never_ranks_a_dominated_setting_above_the_one_that_dominates_it) {
   struct advise_candidate c[3];
   c[0] = cand("expandable:roundup_power2_divisions=16", 20, 27025497784ull, 10, 10);   /* 25.17 GiB */
   c[0].k.expandable = 1; for (int i = 0; i < ADVISE_INTERVALS; i++) c[0].k.roundup[i] = 16;
-  c[0].worst_x = 1.010;
   c[1] = cand("expandable", 20, 26757082808ull, 10, 10);                              /* 24.92 GiB */
   c[1].k.expandable = 1;
   c[1].r.peak_reserved = 26402748334ull;                                              /* 24.59 GiB */
-  c[1].worst_x = 1.030;                                 /* its worst ratio is on a smaller variation */
   c[2] = cand("caching", 20, 40000000000ull, 1, 10);
   struct advise_result res;
   memset(&res, 0, sizeof res);

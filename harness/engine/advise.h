@@ -78,9 +78,6 @@ struct advise_candidate {
   int nvariations, fits_variations;   /* how many; on how many it completed (under the budget) */
   uint64_t worst_reserved;       /* the largest peak reserved of those that completed; when some did
                                     not, the smallest limit those need (advise_needs), if larger */
-  double worst_x;                /* the largest peak reserved / peak requested of a variation (where it ran out: the
-                                    smallest limit it needs there / its peak requested): ranks settings whose
-                                    variations differ in size */
   int64_t headroom;              /* the budget (or the device) minus worst_reserved; negative: it does not fit */
   uint64_t min_events;           /* events replayed on the variation it got least far on */
   uint64_t mean_driver_ns;       /* modeled driver time, the mean over the variations */
@@ -118,7 +115,7 @@ struct advise_opts {
   int variations;                /* reruns replayed, the recorded one included (0 = VARIATIONS_DEFAULT, 1 = it alone) */
   uint64_t seed;                 /* the variations' seed (0 = 1) */
   int threads;                   /* replays at once (0 = the online cores) */
-  int no_needs;                  /* skip the smallest-limit search over all variations (the pick then goes by worst_x) */
+  int no_needs;                  /* skip the smallest-limit search over all variations (the pick then goes by worst_reserved) */
 };
 
 struct advise_result {

@@ -96,7 +96,6 @@ static void fold_eval(struct advise_candidate *c, const struct run_result *rs, c
   c->worst_variation = -1;
   c->need = 0;
   c->failed_mask = 0;
-  c->worst_x = 0;
   double driver = 0;
   int first_fail = -1;
   for (int v = 0; v < n; v++) {
@@ -107,8 +106,6 @@ static void fold_eval(struct advise_candidate *c, const struct run_result *rs, c
     c->fits_variations += ok;
     if (!ok) c->failed_mask |= 1ull << v;
     if (ok && r->peak_reserved > c->worst_reserved) { c->worst_reserved = r->peak_reserved; if (first_fail < 0) c->worst_variation = v; }
-    if (ok && r->peak_requested && (double)r->peak_reserved / (double)r->peak_requested > c->worst_x)
-      c->worst_x = (double)r->peak_reserved / (double)r->peak_requested;
     if (!ok && first_fail < 0) { first_fail = v; c->worst_variation = v; }
     if (r->events < c->min_events) c->min_events = r->events;
     driver += (double)r->modeled_driver_ns;
@@ -181,8 +178,6 @@ static void fold_needs(struct advise_candidate *c, const struct run_result *rs, 
   c->need_x_min = unknown || !all_variations ? 0 : x_min;
   c->need_x_max = unknown || !all_variations ? 0 : x_max;
   if (!c->fits) {                                 /* what it would take: the smallest limit it completes under */
-    if (unknown) c->worst_x = 1e9;
-    else if (x_max > c->worst_x) c->worst_x = x_max;
     uint64_t worst = unknown ? UINT64_MAX / 4 : need;
     if (worst > c->worst_reserved) c->worst_reserved = worst;
     c->headroom = (int64_t)headroom_of - (int64_t)c->worst_reserved;
