@@ -194,6 +194,39 @@ TEST(mincap_every_strategy_row_is_consistent) {
   }
 }
 
+/* mincap_need (advise's needs) is the search without the three replays above the cap:
+ * the same cap and surviving run as mincap_find on every strategy, on the scripts where
+ * the cap is non-monotonic above (flagged by mincap_find only) and below (flagged by both),
+ * in exactly 3 fewer replays wherever mincap_find ran all three */
+TEST(mincap_need_is_the_same_cap_without_the_steps_above) {
+  const char *scripts[] = {SCRIPT_MIXED, SCRIPT_NONMONO, "grad_accumulation"};
+  for (int k = 0; k < 3; k++)
+    for (int i = 0; allocator_table[i]; i++) {
+      const struct allocator_ops *a = allocator_table[i];
+      if (a->flags & ALLOC_NEEDS_POOL) continue;
+      struct run_spec s;
+      base_spec(&s, scripts[k], k == 2 && !strcmp(a->name, "bfc") ? "bfc:chunk_order=address" : a->name);
+      s.validate = 0;
+      struct run_result f, n;
+      struct mincap_report rf, rn;
+      CHECK_EQ(mincap_find(&s, 0.005, 0, &f, &rf), 0);
+      CHECK_EQ(mincap_need(&s, 0.005, &n, &rn), 0);
+      CHECK_MSG(n.mincap_bytes == f.mincap_bytes, "%s on %s: need %llu, find %llu", a->name, scripts[k],
+                (unsigned long long)n.mincap_bytes, (unsigned long long)f.mincap_bytes);
+      CHECK_EQ(n.peak_reserved, f.peak_reserved);
+      CHECK_EQ(n.peak_requested, f.peak_requested);
+      CHECK_EQ(rn.hi, rf.hi);
+      CHECK_EQ(rn.lo, rf.lo);
+      int above = !rf.fails_above ? 3 : 0;   /* all three completed above: none of them in need's count */
+      if (above) CHECK_MSG(rn.runs == rf.runs - 3, "%s on %s: %d runs, find %d", a->name, scripts[k], rn.runs, rf.runs);
+      else CHECK(rn.runs <= rf.runs);
+      if (k == 1 && !strcmp(a->name, "caching")) {   /* flagged above by find only */
+        CHECK_CONTAINS(f.status, "non-monotonic");
+        CHECK_STR(n.status, "ok");
+      }
+    }
+}
+
 /* the CSV column by header name, from a file written by the CLI (row 1 = first data row) */
 static int csv_cell(const char *text, int row, const char *col, char *out, size_t len) {
   const char *hdr = text;   /* the header is the first line */

@@ -35,7 +35,7 @@ static void one(struct pool *p, int t) {
   rs.events = &p->vs->v[v];
   rs.allocator = p->spec[t / p->vs->n];
   run_result_init(&p->rs[t]);
-  if (p->task == T_MINCAP) p->cls[t] = mincap_find(&rs, ADVISE_NEED_PRECISION, 0, &p->rs[t], NULL);
+  if (p->task == T_MINCAP) p->cls[t] = mincap_need(&rs, ADVISE_NEED_PRECISION, &p->rs[t], NULL);   /* the cap is all advise reads */
   else p->cls[t] = replay_run(&rs, &p->rs[t]);
 }
 

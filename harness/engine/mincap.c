@@ -14,7 +14,10 @@
  *      (P x 1.01, 1.02, 1.03, 1.05, 1.07, 1.1, 1.15, 1.2, 1.3, 1.5, 1.75, 2, 3) are tried
  *      too; the first that completes becomes hi, bisection runs again below it, and the
  *      row is flagged (a larger cap, the old lo, fails).
- *   7. hi * (1 + step) for each step must complete too; else the row is flagged. */
+ *   7. hi * (1 + step) for each step must complete too; else the row is flagged.
+ * mincap_need is steps 1-6 alone: the same cap, without the check above it (the three
+ * replays of step 7 are a third of a search's completing replays; advise reads the cap
+ * only). */
 #include "status.h"
 #include "mincap.h"
 #include "model_bound.h"
@@ -107,8 +110,9 @@ static int finish_with(struct run_result *out, const struct run_result *r) {
   return out->exit_class;
 }
 
-int mincap_find(const struct run_spec *base, double precision, int progress,
-                struct run_result *out, struct mincap_report *rep_out) {
+/* steps 1-6, and 7 when check_above */
+static int search(const struct run_spec *base, double precision, int progress, int check_above,
+                  struct run_result *out, struct mincap_report *rep_out) {
   struct mincap_report rep_local;
   struct mincap_report *rep = rep_out ? rep_out : &rep_local;
   memset(rep, 0, sizeof *rep);
@@ -169,7 +173,7 @@ int mincap_find(const struct run_spec *base, double precision, int progress,
   rep->lo = lo;
 
   /* 7. monotonic above? */
-  for (int i = 0; i < MINCAP_NSTEPS && !rep->fails_above; i++) {
+  for (int i = 0; check_above && i < MINCAP_NSTEPS && !rep->fails_above; i++) {
     uint64_t cap = (uint64_t)ceil((double)rep->hi * (1.0 + mincap_steps[i]));
     struct run_result *chk = &S->runs[S->best == 0 ? 1 : 0];
     probe(base, cap, progress, rep, chk);
@@ -202,6 +206,15 @@ done:
     model_bound_row(&s, out);
   }
   return rc;
+}
+
+int mincap_find(const struct run_spec *base, double precision, int progress,
+                struct run_result *out, struct mincap_report *rep) {
+  return search(base, precision, progress, 1, out, rep);
+}
+
+int mincap_need(const struct run_spec *base, double precision, struct run_result *out, struct mincap_report *rep) {
+  return search(base, precision, 0, 0, out, rep);
 }
 
 int mincap_confirm(const struct run_spec *base, const struct device_config *on, const struct run_result *row,

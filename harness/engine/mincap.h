@@ -33,6 +33,12 @@ struct mincap_report {
 int mincap_find(const struct run_spec *base, double precision, int progress,
                 struct run_result *out, struct mincap_report *rep);
 
+/* The same search without step 7 (the replays at +1%, +2%, +5% above the cap found): the
+ * same mincap_bytes and surviving run as mincap_find, its status never "non-monotonic"
+ * from above (a non-monotonic cap found below still is). For callers that read the cap
+ * only (advise's needs). */
+int mincap_need(const struct run_spec *base, double precision, struct run_result *out, struct mincap_report *rep);
+
 /* Confirm a found mincap on another device (the GPU, after a search on sim): a replay
  * at row->mincap_bytes there must complete with the same peak reserved as row, and a
  * replay one precision step below must end as it does on base's own device (on sim: it
