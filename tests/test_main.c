@@ -3,11 +3,17 @@
  * run only when a GPU is visible; otherwise they are reported as skipped, or as failed
  * with the reason when FB_GPU_REQUIRED=1 (`make test-gpu`). CUDA must not be used in a
  * child forked after the parent initialized it, and test_cli forks: so the GPU is probed
- * in a child of its own, and the GPU tests run after all the others. What the tests
- * write to stderr (the messages of the bad-input cases, warnings of the code under test)
- * goes to the test log, the binary's path + ".log" (build/fragbench-tests.log), one
- * "== name" section per test, so that the terminal shows test lines only; a failing
- * test's section is shown under its FAIL line. */
+ * in a child of its own, and the GPU tests run after all the others, in this process.
+ *
+ * The other tests run on one worker process per core (FB_JOBS=N to choose; 1 = here, one
+ * after another), each taking the next test not yet taken; every test's stdout and
+ * failure lines are kept apart and printed in the tests' own order once all are done, so
+ * the output does not depend on the number of workers. A worker that dies inside a test
+ * fails that test (and a fresh worker goes on with the rest). Each worker has its own
+ * scratch directory. What the tests write to stderr (the messages of the bad-input cases,
+ * warnings of the code under test) goes to the test log, the binary's path + ".log"
+ * (build/fragbench-tests.log), one "== name" section per test, so that the terminal shows
+ * test lines only; a failing test's section is shown under its FAIL line. */
 #include <time.h>
 #include "test.h"
 #include <stdarg.h>
@@ -17,6 +23,7 @@
 #include <sys/wait.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <sys/mman.h>
 #include "device.h"
 
 int cli_main(int argc, char **argv);
@@ -175,15 +182,147 @@ static int probe_gpu(char *err) {
   return n;
 }
 
-/* the log's tail from offset `from`, at most 20 lines, to the terminal */
-static void show_log(const char *path, long from) {
+/* the log's tail from offset `from`, at most 20 lines, to f */
+static void show_log(FILE *out, const char *path, long from) {
   FILE *f = fopen(path, "r");
   if (!f || fseek(f, from, SEEK_SET)) { if (f) fclose(f); return; }
   char line[1024];
   int n = 0;
-  while (fgets(line, sizeof line, f) && n < 20) { if (n++ == 0) fprintf(term_err, "  its stderr (%s):\n", path); fprintf(term_err, "    %s", line); }
-  if (n == 20) fprintf(term_err, "    ... (the rest in %s)\n", path);
+  while (fgets(line, sizeof line, f) && n < 20) { if (n++ == 0) fprintf(out, "  its stderr (%s):\n", path); fprintf(out, "    %s", line); }
+  if (n == 20) fprintf(out, "    ... (the rest in %s)\n", path);
   fclose(f);
+}
+
+/* one test's outcome, in memory shared with the workers */
+enum { T_PENDING, T_TAKEN, T_DONE };
+struct outcome {
+  int state, failed, skipped;
+  double sec;
+  char skip_reason[256];
+};
+struct shared {
+  int next;                       /* the next test to take (atomic) */
+  struct outcome o[sizeof tests / sizeof tests[0]];
+};
+
+/* run test i here: its stderr into the log (logfd), its stdout and failure lines into the
+ * files out/err when given (a worker), else straight to the terminal */
+static void run_one(int i, int logfd, int saved_err, const char *logpath, const char *out, const char *err, struct outcome *res) {
+  struct test *t = &tests[i];
+  cur_failed = cur_skipped = 0;
+  skip_reason[0] = 0;
+  struct timespec t0, t1;
+  long logat = 0;
+  int saved_out = -1;
+  FILE *errf = NULL, *term = term_err;
+  if (out) {   /* a worker: this test's stdout and failure lines kept apart */
+    fflush(stdout);
+    saved_out = dup(1);
+    int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) { dup2(fd, 1); close(fd); }
+    errf = fopen(err, "w");
+    if (errf) { setvbuf(errf, NULL, _IONBF, 0); term_err = errf; }
+  }
+  if (logfd >= 0) {   /* this test's stderr: its section of the log */
+    fflush(stderr);
+    dprintf(logfd, "== %s (%s)\n", t->name, t->file);
+    logat = lseek(logfd, 0, SEEK_END);
+    dup2(logfd, 2);
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  t->fn();
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  if (logfd >= 0) { fflush(stderr); dup2(saved_err, 2); }
+  res->sec = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  res->failed = cur_failed;
+  res->skipped = !cur_failed && cur_skipped;
+  snprintf(res->skip_reason, sizeof res->skip_reason, "%s", skip_reason);
+  if (cur_failed && logfd >= 0) show_log(term_err ? term_err : stderr, logpath, logat);
+  if (out) {
+    fflush(stdout);
+    if (saved_out >= 0) { dup2(saved_out, 1); close(saved_out); }
+    if (errf) fclose(errf);
+    term_err = term;
+  }
+}
+
+/* a file's whole content to f (and the file removed) */
+static void drain(const char *path, FILE *f) {
+  FILE *in = fopen(path, "r");
+  if (!in) return;
+  char buf[4096];
+  size_t n;
+  fflush(stdout);
+  while ((n = fread(buf, 1, sizeof buf, in)) > 0) fwrite(buf, 1, n, f);
+  fclose(in);
+  fflush(f);
+  remove(path);
+}
+
+static int selected(const struct test *t, const char *filter, int gpu) { return t->gpu == gpu && (!filter || strstr(t->name, filter)); }
+
+/* worker w: takes tests until none is left; exits */
+static void worker(struct shared *sh, const char *filter, const char *spool, const char *logbase, int w) {
+  char logpath[1300];
+  snprintf(logpath, sizeof logpath, "%s.%d", logbase, w);
+  int logfd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0644), saved = logfd >= 0 ? dup(2) : -1;
+  for (int i; (i = __atomic_fetch_add(&sh->next, 1, __ATOMIC_RELAXED)) < ntests;) {
+    if (!selected(&tests[i], filter, 0)) continue;
+    __atomic_store_n(&sh->o[i].state, T_TAKEN, __ATOMIC_RELEASE);
+    char out[1400], err[1400];
+    snprintf(out, sizeof out, "%s/%d.out", spool, i);
+    snprintf(err, sizeof err, "%s/%d.err", spool, i);
+    struct outcome res;
+    memset(&res, 0, sizeof res);
+    run_one(i, logfd, saved, logpath, out, err, &res);
+    res.state = T_DONE;
+    sh->o[i] = res;
+  }
+  if (tmpdir[0] && !getenv("FB_KEEP_TMP")) nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+  fflush(stdout);
+  _exit(0);
+}
+
+/* every non-GPU test on jobs workers; a worker that dies fails the test it held, and
+ * another is started for the rest. 0, or -1 when no worker could be started */
+static int run_workers(struct shared *sh, int jobs, const char *filter, const char *spool, const char *logbase) {
+  pid_t pid[64];
+  int alive = 0, started = 0;
+  for (int w = 0; w < jobs; w++) {
+    fflush(stdout); fflush(stderr);
+    pid_t p = fork();
+    if (p == 0) worker(sh, filter, spool, logbase, w);
+    if (p < 0) break;
+    pid[w] = p;
+    alive++;
+  }
+  started = alive;
+  if (!alive) return -1;
+  while (alive > 0) {
+    int status;
+    pid_t p = wait(&status);
+    if (p < 0) break;
+    int w = -1;
+    for (int k = 0; k < started; k++) if (pid[k] == p) w = k;
+    if (w < 0) continue;
+    alive--;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
+    for (int i = 0; i < ntests; i++)   /* the test it held: taken, never done (one per worker; any will do) */
+      if (sh->o[i].state == T_TAKEN) {
+        sh->o[i].state = T_DONE;
+        sh->o[i].failed = 1;
+        char err[1400];
+        snprintf(err, sizeof err, "%s/%d.err", spool, i);
+        FILE *f = fopen(err, "a");
+        if (f) { fprintf(f, "  the test's process died (%s %d)\n", WIFSIGNALED(status) ? "signal" : "exit", WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status)); fclose(f); }
+        break;
+      }
+    fflush(stdout); fflush(stderr);
+    pid_t q = fork();   /* the rest: a fresh worker */
+    if (q == 0) worker(sh, filter, spool, logbase, w + 100 * (alive + 1));
+    if (q > 0) { pid[w] = q; alive++; }
+  }
+  return 0;
 }
 
 int main(int argc, char **argv) {
@@ -195,17 +334,32 @@ int main(int argc, char **argv) {
   else if (logfd >= 0) { close(logfd); logfd = -1; }
   const char *req = getenv("FB_GPU_REQUIRED");
   int gpu_required = req && strcmp(req, "") && strcmp(req, "0");
+  const char *jobs_env = getenv("FB_JOBS");
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  int jobs = jobs_env && atoi(jobs_env) > 0 ? atoi(jobs_env) : cores > 0 ? (int)cores : 1;
+  if (jobs > 64) jobs = 64;
+  int nsel = 0;
+  for (int i = 0; i < ntests; i++) nsel += selected(&tests[i], filter, 0);
+  if (jobs > nsel) jobs = nsel > 0 ? nsel : 1;
   char err[FB_ERRLEN] = "";
   int have_gpu = -1;   /* probed when the first GPU test is reached */
   int passed = 0, failed = 0, skipped = 0;
-  double gpu_s = 0, slow_s[3] = {0, 0, 0};   /* GPU tests' wall time, and the three slowest */
+  double gpu_s = 0, slow_s[3] = {0, 0, 0}, all_s = 0;   /* GPU tests' wall time, and the three slowest */
   const char *slow_name[3] = {NULL, NULL, NULL};
+  struct timespec w0, w1;
+  clock_gettime(CLOCK_MONOTONIC, &w0);
+  struct shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (sh == MAP_FAILED) { perror("mmap"); return 2; }
+  char spool[1300] = "";
+  if (jobs > 1) {   /* the workers' outputs, kept apart until printed in order */
+    snprintf(spool, sizeof spool, "/tmp/fbspool.XXXXXX");
+    if (!mkdtemp(spool) || run_workers(sh, jobs, filter, spool, logpath)) jobs = 1;
+  }
   for (int pass = 0; pass < 2; pass++)   /* pass 0: the other tests; pass 1: GPU tests */
   for (int i = 0; i < ntests; i++) {
     struct test *t = &tests[i];
-    if (filter && !strstr(t->name, filter)) continue;
-    if (t->gpu != pass) continue;
-    cur_failed = cur_skipped = 0;
+    if (!selected(t, filter, pass)) continue;
+    struct outcome *res = &sh->o[i];
     if (t->gpu && have_gpu < 0) have_gpu = probe_gpu(err) > 0;
     if (t->gpu && !have_gpu) {
       if (gpu_required) { failed++; printf("FAIL %s (no GPU, and FB_GPU_REQUIRED is set: %s)\n", t->name, err); }
@@ -213,40 +367,45 @@ int main(int argc, char **argv) {
       fflush(stdout);
       continue;
     }
-    struct timespec t0, t1;
-    long logat = 0;
-    if (logfd >= 0) {   /* this test's stderr: its section of the log */
-      fflush(stderr);
-      logat = lseek(logfd, 0, SEEK_END);
-      dprintf(logfd, "== %s (%s)\n", t->name, t->file);
-      logat = lseek(logfd, 0, SEEK_END);
-      dup2(logfd, 2);
+    if (pass || jobs == 1) run_one(i, logfd, saved, logpath, NULL, NULL, res);
+    else {   /* a worker ran it: what it printed, in this order */
+      char path[1400];
+      snprintf(path, sizeof path, "%s/%d.out", spool, i);
+      drain(path, stdout);
+      snprintf(path, sizeof path, "%s/%d.err", spool, i);
+      drain(path, term_err ? term_err : stderr);
+      if (res->state != T_DONE) { res->failed = 1; fprintf(term_err ? term_err : stderr, "  never run: its worker stopped\n"); }
     }
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    t->fn();
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    if (logfd >= 0) { fflush(stderr); dup2(saved, 2); }
-    double sec = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-    if (t->gpu) {
-      gpu_s += sec;
-      for (int k = 0; k < 3; k++)
-        if (sec > slow_s[k]) {
-          for (int j = 2; j > k; j--) { slow_s[j] = slow_s[j - 1]; slow_name[j] = slow_name[j - 1]; }
-          slow_s[k] = sec; slow_name[k] = t->name;
-          break;
-        }
-    }
-    if (cur_failed) { failed++; printf("FAIL %s (%s)\n", t->name, t->file); fflush(stdout); if (logfd >= 0) show_log(logpath, logat); }
-    else if (cur_skipped) { skipped++; printf("skip %s (%s)\n", t->name, skip_reason); }
-    else { passed++; if (getenv("FB_VERBOSE")) printf("ok   %s\n", t->name); }
+    double sec = res->sec;
+    all_s += sec;
+    if (t->gpu) gpu_s += sec;
+    for (int k = 0; k < 3; k++)
+      if (sec > slow_s[k]) {
+        for (int j = 2; j > k; j--) { slow_s[j] = slow_s[j - 1]; slow_name[j] = slow_name[j - 1]; }
+        slow_s[k] = sec; slow_name[k] = t->name;
+        break;
+      }
+    if (res->failed) { failed++; printf("FAIL %s (%s)\n", t->name, t->file); }
+    else if (res->skipped) { skipped++; printf("skip %s (%s)\n", t->name, res->skip_reason); }
+    else { passed++; if (getenv("FB_VERBOSE")) printf("ok   %s (%.2f s)\n", t->name, sec); }
     fflush(stdout);
   }
-  if (tmpdir[0] && !getenv("FB_KEEP_TMP")) nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-  if (gpu_s > 0) {
-    printf("GPU tests: %.1f s in all; slowest:", gpu_s);
-    for (int k = 0; k < 3 && slow_name[k]; k++) printf(" %s %.1f s%s", slow_name[k], slow_s[k], k < 2 && slow_name[k + 1] ? "," : "");
-    printf("\n");
+  if (spool[0]) {   /* the workers' logs into the one log, in worker order */
+    for (int w = 0; w < 64 * 101; w++) {
+      char p[1300];
+      snprintf(p, sizeof p, "%s.%d", logpath, w);
+      if (logfd >= 0 && !access(p, F_OK)) { FILE *f = fdopen(dup(logfd), "a"); if (f) { drain(p, f); fclose(f); } }
+      else remove(p);
+    }
+    rmdir(spool);
   }
+  if (tmpdir[0] && !getenv("FB_KEEP_TMP")) nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+  clock_gettime(CLOCK_MONOTONIC, &w1);
+  double wall = (double)(w1.tv_sec - w0.tv_sec) + 1e-9 * (double)(w1.tv_nsec - w0.tv_nsec);
+  if (gpu_s > 0) printf("GPU tests: %.1f s in all\n", gpu_s);
+  printf("%.1f s (the tests' own times add up to %.1f s; %d worker%s); slowest:", wall, all_s, jobs, jobs == 1 ? "" : "s");
+  for (int k = 0; k < 3 && slow_name[k]; k++) printf(" %s %.1f s%s", slow_name[k], slow_s[k], k < 2 && slow_name[k + 1] ? "," : "");
+  printf("\n");
   if (logfd >= 0) { close(logfd); printf("the tests' stderr (bad-input messages, warnings): %s\n", logpath); }
   printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
   return failed ? 1 : 0;
