@@ -2,9 +2,13 @@
  * loop; see plan.h. */
 #include "plan.h"
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "inputs.h"
+#include "row_pool.h"
+#include "timing.h"
 #include "model_bound.h"
 #include "replay_open.h"
 
@@ -158,10 +162,15 @@ void plan_release(struct plan *p) {
   p->n = 0;
 }
 
+static pthread_mutex_t lazy_mu = PTHREAD_MUTEX_INITIALIZER;   /* the lazily computed totals and peaks: rows run on several threads */
+
 static uint64_t slot_total(struct plan *p, const struct plan_row *row) {
+  pthread_mutex_lock(&lazy_mu);
   uint64_t *t = &p->total[row->slot];
   if (!*t) *t = limit_device_total(&row->spec.device);
-  return *t;
+  uint64_t v = *t;
+  pthread_mutex_unlock(&lazy_mu);
+  return v;
 }
 
 static int row_error(struct run_result *r, const char *msg) {
@@ -193,10 +202,14 @@ int plan_row_run(struct plan *p, struct plan_row *row, struct run_result *r) {
     }
     break;
   case PLAN_CAP_X: {
+    pthread_mutex_lock(&lazy_mu);   /* once per input, whichever of its rows comes first */
     uint64_t *peak = &p->peak[row->source * p->width + row->slot];
-    if (!*peak && workload_peak_requested(&s, peak, err)) return row_error(r, err);
+    int bad = !*peak && workload_peak_requested(&s, peak, err);
+    uint64_t pk = *peak;
+    pthread_mutex_unlock(&lazy_mu);
+    if (bad) return row_error(r, err);
     s.cap_x = row->cap.value;
-    s.cap_bytes = (uint64_t)ceil(row->cap.value * (double)*peak);
+    s.cap_bytes = (uint64_t)ceil(row->cap.value * (double)pk);
     break;
   }
   }
@@ -231,7 +244,61 @@ static void forget_done(struct plan *p, int g) {
   }
 }
 
+/* one device of the simulated kind, one row a group: the rows on the engine's pool, one
+ * worker per core, emitted in order (row_pool.h) */
+struct pooled {
+  struct plan *p;
+  struct run_result *res;
+  plan_emit_fn emit;
+  void *emit_ctx;
+  int worst, said;
+  uint64_t t0;
+};
+
+static void pooled_row(int i, void *ctx) {
+  struct pooled *q = ctx;
+  plan_row_run(q->p, &q->p->rows[i], &q->res[i]);
+}
+
+static int pooled_done(int i, void *ctx) {
+  struct pooled *q = ctx;
+  struct plan_row *row = &q->p->rows[i];
+  if (q->said) { fprintf(stderr, "\r%60s\r", ""); q->said = 0; }   /* the progress line gives way to what emit says */
+  int w = q->emit(q->p, row, 1, &q->res[i], q->emit_ctx);
+  free(row->timeline);
+  row->timeline = NULL;
+  if (q->p->o.breakdown) stream_acct_free(&row->acct);
+  if (w > q->worst) q->worst = w;
+  forget_done(q->p, i);
+  return q->worst >= 2;
+}
+
+static void pooled_wait(int k, int n, int running, void *ctx) {
+  struct pooled *q = ctx;
+  if (!q->p->o.base.progress || now_ns() - q->t0 < 1000000000ull) return;
+  fprintf(stderr, "\rfragbench: %d of %d rows done, %d running, %.0f s   ", k, n, running, (double)(now_ns() - q->t0) / 1e9);
+  q->said = 1;
+}
+
+static int pooled_ok(const struct plan *p, plan_exec_fn exec) {
+  if (exec != plan_exec_here || p->width != 1 || p->n < 2) return 0;
+  for (int i = 0; i < p->n; i++)
+    if (!p->rows[i].spec.device.kind || strcmp(p->rows[i].spec.device.kind, "sim")) return 0;   /* a GPU's rows: one at a time on it */
+  return 1;
+}
+
 int plan_run(struct plan *p, plan_exec_fn exec, void *exec_ctx, plan_emit_fn emit, void *emit_ctx) {
+  if (pooled_ok(p, exec) && row_pool_threads(p->o.threads) > 1) {
+    struct pooled q = {.p = p, .emit = emit, .emit_ctx = emit_ctx, .t0 = now_ns()};
+    q.res = calloc((size_t)p->n, sizeof *q.res);
+    if (q.res) {
+      for (int i = 0; i < p->n; i++) p->rows[i].spec.progress = 0;   /* one line for all rows instead (pooled_wait) */
+      int handed = row_pool_run(p->n, p->o.threads, pooled_row, pooled_done, pooled_wait, &q);
+      if (q.said) fputc('\n', stderr);
+      free(q.res);
+      if (handed >= 0) return q.worst;
+    }
+  }
   int worst = 0;
   struct run_result *res = calloc((size_t)p->width, sizeof *res);
   if (!res) return 1;

@@ -3,7 +3,10 @@
  * row's own input's peak requested, or the limit a snapshot's OOM implies), run by one
  * loop (plan_run). The launchers - one device, a thread per device (--devices), an MPI
  * rank per device - only decide where each group of rows runs (plan_exec_fn) and gather
- * the results; what is written is decided by the caller's plan_emit_fn. */
+ * the results; what is written is decided by the caller's plan_emit_fn. On one simulated
+ * device the rows run on the engine's pool, one worker per core (row_pool.h), and are
+ * emitted in row order, so the output is the same whatever the number of cores; a GPU's
+ * rows run one after another on it. */
 #ifndef FB_PLAN_H
 #define FB_PLAN_H
 #include <stdint.h>
@@ -30,6 +33,7 @@ struct plan_opts {
   int no_infer_cap;
   int trust_message;             /* --trust-message (limit.h) */
   const char *oom_message;          /* --oom-message FILE|-: the limit of every row without a cap given */
+  int threads;                      /* one device of the simulated kind: rows on this many workers (0: one per core; row_pool.h) */
 };
 
 struct plan_row {
