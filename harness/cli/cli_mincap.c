@@ -3,9 +3,12 @@
  * run's metrics with cap_bytes = mincap_bytes and mincap_x = mincap_bytes / peak_requested. */
 #include "cli.h"
 #include "options.h"
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "mincap.h"
+#include "row_pool.h"
+#include "timing.h"
 #include "cap_infer.h"
 #include "limit.h"
 
@@ -30,6 +33,98 @@ const struct cmd_def cmd_mincap_def = {
   "below, inside or above it.\n",
   mincap_opts, cmd_mincap, NULL,
 };
+
+/* the searches of one command: task i = source i / nalloc x strategy i % nalloc */
+struct mincap_job {
+  const struct cli_opts *o;
+  const struct source *src;
+  struct run_spec spec[CLI_MAX * 4];
+  struct limit *lim;
+  const char *const *allocs;
+  int nalloc;
+  struct output *out;
+  const struct device_config *confirm;
+  struct run_result *res;
+  int *cls;
+  int progress, pooled, said, worst, handed, nconfirmed, ndisagree;
+  uint64_t t0;
+};
+
+static void mincap_task(int i, void *ctx) {
+  struct mincap_job *j = ctx;
+  struct run_spec s = j->spec[i / j->nalloc];
+  s.allocator = j->allocs[i % j->nalloc];
+  j->cls[i] = mincap_find(&s, j->o->precision, j->progress && j->pooled == 1, &j->res[i], NULL);   /* probe lines only one at a time */
+}
+
+static void mincap_wait(int k, int n, int running, void *ctx) {
+  struct mincap_job *j = ctx;
+  if (!j->progress || now_ns() - j->t0 < 1000000000ull) return;
+  fprintf(stderr, "\rmincap: %d of %d searches done, %d running, %.0f s   ", k, n, running, (double)(now_ns() - j->t0) / 1e9);
+  j->said = 1;
+}
+
+/* search i done (and all before it): its source's limit said before its first row, the
+ * row confirmed on the other device, written, placed against the limit; nonzero stops */
+static int mincap_done(int i, void *ctx) {
+  struct mincap_job *j = ctx;
+  const struct cli_opts *o = j->o;
+  int si = i / j->nalloc, ai = i % j->nalloc;
+  struct limit *lim = &j->lim[si];
+  struct run_result *rp = &j->res[i], r = *rp;
+  int cls = j->cls[i];
+  j->handed = i + 1;
+  if (j->said) { fprintf(stderr, "\r%60s\r", ""); j->said = 0; }
+  struct cap_inference ci = lim->ci;
+  if (ai == 0) {
+    if (lim->from == LIMIT_INFERRED && !o->quiet) {
+      char line[1024];
+      cap_infer_evidence(&ci, line, sizeof line);
+      fprintf(stderr, "fragbench: %s %s\n", j->src[si].trace, line);
+    }
+    if (si == 0 || lim->from == LIMIT_INFERRED) cli_say_limit(o, lim);
+  }
+  if (lim->from == LIMIT_GIVEN || lim->from == LIMIT_OOM_MESSAGE) {   /* one limit: an interval of one byte */
+    ci.has_oom = 1;
+    ci.lo = lim->bytes;
+    ci.hi = lim->bytes + 1;
+  }
+  if (cls == 2 && !r.allocator[0] && !r.workload[0]) {
+    fprintf(stderr, "fragbench: %s\n", r.status + 7);
+    j->worst = 2;
+    return 1;
+  }
+  if (j->confirm && !cls && r.mincap_bytes) {
+    char msg[FB_ERRLEN];
+    struct run_spec s = j->spec[si];
+    s.allocator = j->allocs[ai];
+    int ok = mincap_confirm(&s, j->confirm, &r, o->precision, msg, sizeof msg, NULL);
+    if (ok == 1) {
+      j->nconfirmed++;
+      if (!o->quiet) fprintf(stderr, "mincap: %s x %s: confirmed on %s: %s\n", r.workload, r.allocator, o->confirm_on, msg);
+    } else {
+      j->ndisagree++;
+      fprintf(stderr, "fragbench: MINCAP NOT CONFIRMED on %s: %s x %s: %s\n", o->confirm_on, r.workload, r.allocator, msg);
+      snprintf(r.status, sizeof r.status, "error: not confirmed on %s: %.400s", o->confirm_on, msg);
+      r.exit_class = cls = 1;
+    }
+  }
+  if (lim->from == LIMIT_INFERRED) { r.cap_lo = ci.lo; r.cap_hi = ci.hi; }
+  output_row(j->out, &r);
+  if (ci.has_oom && r.mincap_bytes && !o->quiet) {
+    char a[32];
+    const char *place = cap_infer_place(&ci, r.mincap_bytes);
+    fprintf(stderr, "fragbench: %s x %s: needs %s: %s the limit%s%s\n", r.workload, r.allocator,
+            fmt_bytes(r.mincap_bytes, a, sizeof a), !strcmp(place, "inside") ? "inside the interval of" : place,
+            lim->from == LIMIT_INFERRED ? " the job ran under" : "",
+            !strcmp(place, "below") ? " (completes under it)" : !strcmp(place, "above") ? " (fails under it)" : "");
+  }
+  if (cls) fprintf(stderr, "fragbench: %s x %s: %s\n", r.workload, r.allocator[0] ? r.allocator : j->allocs[ai], r.status);
+  else if (!strncmp(r.status, "ok: ", 4) && !o->quiet)
+    fprintf(stderr, "fragbench: %s x %s: %s\n", r.workload, r.allocator, r.status);
+  if (cls > j->worst) j->worst = cls;
+  return cls == 2;
+}
 
 int cmd_mincap(struct cli_opts *o) {
   if (!o->nworkloads && !o->ntraces) {
@@ -69,71 +164,40 @@ int cmd_mincap(struct cli_opts *o) {
   struct output out;
   if (output_open(&out, o->out)) return 2;
   out.quiet = o->quiet;
-  int progress = !o->quiet && isatty(2);
-  int worst = 0;
-  for (int si = 0; si < nsrc && worst < 2; si++) {
-    struct run_spec s;
-    cli_spec(o, &cfg, &src[si], &s);
-    /* a snapshot that ended in an OOM: where each strategy's need falls against its limit */
-    /* the limit each strategy's need is placed against: given, from the OOM message, or
-     * inferred from a snapshot that ended in an OOM (limit.h) */
-    struct limit lim;
+  /* every source's limit, resolved before the searches start (said when its first row is
+   * written); a source whose limit cannot be resolved ends the rows there, as it did */
+  struct mincap_job job = {.o = o, .allocs = allocs, .nalloc = nalloc, .out = &out, .confirm = o->confirm_on ? &confirm_cfg : NULL};
+  job.src = src;
+  job.lim = calloc((size_t)(nsrc ? nsrc : 1), sizeof *job.lim);
+  job.res = calloc((size_t)(nsrc > 0 && nalloc > 0 ? nsrc * nalloc : 1), sizeof *job.res);
+  job.cls = calloc((size_t)(nsrc > 0 && nalloc > 0 ? nsrc * nalloc : 1), sizeof *job.cls);
+  if (!job.lim || !job.res || !job.cls) { free(job.lim); free(job.res); free(job.cls); output_abort(&out); fprintf(stderr, "fragbench: out of host memory\n"); return 1; }
+  char lim_err[FB_ERRLEN] = "";
+  int nok = 0;
+  for (; nok < nsrc; nok++) {
     struct limit_ask ask = {.ngiven = o->ncaps, .given_bytes = cli_limit_on(o, &cfg), .oom_message = o->oom_message,
-                            .no_infer = o->no_infer_cap, .trace = src[si].trace, .trace_device = src[si].trace_device,
+                            .no_infer = o->no_infer_cap, .trace = src[nok].trace, .trace_device = src[nok].trace_device,
                             .trust_message = o->trust_message};
-    char err[FB_ERRLEN];
-    if (limit_resolve(&ask, &lim, err)) { fprintf(stderr, "fragbench: %s\n", err); worst = 2; break; }
-    struct cap_inference ci = lim.ci;
-    if (lim.from == LIMIT_INFERRED && !o->quiet) {
-      char line[1024];
-      cap_infer_evidence(&ci, line, sizeof line);
-      fprintf(stderr, "fragbench: %s %s\n", src[si].trace, line);
-    }
-    if (si == 0 || lim.from == LIMIT_INFERRED) cli_say_limit(o, &lim);
-    if (lim.from == LIMIT_GIVEN || lim.from == LIMIT_OOM_MESSAGE) {   /* one limit: an interval of one byte */
-      ci.has_oom = 1;
-      ci.lo = lim.bytes;
-      ci.hi = lim.bytes + 1;
-    }
-    for (int ai = 0; ai < nalloc; ai++) {
-      s.allocator = allocs[ai];
-      struct run_result r;
-      int cls = mincap_find(&s, o->precision, progress, &r, NULL);
-      if (cls == 2 && !r.allocator[0] && !r.workload[0]) {
-        fprintf(stderr, "fragbench: %s\n", r.status + 7);
-        worst = 2;
-        break;
-      }
-      if (o->confirm_on && !cls && r.mincap_bytes) {
-        char msg[FB_ERRLEN];
-        int ok = mincap_confirm(&s, &confirm_cfg, &r, o->precision, msg, sizeof msg, NULL);
-        if (ok == 1) {
-          nconfirmed++;
-          if (!o->quiet) fprintf(stderr, "mincap: %s x %s: confirmed on %s: %s\n", r.workload, r.allocator, o->confirm_on, msg);
-        } else {
-          ndisagree++;
-          fprintf(stderr, "fragbench: MINCAP NOT CONFIRMED on %s: %s x %s: %s\n", o->confirm_on, r.workload, r.allocator, msg);
-          snprintf(r.status, sizeof r.status, "error: not confirmed on %s: %.400s", o->confirm_on, msg);
-          r.exit_class = cls = 1;
-        }
-      }
-      if (lim.from == LIMIT_INFERRED) { r.cap_lo = ci.lo; r.cap_hi = ci.hi; }
-      output_row(&out, &r);
-      if (ci.has_oom && r.mincap_bytes && !o->quiet) {
-        char a[32];
-        const char *place = cap_infer_place(&ci, r.mincap_bytes);
-        fprintf(stderr, "fragbench: %s x %s: needs %s: %s the limit%s%s\n", r.workload, r.allocator,
-                fmt_bytes(r.mincap_bytes, a, sizeof a), !strcmp(place, "inside") ? "inside the interval of" : place,
-                lim.from == LIMIT_INFERRED ? " the job ran under" : "",
-                !strcmp(place, "below") ? " (completes under it)" : !strcmp(place, "above") ? " (fails under it)" : "");
-      }
-      if (cls) fprintf(stderr, "fragbench: %s x %s: %s\n", r.workload, r.allocator[0] ? r.allocator : allocs[ai], r.status);
-      else if (!strncmp(r.status, "ok: ", 4) && !o->quiet)
-        fprintf(stderr, "fragbench: %s x %s: %s\n", r.workload, r.allocator, r.status);
-      if (cls > worst) worst = cls;
-      if (cls == 2) break;
-    }
+    if (limit_resolve(&ask, &job.lim[nok], lim_err)) break;
   }
+  /* the searches on every core where they run on sim (a GPU's one after another on it),
+   * each row written, confirmed and explained in order on this thread */
+  job.progress = !o->quiet && isatty(2);
+  job.pooled = strcmp(cfg.kind ? cfg.kind : "", "sim") ? 1 : row_pool_threads(0);
+  for (int si = 0; si < nok; si++) cli_spec(o, &cfg, &src[si], &job.spec[si]);
+  job.t0 = now_ns();
+  row_pool_run(nok * nalloc, job.pooled, mincap_task, mincap_done, mincap_wait, &job);
+  if (job.said) fputc('\n', stderr);
+  int worst = job.worst;
+  nconfirmed = job.nconfirmed;
+  ndisagree = job.ndisagree;
+  if (nok < nsrc && worst < 2) {   /* where the rows stopped: the limit of the next source */
+    fprintf(stderr, "fragbench: %s\n", lim_err);
+    worst = 2;
+  }
+  free(job.lim);
+  free(job.res);
+  free(job.cls);
   if (output_finish(&out, worst == 0) && worst < 2) worst = 2;   /* --out only when every row was found */
   if (o->confirm_on)
     fprintf(stderr, "mincap: %d of %d found caps confirmed on %s%s\n", nconfirmed, nconfirmed + ndisagree, o->confirm_on,
