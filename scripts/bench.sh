@@ -12,6 +12,8 @@
 #                   segment (fragbench explain), drawn in plots/explain-T.png (gnuplot) and
 #                   plots/explain-T.html (every block, to hover)
 #   env.txt         device, driver, CUDA, commit (and its date), seed, date, and where each figure came from
+#   timing.csv      where the time went: every step (kind, input, start and seconds from the
+#                   bench's start, exit status)
 # then the plots (when gnuplot is installed) and report.md + report.html (`fragbench report`).
 #
 # The plan. The uncapped rows run on the device (on a GPU: real memory, host ns per call,
@@ -35,6 +37,7 @@ if [ "${1:-}" = "--job" ]; then   # one parallel job: bench.sh --job KIND LABEL 
   part="$DIR/.parts/$kind-$label"
   err="$DIR/.logs/$kind-$label.log"
   rc=0
+  t_start=$(date +%s.%N)
   case $kind in
     capsweep) "$BIN" run "$flag" "$src" $SIM_ALLOC $SIMDEV --seed "$SEED" --cap-x "$CAPS" --quiet --out "$part.csv" 2>"$err" || rc=$? ;;
     mincap) "$BIN" mincap "$flag" "$src" $SIM_ALLOC $SIMDEV $CONFIRM --seed "$SEED" --quiet --out "$part.csv" 2>"$err" || rc=$? ;;
@@ -46,6 +49,7 @@ if [ "${1:-}" = "--job" ]; then   # one parallel job: bench.sh --job KIND LABEL 
                >"$DIR/explain-$label.txt" 2>"$err" || rc=$? ;;
   esac
   [ $rc = 0 ] || echo "$kind $label: exit $rc (see $err)" >> "$DIR/.failed"
+  echo "$kind,$label,$t_start,$(date +%s.%N),$rc" | awk -F, -v t0="$T0" '{printf "%s,%s,%.2f,%.2f,%s\n", $1, $2, $3 - t0, $4 - $3, $5}' >> "$DIR/timing.csv"
   echo "$kind $label" >> "$DIR/.done"
   n=$(wc -l < "$DIR/.done"); now=$(date +%s); el=$((now - T0))
   left=$(( n > 0 ? el * (TOTAL - n) / n : 0 ))
@@ -62,6 +66,7 @@ stamp=$(date -u +%Y%m%dT%H%M%SZ)
 DIR=${BENCH_DIR:-results/bench-$stamp}
 mkdir -p "$DIR/.parts" "$DIR/.logs" "$DIR/plots"
 T0=$(date +%s)
+echo "step,input,start_s,seconds,exit" > "$DIR/timing.csv"
 : > "$DIR/.done"
 
 # the device, resolved once (no per-run notices), and what the simulated device of the
@@ -152,9 +157,11 @@ cpu_pid=$!
 # the uncapped rows: one invocation per source (each gets its own timeline), in order
 rc=0
 printf '%s\n' "$sources" | while read -r label flag src; do
+  t_run=$(date +%s.%N)
   "$BIN" run "$flag" "$src" $aargs --device "$kind" --seed "$SEED" --out "$DIR/.parts/run-$label.csv" \
     --timeline "$DIR/timeline-$label.csv" 2>"$DIR/.logs/run-$label.log" || echo "run $label" >> "$DIR/.failed"
   echo "run $label" >> "$DIR/.done"
+  echo "run,$label,$t_run,$(date +%s.%N),0" | awk -F, -v t0="$T0" '{printf "%s,%s,%.2f,%.2f,%s\n", $1, $2, $3 - t0, $4 - $3, $5}' >> "$DIR/timing.csv"
   n=$(wc -l < "$DIR/.done"); el=$(($(date +%s) - T0))
   printf 'bench: [%d/%d] run %s on %s done, %ds elapsed, ~%ds left\n' "$n" "$TOTAL" "$label" "$kind" "$el" \
     "$(( el * (TOTAL - n) / n ))" >&2
@@ -179,11 +186,11 @@ merge() {   # merge OUT PREFIX...: the parts PREFIX-<label>.csv of every source,
 }
 merge "$DIR/runs.csv" run
 
-# the GPU jobs (cuda only): mincap confirmations and async's own searches, in lanes run
-# side by side. A job needs at most about 1.55x its input's peak requested of GPU memory
-# (its caps bound what it holds; async's uncapped probe holds less); the inputs, largest
-# first, are dealt round-robin to K lanes, K as large as the K largest fit together in
-# 90% of the free memory (at most 4).
+# the GPU jobs (cuda only): mincap confirmations and async's own searches, side by side.
+# An input's GPU jobs run one after another; a job needs at most about 1.55x its input's
+# peak requested of GPU memory (its caps bound what it holds; async's uncapped probe holds
+# less). The inputs, largest first, each start as soon as what the running ones need and
+# its own fit in 90% of the free memory, at most GPU_LANES (default 8) at once.
 if [ -s "$DIR/.jobs_gpu" ]; then
   awk "$CSV_AWK"'
     FNR == 1 && /^#/ {next}
@@ -191,13 +198,19 @@ if [ -s "$DIR/.jobs_gpu" ]; then
     !h {for (i = 1; i <= n; i++) {if (f[i] == "peak_requested") c = i; if (f[i] == "workload") w = i}; h = 1; next}
     c && f[c] + 0 > need[f[w]] {need[f[w]] = f[c] + 0}
     END {for (x in need) printf "%.0f %s\n", need[x], x}' "$DIR/runs.csv" | sort -n -r > "$DIR/.needs"
-  lanes=$(awk -v free="${gpu_free:-0}" '{sum += 1.55 * $1; if (NR <= 4 && sum <= 0.9 * free) k = NR} END {print (k > 0 ? k : 1)}' "$DIR/.needs")
-  awk -v k="$lanes" -v d="$DIR" 'NR == FNR {lane[$2] = (FNR - 1) % k; next} {print > (d "/.lane" (($2 in lane) ? lane[$2] : 0))}' \
-    "$DIR/.needs" "$DIR/.jobs_gpu"
-  echo "bench: GPU phase: $(wc -l < "$DIR/.jobs_gpu") jobs in $lanes lane(s) side by side" >&2
-  lane_pids=""
-  for f in "$DIR"/.lane*; do xargs -L 1 sh "$0" --job < "$f" & lane_pids="$lane_pids $!"; done
-  for p in $lane_pids; do wait "$p" || true; done
+  budget=$(awk -v free="${gpu_free:-0}" 'BEGIN {printf "%.0f", 0.9 * free}')
+  lanes_max=${GPU_LANES:-8}
+  # one job list per input, in the order of .needs (largest first), then any input not in it
+  : > "$DIR/.inputs"
+  n=0
+  { cat "$DIR/.needs"; awk '{print 0, $2}' "$DIR/.jobs_gpu"; } | awk '!seen[$2]++' | while read -r need label; do
+    n=$((n + 1))
+    awk -v l="$label" '$2 == l' "$DIR/.jobs_gpu" > "$DIR/.input$n"
+    [ -s "$DIR/.input$n" ] || { rm -f "$DIR/.input$n"; continue; }
+    echo "$DIR/.input$n $(awk -v x="$need" 'BEGIN {printf "%.0f", 1.55 * x}')" >> "$DIR/.inputs"
+  done
+  echo "bench: GPU phase: $(wc -l < "$DIR/.jobs_gpu") jobs of $(wc -l < "$DIR/.inputs") inputs, up to $lanes_max side by side within 90% of the GPU's free memory" >&2
+  sh "$(dirname "$0")/gpu_lanes.sh" "$budget" "$lanes_max" "$DIR/.inputs" sh "$0" --job
 fi
 wait "$cpu_pid" || rc=1
 merge "$DIR/capsweep.csv" capsweep capsweep_gpu
@@ -257,7 +270,7 @@ printf '%s\n' "$sources" | while read -r label flag src; do
   if [ $first = 1 ]; then grep -v '^fragbench: device' "$f" >&2 || true; first=0
   else grep -v -e '^fragbench: device' -e '^workload ' "$f" >&2 || true; fi
 done
-rm -rf "$DIR/.parts" "$DIR/.jobs_cpu" "$DIR/.jobs_gpu" "$DIR/.done" "$DIR/.needs" "$DIR"/.lane*
+rm -rf "$DIR/.parts" "$DIR/.jobs_cpu" "$DIR/.jobs_gpu" "$DIR/.done" "$DIR/.needs" "$DIR/.inputs" "$DIR"/.input[0-9]*
 [ -s "$DIR/.failed" ] || rm -rf "$DIR/.logs" "$DIR/.failed"
 t1=$(date +%s)
 echo "bench: $(($(wc -l < "$DIR/runs.csv") - $(head -n 1 "$DIR/runs.csv" | grep -c '^#') - 1)) runs in $((t1 - T0)) s -> $DIR${confirmed:+ (mincaps confirmed on the GPU: $confirmed)}" >&2

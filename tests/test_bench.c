@@ -87,3 +87,54 @@ TEST(bench_passes_each_command_only_flags_it_takes) {
   CHECK(checked >= 3);                                  /* run's/mincap's searches and explain */
   free(sh);
 }
+
+/* make bench's GPU phase (scripts/gpu_lanes.sh): job lists side by side within a memory
+ * budget and a number of lanes, each list's jobs one after another, a list larger than
+ * the budget alone. The jobs note their start and end in one log; the most running at
+ * once is counted from it. */
+static int lanes_most_at_once(const char *budget, const char *lanes, const char *needs[], int n, int *jobs) {
+  char inputs[512], log[512], cmd[4096];
+  snprintf(log, sizeof log, "%s/lanes.log", test_tmpdir());
+  snprintf(inputs, sizeof inputs, "%s/lanes.inputs", test_tmpdir());
+  remove(log);
+  FILE *f = fopen(inputs, "w");
+  if (!f) return -1;
+  for (int i = 0; i < n; i++) {
+    char list[512];
+    snprintf(list, sizeof list, "%s/lanes.list%d", test_tmpdir(), i);
+    FILE *l = fopen(list, "w");
+    if (!l) { fclose(f); return -1; }
+    fprintf(l, "L%d.a\nL%d.b\n", i, i);   /* two jobs a list, one after another */
+    fclose(l);
+    fprintf(f, "%s %s\n", list, needs[i]);
+  }
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "sh scripts/gpu_lanes.sh %s %s '%s' sh -c 'echo start $0 >> \"%s\"; sleep 0.3; echo end $0 >> \"%s\"'",
+           budget, lanes, inputs, log, log);
+  if (system(cmd) != 0) return -1;
+  char *text = test_read_file(log);
+  if (!text) return -1;
+  int now = 0, most = 0;
+  *jobs = 0;
+  for (char *p = text; *p;) {
+    if (!strncmp(p, "start ", 6)) { now++; (*jobs)++; if (now > most) most = now; }
+    else if (!strncmp(p, "end ", 4)) now--;
+    char *nl = strchr(p, '\n');
+    if (!nl) break;
+    p = nl + 1;
+  }
+  free(text);
+  return most;
+}
+
+TEST(bench_gpu_lanes_keep_within_the_memory_budget_and_the_lanes) {
+  const char *needs[] = {"60", "30", "30", "30", "10"};
+  int jobs = 0;
+  CHECK_EQ(lanes_most_at_once("70", "8", needs, 5, &jobs), 2);   /* 60+10 would fit, but 30s come first: never 3 */
+  CHECK_EQ(jobs, 10);
+  CHECK_EQ(lanes_most_at_once("1000", "3", needs, 5, &jobs), 3);   /* memory no bound: the lanes are */
+  CHECK_EQ(jobs, 10);
+  const char *big[] = {"500", "500"};
+  CHECK_EQ(lanes_most_at_once("100", "8", big, 2, &jobs), 1);   /* each larger than the budget: alone, still run */
+  CHECK_EQ(jobs, 4);
+}
