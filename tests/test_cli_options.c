@@ -1,7 +1,9 @@
-/* test_cli_options.c - the option tables (harness/cli/options.c): every subcommand's
- * --help comes from its table, a flag it does not take is exit 2 naming flag and
- * subcommand, empty values and list items are exit 2, N% resolves the same whatever
- * the order, a flag means the same (same type) on every table, bounds are stated. */
+/* test_cli_options.c - the flag table (harness/cli/flags.def) and the subcommands' lists
+ * of the flags they take (options.c, opts_check.c): every listed name is one entry and
+ * every entry is taken, every subcommand's --help comes from its list and the entries, a
+ * flag it does not take is exit 2 naming flag and subcommand, empty values and list items
+ * are exit 2, N% resolves the same whatever the order, a flag means the same on every
+ * command, bounds are stated. */
 #include <stdlib.h>
 #include "test.h"
 #include "cli.h"

@@ -1,7 +1,7 @@
 /* cli_compare.c - `fragbench compare OLD.csv NEW.csv`: regression tracking between two
  * results files, for a user's CI and for `make regress` (the logic is in
- * harness/engine/compare.c). Its option table (compare_opts, with its two positional
- * arguments) is read by options.c, as every subcommand's. */
+ * harness/engine/compare.c). Its flag list (compare_opts) and two positional arguments
+ * (compare_args) are read by options.c, as every subcommand's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* cli_readspeed.c - `fragbench readspeed [FILE...]`: the snapshot reader's MB/s (the
- * reading itself is workloads/trace_bench.c); its option table (with its positional
- * arguments FILE...), read by options.c as every subcommand's. */
+ * reading itself is workloads/trace_bench.c); its flag list and positional arguments
+ * FILE... (readspeed_args), read by options.c as every subcommand's. */
 #include "cli.h"
 #include "options.h"
 #include "trace_bench.h"

@@ -1,6 +1,6 @@
 /* cli_report.c - `fragbench report DIR`: report.md, report.html and the gnuplot data of
- * one bench run folder (harness/report/). Its option table (report_opts, with its positional
- * argument DIR) is read by options.c, as every subcommand's. */
+ * one bench run folder (harness/report/). Its flag list (report_opts) and positional
+ * argument DIR (report_args) are read by options.c, as every subcommand's. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
