@@ -1,7 +1,9 @@
-/* test_cli_options.c - the option tables (harness/cli/options.c): every subcommand's
- * --help comes from its table, a flag it does not take is exit 2 naming flag and
- * subcommand, empty values and list items are exit 2, N% resolves the same whatever
- * the order, a flag means the same (same type) on every table, bounds are stated. */
+/* test_cli_options.c - the flag table (harness/cli/flags.def) and the subcommands' lists
+ * of the flags they take (options.c, opts_check.c): every listed name is one entry and
+ * every entry is taken, every subcommand's --help comes from its list and the entries, a
+ * flag it does not take is exit 2 naming flag and subcommand, empty values and list items
+ * are exit 2, N% resolves the same whatever the order, a flag means the same on every
+ * command, bounds are stated. */
 #include <stdlib.h>
 #include "test.h"
 #include "cli.h"
@@ -13,36 +15,85 @@ static void paths(void) {
   snprintf(errp, sizeof errp, "%s/opt_err.txt", test_tmpdir());
 }
 
-TEST(options_every_table_agrees_with_the_shared_meaning) {
-  for (int i = 0; cli_commands[i]; i++)
-    for (const struct opt_def *d = cli_commands[i]->opts; d->flag; d++) {
-      if (OPT_IS_ARG(d)) {   /* a positional argument: a name, no leading "-", and a help line */
-        CHECK_MSG(d->flag[0] != '-' && d->help && d->help[0], "%s %s: a positional argument needs a name and help",
-                  cli_commands[i]->name, d->flag);
-        for (const struct opt_def *l = d + 1; d->type == OPT_ARGS && l->flag; l++)
-          CHECK_MSG(!OPT_IS_ARG(l), "%s %s: only the last positional argument may repeat", cli_commands[i]->name, d->flag);
-        continue;
-      }
-      int t = opts_flag_type(d->flag);
-      CHECK_MSG(t >= 0, "%s %s: no shared meaning", cli_commands[i]->name, d->flag);
-      CHECK_MSG(t == (int)d->type, "%s %s: type %d, the shared meaning's is %d", cli_commands[i]->name, d->flag, (int)d->type, t);
-      CHECK_MSG(d->help && d->help[0], "%s %s: no help line", cli_commands[i]->name, d->flag);
-    }
+/* every flag is one entry of flags.def: each name a command's list gives is an entry, each
+ * entry is taken by some command (opts_check.c) */
+TEST(options_every_list_names_entries_of_the_one_flag_table) {
+  char err[4096];
+  int n = opts_check(cli_commands, opts_flags, opts_nflags, err, sizeof err);
+  CHECK_MSG(n == 0, "%d problems: %s", n, err);
+  CHECK_EQ(opts_nflags, (int)FLAGS_N);
+  for (int i = 0; i < opts_nflags; i++) CHECK(opts_flag(opts_flags[i].flag) == &opts_flags[i]);
+  CHECK(opts_flag("--no-such-flag") == NULL);
 }
 
-TEST(options_help_of_each_subcommand_lists_its_table) {
+/* the check finds what it is for: a misspelled or doubled name in a list, an entry no
+ * command takes, a doubled entry, a positional argument that repeats before the last */
+TEST(options_check_names_what_disagrees) {
+  static const char *const typo[] = {"--seed", "--sed", "--seed", NULL};
+  static const struct arg_def args[] = {{"FILE", 1, "inputs"}, {"OUT", 0, "output"}, {NULL, 0, NULL}};
+  static const struct cmd_def bad_cmd = {"bad", "", "", typo, NULL, NULL, args};
+  static const struct flag_def table[] = {
+    {"--seed", OPT_COUNT, "N", "seed", 0},
+    {"--orphan", OPT_SWITCH, NULL, "taken by none", 0},
+    {"--seed", OPT_COUNT, "N", "again", 0},
+    {"--quiet", OPT_SWITCH, "X", "", 0},
+  };
+  static const char *const q[] = {"--quiet", NULL};
+  static const struct cmd_def ok_cmd = {"ok", "", "", q, NULL, NULL, NULL};
+  const struct cmd_def *const cmds[] = {&bad_cmd, &ok_cmd, NULL};
+  char err[4096];
+  CHECK_EQ(opts_check(cmds, table, 4, err, sizeof err), 7);
+  CHECK_CONTAINS(err, "bad --sed: no such flag in flags.def");
+  CHECK_CONTAINS(err, "bad --seed: named twice");
+  CHECK_CONTAINS(err, "flags.def --orphan: taken by no command");
+  CHECK_CONTAINS(err, "flags.def --seed: declared twice");
+  CHECK_CONTAINS(err, "flags.def --quiet: no help line");
+  CHECK_CONTAINS(err, "flags.def --quiet: a value name exactly when it takes a value");
+  CHECK_CONTAINS(err, "bad FILE: only the last positional argument may repeat");
+  /* the real lists, less one command that alone takes some flags: those are orphans */
+  const struct cmd_def *less[64];
+  int n = 0;
+  for (int i = 0; cli_commands[i]; i++)
+    if (strcmp(cli_commands[i]->name, "compare")) less[n++] = cli_commands[i];
+  less[n] = NULL;
+  CHECK(opts_check(less, opts_flags, opts_nflags, err, sizeof err) > 0);
+  CHECK_CONTAINS(err, "flags.def --max-increase: taken by no command");
+}
+
+/* a flag given on any command that takes it lands in its entry's field, checked by its
+ * entry: the same value, the same refusal, whatever the command */
+TEST(options_a_flag_means_the_same_on_every_command) {
   paths();
   for (int i = 0; cli_commands[i]; i++) {
-    CHECK_EQ(test_cli(outp, errp, cli_commands[i]->name, "--help", NULL), 0);
-    char *o = test_read_file(outp);
-    char want[64];
-    snprintf(want, sizeof want, "usage: fragbench %s", cli_commands[i]->name);
-    CHECK_CONTAINS(o, want);
-    for (const struct opt_def *d = cli_commands[i]->opts; d->flag; d++) CHECK_CONTAINS(o, d->flag);
-    for (const struct opt_def *d = cli_commands[i]->opts; d->flag; d++)
-      if (OPT_IS_ARG(d)) CHECK_CONTAINS(o, "\narguments:\n");
-    free(o);
+    if (!opts_takes(cli_commands[i], "--seed")) continue;
+    CHECK_EQ(test_cli(outp, errp, cli_commands[i]->name, "--seed", "x1", NULL), 2);
+    char *e = test_read_file(errp), want[96];
+    snprintf(want, sizeof want, "fragbench %s: --seed 'x1': expected a non-negative integer", cli_commands[i]->name);
+    CHECK_CONTAINS(e, want);
+    free(e);
   }
+}
+
+/* the parser walks the entry: its default, its field, how often it was given */
+TEST(options_each_entry_gives_its_default_and_field) {
+  const struct cmd_def *stress = NULL;
+  for (int i = 0; cli_commands[i]; i++)
+    if (!strcmp(cli_commands[i]->name, "stress")) stress = cli_commands[i];
+  CHECK(stress != NULL);
+  struct cli_opts *o = malloc(sizeof *o);
+  char *argv[] = {"fragbench", "stress", "--seed", "7", "--threads=3", "--seconds", "0.5", "--allocator", "raw", "--allocator", "caching", NULL};
+  CHECK_EQ(opts_parse(stress, 11, argv, o), 0);
+  CHECK_EQ(o->seed, 7);
+  CHECK_EQ(o->threads, 3);
+  CHECK(o->seconds == 0.5);
+  CHECK_EQ(o->nallocators, 2);
+  CHECK_STR(o->allocators[1], "caching");
+  CHECK(OPT_GIVEN(o, seed) && !OPT_GIVEN(o, fail_rate));
+  CHECK_EQ(o->given[FLAG_allocators], 2);
+  CHECK(o->fail_rate == 0 && o->precision == 0.005 && o->max_lines == 200 && o->frames == 25 && o->trace_device == -1);
+  CHECK_STR(o->device, "auto");
+  CHECK_STR(o->format, "png");
+  free(o);
 }
 
 TEST(options_a_foreign_flag_is_exit_2_naming_flag_and_subcommand) {

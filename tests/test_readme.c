@@ -178,8 +178,8 @@ static const struct cmd_def *command_named(const char *w, size_t l) {
 
 static int takes_flag(const struct cmd_def *c, const char *f, size_t l) {
   if (l == 6 && !strncmp(f, "--help", 6)) return 1;
-  for (const struct opt_def *d = c->opts; d->flag; d++)
-    if (!OPT_IS_ARG(d) && strlen(d->flag) == l && !strncmp(d->flag, f, l)) return 1;
+  for (const char *const *n = c->flags; *n; n++)
+    if (strlen(*n) == l && !strncmp(*n, f, l)) return 1;
   return 0;
 }
 

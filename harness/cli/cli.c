@@ -1,6 +1,7 @@
 /* cli.c - `fragbench` entry: subcommand dispatch and the top-level --help. Each
- * subcommand declares its option table beside it (cli_<name>.c); options.c parses argv
- * against it (see options.c's top comment for adding a flag or a subcommand). */
+ * subcommand lists the flags it takes beside it (cli_<name>.c; each flag is one entry of
+ * flags.def); options.c parses argv against them (see options.c's top comment for adding
+ * a flag or a subcommand). */
 #include "cli.h"
 #include "options.h"
 #include "inputs.h"

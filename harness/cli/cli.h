@@ -1,6 +1,9 @@
-/* cli.h - the command line: the options struct every subcommand's table fills
- * (options.c parses argv against the table declared in cli_<name>.c), the device pick,
- * and the outputs. The rows themselves are planned in the engine (plan.h). */
+/* cli.h - the command line: the options struct the parser fills (options.c reads argv
+ * against the flags each subcommand's list names, cli_<name>.c), the device pick, and the
+ * outputs. A flag's field is not declared here: its one entry in flags.def declares it
+ * (with its name, value, default, check and help). Adding a flag: one entry in flags.def,
+ * and its name in the lists of the commands that take it. The rows themselves are planned
+ * in the engine (plan.h). */
 #ifndef FB_CLI_H
 #define FB_CLI_H
 #include <stdint.h>
@@ -21,45 +24,51 @@ struct cap { enum cap_kind kind; double value; uint64_t bytes; char text[48]; co
 #define CLI_BYTES_MAX (1ull << 46)   /* 64 TiB */
 #define CLI_SECONDS_MAX 86400.0      /* stress --seconds: a day */
 
-struct cli_opts {
-  const char *cmd;
-  const char *workloads[CLI_MAX]; int nworkloads;
-  const char *traces[CLI_MAX]; int ntraces;
-  int trace_device;                   /* -1 = every device with events */
-  const char *allocators[CLI_MAX]; int nallocators;
-  const char *device;                 /* auto, sim, cuda */
-  const char *devices;                /* --devices LIST, or NULL */
-  uint64_t sim_total, sim_usable;
-  struct cap caps[CLI_MAX]; int ncaps;
-  enum on_oom on_oom;
-  uint64_t seed;
-  int validate, strict, verify, touch, quiet;
-  int no_touch;                 /* --no-touch: not even the default touch of async blocks on cuda */
-  const char *out, *timeline;
-  double precision;                   /* mincap */
-  const char *confirm_on;             /* mincap: confirm each found cap on this device kind */
-  int threads; double seconds; double fail_rate;   /* stress */
-  int variations;                                   /* advise --variations; 0 = its default */
-  char conf_spec[CLI_MAX][640]; int nconf;          /* --alloc-conf, as strategy specs (in allocators[]) */
-  const char *oom_message;                          /* --oom-message FILE|-: PyTorch's OOM text */
-  char oom_message_source[128];                     /* what it said, once read (the limit sentence) */
-  const char *max_reserved_text;                    /* --max-reserved as given (resolved after every flag) */
-  int no_infer_cap;                                 /* run: no cap inferred from a snapshot's OOM */
-  int trust_message;                                /* --oom-message taken even where it is not the snapshot's */
-  const char *at, *plot;                            /* explain --at, --plot */
-  const char *html, *blocks_csv;                    /* explain --html FILE.html, --blocks-csv FILE.csv */
-  uint64_t max_reserved; int fail_on_oom;           /* run's gate: exit 1 when a row exceeds / OOMs */
-  const char *breakdown;                            /* run --breakdown FILE.csv: reserved at the peak per stream */
-  const char *vary;                                 /* fit --vary PARAM */
-  uint64_t from, to, margin; int margin_given;      /* fit --from N --to M --margin BYTES */
-  const char *args[CLI_MAX]; int nargs;             /* positional arguments, as the table's arg_defs name them */
-  double max_increase; int max_increase_given;      /* compare --max-increase, a fraction (1% = 0.01) */
-  const char *metrics[CLI_MAX]; int nmetrics;       /* compare --metric COLS, each list as given */
-  const char *tolerance, *junit, *json;             /* compare --tolerance FILE, --junit FILE.xml, --json FILE */
-  int allow_missing, max_lines;                     /* compare --allow-missing, --max-lines N (default 200) */
-  const char *format;                               /* report --format png|svg (default png) */
-  uint64_t events; int frames;                      /* readspeed --events N --frames K (default 400000, 25) */
+/* every flag's id, FLAG_<ID> (flags.def): the index of its entry in the flag table */
+#define FB_FLAG_ID(id, ...) FLAG_##id,
+enum flag_id {
+#define SWITCH FB_FLAG_ID
+#define TEXT FB_FLAG_ID
+#define WORD FB_FLAG_ID
+#define ENUM FB_FLAG_ID
+#define PUSH FB_FLAG_ID
+#define CAP FB_FLAG_ID
+#define UINT FB_FLAG_ID
+#define REAL FB_FLAG_ID
+#define CHECKED FB_FLAG_ID
+#define HOOK FB_FLAG_ID
+#include "flags.def"
+#include "flags_undef.h"
+  FLAGS_N
 };
+#undef FB_FLAG_ID
+
+/* The command line, parsed. Each flag's field is declared by its entry in flags.def (the
+ * field is named by the entry's ID; its meaning is the entry's help line); the fields
+ * below it are the ones several flags fill, or the parser. */
+struct cli_opts {
+#define SWITCH(id, ...) int id;
+#define TEXT(id, ...) const char *id;
+#define WORD(id, ...) const char *id;
+#define ENUM(id, ctype, ...) ctype id;
+#define PUSH(id, ...) const char *id[CLI_MAX]; int n##id;
+#define CAP(id, ...)
+#define UINT(id, ctype, ...) ctype id;
+#define REAL(id, ...) double id;
+#define CHECKED(id, ctype, ...) ctype id;
+#define HOOK(id, ...)
+#include "flags.def"
+#include "flags_undef.h"
+  const char *cmd;
+  unsigned char given[FLAGS_N];                     /* how often each flag was given (OPT_GIVEN) */
+  struct cap caps[CLI_MAX]; int ncaps;              /* --cap, --cap-x, --limit, --cap-bytes, --budget */
+  char conf_spec[CLI_MAX][640]; int nconf;          /* --alloc-conf, as strategy specs (in allocators[]) */
+  char oom_message_source[128];                     /* what --oom-message said, once read (the limit sentence) */
+  uint64_t max_reserved;                            /* --max-reserved in bytes (resolved after every flag) */
+  const char *args[CLI_MAX]; int nargs;             /* positional arguments, as the command's args[] name them */
+};
+/* whether flag ID (flags.def: OPT_GIVEN(o, margin) for --margin) was on the command line */
+#define OPT_GIVEN(o, id) ((o)->given[FLAG_##id] != 0)
 
 /* The bytes a cap stands for on a device of `total` bytes (CAP_X: 0, it needs the input). */
 /* the first limit given (--limit, --cap-bytes, --budget, --cap; not --cap-x) in bytes on the

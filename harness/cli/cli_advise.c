@@ -15,24 +15,11 @@
 #include "limit.h"
 #include "outfile.h"
 
-static const struct opt_def advise_opts[] = {
-  {"--trace", OPT_TEXT, "FILE", "the snapshot (or any trace) to advise on (required, once)"},
-  {"--trace-device", OPT_COUNT, "N", "which device of a multi-device snapshot (default: the first with events)"},
-  OPTS_LIMIT,
-  {"--budget", OPT_LIMIT, "BYTES|N%|FRACTION", "the same as --limit"},
-  {"--variations", OPT_COUNT, "N", "reruns of the job every setting is replayed on, the recorded one included\n"
-   "(default 20, at most 64; 1 = the recorded sequence alone)"},
-  {"--seed", OPT_COUNT, "N", "the variations' seed (default 1)"},
-  {"--device", OPT_TEXT, "sim", "advise predicts on the simulated device (cuda is refused)"},
-  {"--sim-total", OPT_BYTES, "BYTES", "the simulated device's total (default: an H100 80GB; at most 4 TiB)"},
-  {"--sim-usable", OPT_BYTES, "BYTES", "what cudaMalloc can get on sim"},
-  {"--out", OPT_TEXT, "FILE.csv", "one results row per setting replayed, the recommendation first, with its\n"
-   "PYTORCH_CUDA_ALLOC_CONF in the alloc_conf column and headroom_bytes, fits_variations,\n"
-   "worst_peak_reserved, variations, need_bytes, need_min_bytes, need_x_min,\n"
-   "need_x_max appended (need_*: the smallest limit over the variations, for the pick and the\n"
-   "references; _x: as multiples of each variation's own peak requested); written whole or not at all"},
-  OPTS_QUIET,
-  OPTS_END,
+/* the flags it takes (flags.def) */
+static const char *const advise_opts[] = {
+  "--trace", "--trace-device", FLAGS_LIMIT, "--budget", "--variations", "--seed", "--device", "--sim-total",
+  "--sim-usable", "--out", "--quiet",
+  NULL,
 };
 
 const struct cmd_def cmd_advise_def = {
@@ -59,7 +46,14 @@ const struct cmd_def cmd_advise_def = {
   "out-of-memory text (the low end of its 2-decimal printing); for a snapshot that ended in\n"
   "an OOM it is otherwise inferred, and advise plans for the LOW end of the inferred\n"
   "interval (--no-infer-cap turns that off). A limit below the trace's peak requested is\n"
-  "refused (exit 2).\n",
+  "refused (exit 2).\n"
+  "\n"
+  "--trace FILE: the snapshot (or any trace) to advise on (required, once). --out FILE.csv:\n"
+  "one results row per setting replayed, the recommendation first, with its\n"
+  "PYTORCH_CUDA_ALLOC_CONF in the alloc_conf column and headroom_bytes, fits_variations,\n"
+  "worst_peak_reserved, variations, need_bytes, need_min_bytes, need_x_min, need_x_max\n"
+  "appended (need_*: the smallest limit over the variations, for the pick and the\n"
+  "references; _x: as multiples of each variation's own peak requested).\n",
   advise_opts, cmd_advise,
   "Prints a ranked table on stderr and, as the last line on stdout,\n"
   "PYTORCH_CUDA_ALLOC_CONF=... to export before the job starts. Exit 1 when no setting fits\n"
@@ -67,7 +61,7 @@ const struct cmd_def cmd_advise_def = {
   "\n"
   "The prediction assumes a rerun draws its iterations from those recorded, and that its\n"
   "PyTorch's allocator behaves as the one modelled here (c10/cuda/CUDACachingAllocator.cpp\n"
-  "as of the PyTorch that recorded the bundled snapshots, 2.11).\n",
+  "as of the PyTorch that recorded the bundled snapshots, 2.11).\n", NULL,
 };
 
 static const char *conf_of(const struct advise_candidate *c) {

@@ -1,7 +1,7 @@
 /* cli_compare.c - `fragbench compare OLD.csv NEW.csv`: regression tracking between two
  * results files, for a user's CI and for `make regress` (the logic is in
- * harness/engine/compare.c). Its option table (compare_opts, with its two positional
- * arguments) is read by options.c, as every subcommand's. */
+ * harness/engine/compare.c). Its flag list (compare_opts) and two positional arguments
+ * (compare_args) are read by options.c, as every subcommand's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,24 +12,15 @@
 #include "outfile.h"
 #include "results_read.h"
 
-static const struct opt_def compare_opts[] = {
-  {"OLD.csv", OPT_ARG, NULL, "the results CSV to compare against (a baseline)"},
-  {"NEW.csv", OPT_ARG, NULL, "the results CSV judged"},
-  {"--max-increase", OPT_NUMBER, "P%", "how much a metric may rise, in percent of OLD (1% or 1; default 0:\n"
-   "any rise is worse)"},
-  {"--metric", OPT_LIST, "COL[,COL...]", "the lower-is-better columns judged (default peak_reserved), e.g.\n"
-   "peak_reserved,mincap_bytes,ns_per_op; repeatable"},
-  {"--tolerance", OPT_TEXT, "FILE", "judge every column of OLD as FILE says (column,mode,abs,rel,factor;\n"
-   "modes exact (the default for a column not listed), within, warn (host\n"
-   "timing: the median new/old per allocator beyond factor is a warning),\n"
-   "ignore): what `make regress` does with results/tolerance.csv"},
-  {"--allocator", OPT_TEXT, "NAME", "compare only this allocator's rows (repeatable)"},
-  {"--allow-missing", OPT_SWITCH, NULL, "a row of OLD not in NEW is reported, not failed"},
-  {"--junit", OPT_TEXT, "FILE.xml", "JUnit XML: a testcase per row, a failure per worse/changed/missing row\n"
-   "(GitHub Actions, GitLab and Jenkins show it natively)"},
-  {"--json", OPT_TEXT, "FILE", "every difference as JSON"},
-  {"--max-lines", OPT_COUNT, "N", "lines of the table on stdout (default 200; --json keeps all)"},
-  OPTS_END,
+/* the flags it takes (flags.def) */
+static const char *const compare_opts[] = {
+  "--max-increase", "--metric", "--tolerance", "--allocator", "--allow-missing", "--junit", "--json", "--max-lines",
+  NULL,
+};
+static const struct arg_def compare_args[] = {
+  {"OLD.csv", 0, "the results CSV to compare against (a baseline)"},
+  {"NEW.csv", 0, "the results CSV judged"},
+  {NULL, 0, NULL},
 };
 
 const struct cmd_def cmd_compare_def = {
@@ -52,6 +43,7 @@ const struct cmd_def cmd_compare_def = {
   compare_opts, cmd_compare,
   "Exit status: 0 nothing got worse beyond the tolerance; 1 something did (or a row is\n"
   "missing); 2 bad usage or a file that is missing or malformed (file and line named).\n",
+  .args = compare_args,
 };
 
 static int bad(const char *fmt, const char *a) {
@@ -90,7 +82,7 @@ int cmd_compare(struct cli_opts *co) {
   struct cmp_opts o;
   cmp_opts_init(&o);
   const char *files[2] = {co->args[0], co->args[1]}, *junit = co->junit, *json = co->json, *tol = co->tolerance;
-  int max_lines = co->max_lines, have_inc = co->max_increase_given;
+  int max_lines = co->max_lines, have_inc = OPT_GIVEN(co, max_increase);
   o.max_increase = co->max_increase;
   o.allow_missing = co->allow_missing;
   for (int i = 0; i < co->nallocators; i++) o.only[o.nonly++] = co->allocators[i];   /* at most CLI_MAX = 64 */

@@ -5,14 +5,15 @@
 #include "options.h"
 #include <string.h>
 
-static const struct opt_def device_opts[] = {
-  OPTS_DEVICE,
-  OPTS_END,
+/* the flags it takes (flags.def) */
+static const char *const device_opts[] = {
+  FLAGS_DEVICE,
+  NULL,
 };
 
 const struct cmd_def cmd_device_def = {
   "device", "[--device auto|sim|cuda]   the device a run would use: kind, name, total, free", "",
-  device_opts, cmd_device, NULL,
+  device_opts, cmd_device, NULL, NULL,
 };
 
 int cmd_device(struct cli_opts *o) {

@@ -14,27 +14,11 @@
 #include "outfile.h"
 #include "limit.h"
 
-static const struct opt_def explain_opts[] = {
-  {"--trace", OPT_TEXT, "FILE", "the snapshot (or any trace) to explain (required, once)"},
-  {"--trace-device", OPT_COUNT, "N", "which device of a multi-device snapshot"},
-  {"--at", OPT_TEXT, "oom|peak|EVENT", "oom: PyTorch's OOM (the default when the snapshot has one); peak: right\n"
-   "after the strategy's peak reserved (the default otherwise); EVENT: just before\n"
-   "event EVENT, an alloc (indices as first_oom_event counts)"},
-  {"--allocator", OPT_TEXT, "A", "the strategy (default: recorded, the snapshot's own with its settings);\n"
-   "caching and expandable list their segments, others give totals only;\n"
-   "repeated: the same moment under each, one after another"},
-  {"--alloc-conf", OPT_TEXT, "CONF", "the strategy as PyTorch's PYTORCH_CUDA_ALLOC_CONF string"},
-  OPTS_LIMIT,
-  {"--device", OPT_TEXT, "sim", "explain replays on the simulated device (cuda is refused)"},
-  {"--sim-total", OPT_BYTES, "BYTES", "the device total that --limit N% and fractions refer to (default: an H100 80GB)"},
-  {"--plot", OPT_TEXT, "FILE.png|.svg", "also draw it (gnuplot): one bar per segment, blocks coloured by state,\n"
-   "the request drawn beside them"},
-  {"--html", OPT_TEXT, "FILE.html", "also write one self-contained page: every segment, each block to scale,\n"
-   "hover for its size, state, stream and the stack that allocated it;\n"
-   "--allocator repeated: the same moment under each strategy side by side"},
-  {"--blocks-csv", OPT_TEXT, "FILE.csv", "also list every block drawn, one row each (strategy, segment, address,\n"
-   "size, state, stream, stack)"},
-  OPTS_END,
+/* the flags it takes (flags.def) */
+static const char *const explain_opts[] = {
+  "--trace", "--trace-device", "--at", "--allocator", "--alloc-conf", FLAGS_LIMIT, "--device", "--sim-total",
+  "--plot", "--html", "--blocks-csv",
+  NULL,
 };
 
 const struct cmd_def cmd_explain_def = {
@@ -46,11 +30,16 @@ const struct cmd_def cmd_explain_def = {
   "pieces, the largest free block, and the request made at that moment: whether it fits,\n"
   "and if not why (the largest free block against the rounded request, the new segment\n"
   "it needs against the cap, what releasing the cache could give back). The limit defaults\n"
-  "to the one the job ran under when the snapshot ended in an OOM (--no-infer-cap: none).\n",
+  "to the one the job ran under when the snapshot ended in an OOM (--no-infer-cap: none).\n"
+  "\n"
+  "--trace FILE: the snapshot (or any trace) to explain (required, once). --allocator:\n"
+  "caching and expandable list their segments, others give totals only; repeated, the same\n"
+  "moment under each, one after another. --plot: one bar per segment, blocks coloured by\n"
+  "state, the request drawn beside them.\n",
   explain_opts, cmd_explain,
   "If the strategy fails before the moment asked for, the moment shown is its failure.\n"
   "exit status: 0 shown; 2 bad usage or input (--at past the end or not an alloc, --at oom\n"
-  "on a trace without an OOM); 1 a device error.\n",
+  "on a trace without an OOM); 1 a device error.\n", NULL,
 };
 
 

@@ -6,19 +6,17 @@
 #include "trace_native.h"
 #include "replay_open.h"
 
-static const struct opt_def export_opts[] = {
-  OPTS_SELECTION,
-  {"--seed", OPT_COUNT, "N", "generator seed (default 1)"},
-  {"--out", OPT_TEXT, "FILE", "the native trace CSV; written whole or not at all (required)"},
-  OPTS_QUIET,
-  OPTS_END,
+/* the flags it takes (flags.def) */
+static const char *const export_opts[] = {
+  FLAGS_SELECTION, "--seed", "--out", "--quiet",
+  NULL,
 };
 
 const struct cmd_def cmd_export_def = {
   "export", "(--workload W | --trace FILE) --out FILE   write the native trace CSV",
   "Writes any workload or trace as the native trace CSV (`# fragbench-trace v1`, then\n"
   "op,id,size,stream,device rows). The file appears under its name only when complete.\n",
-  export_opts, cmd_export, NULL,
+  export_opts, cmd_export, NULL, NULL,
 };
 
 int cmd_export(struct cli_opts *o) {

@@ -15,25 +15,11 @@
 #include "fit.h"
 #include "gnuplot_run.h"
 
-static const struct opt_def fit_opts[] = {
-  {"--workload", OPT_TEXT, "GEN[:k=v,...]", "the generator (one), with the job's other parameters"},
-  {"--vary", OPT_TEXT, "PARAM", "the generator's integer parameter to search: batch, seq, batch_max, accum ..."},
-  OPTS_STRATEGY,
-  {"--limit", OPT_LIMIT, "BYTES|N%|FRACTION", "what the job may reserve: bytes with a unit (10627186688B, 9.9G = 9.9GiB,\n10GB = 10^10), N% or a fraction\n"
-   "(0.125) of the device's total, as set_per_process_memory_fraction takes it"},
-  {"--oom-message", OPT_TEXT, "FILE|-", "PyTorch's out-of-memory error text: its limit is the limit"},
-  {"--trace", OPT_TEXT, "SNAPSHOT", "the job's snapshot, for its limit only: read from capture.py's side file beside it\n"
-   "(SNAPSHOT's stem + .meta.json), else inferred from its OOM (the low end of the interval)"},
-  {"--from", OPT_COUNT, "N", "the smallest value searched (default 1)"},
-  {"--to", OPT_COUNT, "M", "the largest value searched (default 65536)"},
-  {"--margin", OPT_BYTES, "BYTES", "what the job takes inside the limit that the generator does not describe;\n"
-   "default " FIT_MARGIN_TEXT " (docs/fit.md); 0: the generator alone"},
-  OPTS_DEVICE,
-  OPTS_CHECKS,
-  {"--out", OPT_TEXT, "FILE.csv", "write the CSV there (default: stdout)"},
-  {"--plot", OPT_TEXT, "FILE.png|.svg", "peak reserved against the value per strategy, the limit drawn (gnuplot)"},
-  OPTS_QUIET,
-  OPTS_END,
+/* the flags it takes (flags.def) */
+static const char *const fit_opts[] = {
+  "--workload", "--vary", FLAGS_STRATEGY, "--limit", "--oom-message", "--trace", "--from", "--to", "--margin",
+  FLAGS_DEVICE, FLAGS_CHECKS, "--out", "--plot", "--quiet",
+  NULL,
 };
 
 const struct cmd_def cmd_fit_def = {
@@ -47,8 +33,13 @@ const struct cmd_def cmd_fit_def = {
   "CSV: vary, max_value (empty: nothing fits), headroom_bytes (limit - peak reserved at\n"
   "max_value; the margin is part of it), next_value, next_needs_bytes (the smallest limit\n"
   "under which next_value completes, margin included), limit_bytes, margin_bytes, then the\n"
-  "usual row of the run at max_value.\n",
-  fit_opts, cmd_fit, NULL,
+  "usual row of the run at max_value.\n"
+  "\n"
+  "--workload names one generator, with the job's other parameters. --trace SNAPSHOT is read\n"
+  "for its limit only: from capture.py's side file beside it (SNAPSHOT's stem + .meta.json),\n"
+  "else inferred from its OOM (the low end of the interval). --plot: peak reserved against\n"
+  "the value per strategy, the limit drawn.\n",
+  fit_opts, cmd_fit, NULL, NULL,
 };
 
 static void header(FILE *f) {
@@ -206,7 +197,7 @@ int cmd_fit(struct cli_opts *o) {
               "beside the snapshot, --limit or --oom-message gives it exactly)\n", fmt_bytes(limit, a, sizeof a), (unsigned long long)limit);
     }
   }
-  uint64_t margin = o->margin_given ? o->margin : fit_default_margin(limit);
+  uint64_t margin = OPT_GIVEN(o, margin) ? o->margin : fit_default_margin(limit);
   if (margin >= limit) {
     char ma[32], li[32];
     fprintf(stderr, "fragbench fit: --margin %s (%llu bytes) leaves nothing of the limit %s (%llu bytes)\n", fmt_bytes(margin, ma, sizeof ma),

@@ -12,12 +12,14 @@
 #include "history.h"
 #include "history_out.h"
 
-static const struct opt_def history_opts[] = {
-  {"DIR|CSV", OPT_ARGS, NULL, "bench folders (results/bench-<stamp>/: runs.csv, mincap.csv, env.txt) or results CSVs"},
-  {"--out", OPT_TEXT, "FILE.md", "write the markdown there (default: stdout)"},
-  {"--plot", OPT_TEXT, "DIR", "one picture per workload, DIR/history-<workload>.png (gnuplot; DIR is created)"},
-  OPTS_QUIET,
-  OPTS_END,
+/* the flags it takes (flags.def) */
+static const char *const history_opts[] = {
+  "--out", "--plot", "--quiet",
+  NULL,
+};
+static const struct arg_def history_args[] = {
+  {"DIR|CSV", 1, "bench folders (results/bench-<stamp>/: runs.csv, mincap.csv, env.txt) or results CSVs"},
+  {NULL, 0, NULL},
 };
 
 const struct cmd_def cmd_history_def = {
@@ -32,6 +34,7 @@ const struct cmd_def cmd_history_def = {
   history_opts, cmd_history,
   "Exit status: 0 written; 2 bad usage, no input, a folder without runs.csv or a malformed\n"
   "CSV (the message names the file and line); 1 a file that cannot be written.\n",
+  .args = history_args,
 };
 
 /* the pictures' folder as the markdown must name it: relative to the markdown's folder

@@ -4,10 +4,10 @@
 #include "options.h"
 #include "alloc_conf.h"
 
-static const struct opt_def list_opts[] = { OPTS_END };
+static const char *const list_opts[] = {NULL};
 
 const struct cmd_def cmd_list_def = {
-  "list", "   workloads, trace formats, allocators, parameters", "", list_opts, cmd_list, NULL,
+  "list", "   workloads, trace formats, allocators, parameters", "", list_opts, cmd_list, NULL, NULL,
 };
 
 int cmd_list(struct cli_opts *o) {

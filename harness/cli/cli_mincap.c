@@ -12,17 +12,11 @@
 #include "cap_infer.h"
 #include "limit.h"
 
-static const struct opt_def mincap_opts[] = {
-  OPTS_SELECTION,
-  OPTS_STRATEGY,
-  OPTS_DEVICE,
-  OPTS_LIMIT,
-  {"--precision", OPT_NUMBER, "F", "stop when the cap is known within this fraction (default 0.005)"},
-  {"--confirm-on", OPT_TEXT, "cuda", "replay each found cap (and one step below) on the GPU; fail loudly where it disagrees"},
-  OPTS_CHECKS,
-  {"--out", OPT_TEXT, "FILE.csv", "write the CSV there (default: stdout); written whole or not at all"},
-  OPTS_QUIET,
-  OPTS_END,
+/* the flags it takes (flags.def) */
+static const char *const mincap_opts[] = {
+  FLAGS_SELECTION, FLAGS_STRATEGY, FLAGS_DEVICE, FLAGS_LIMIT, "--precision", "--confirm-on", FLAGS_CHECKS, "--out",
+  "--quiet",
+  NULL,
 };
 
 const struct cmd_def cmd_mincap_def = {
@@ -31,7 +25,7 @@ const struct cmd_def cmd_mincap_def = {
   "row each: cap_bytes = mincap_bytes, mincap_x = mincap_bytes / peak_requested). A limit\n"
   "(--limit, or the one a snapshot's OOM implies) is where each strategy's need is placed:\n"
   "below, inside or above it.\n",
-  mincap_opts, cmd_mincap, NULL,
+  mincap_opts, cmd_mincap, NULL, NULL,
 };
 
 /* the searches of one command: task i = source i / nalloc x strategy i % nalloc */

@@ -1,16 +1,19 @@
 /* cli_readspeed.c - `fragbench readspeed [FILE...]`: the snapshot reader's MB/s (the
- * reading itself is workloads/trace_bench.c); its option table (with its positional
- * arguments FILE...), read by options.c as every subcommand's. */
+ * reading itself is workloads/trace_bench.c); its flag list and positional arguments
+ * FILE... (readspeed_args), read by options.c as every subcommand's. */
 #include "cli.h"
 #include "options.h"
 #include "trace_bench.h"
 
-static const struct opt_def readspeed_opts[] = {
-  {"FILE", OPT_ARGS, NULL, "a PyTorch snapshot (.pickle, .pickle.gz) to read; none: tests/data's\n"
+/* the flags it takes (flags.def) */
+static const char *const readspeed_opts[] = {
+  "--events", "--frames",
+  NULL,
+};
+static const struct arg_def readspeed_args[] = {
+  {"FILE", 1, "a PyTorch snapshot (.pickle, .pickle.gz) to read; none: tests/data's\n"
    "snapshots and a synthetic one of --events x --frames"},
-  {"--events", OPT_COUNT, "N", "events of the synthetic snapshot (read when no FILE is given; default 400000)"},
-  {"--frames", OPT_COUNT, "K", "stack frames per event in it (default 25)"},
-  OPTS_END,
+  {NULL, 0, NULL},
 };
 
 const struct cmd_def cmd_readspeed_def = {
@@ -20,6 +23,7 @@ const struct cmd_def cmd_readspeed_def = {
   "much the process grew while reading it, then the slowest input's figure.\n",
   readspeed_opts, cmd_readspeed,
   "Exit status: 0 every input read; 1 an input could not be read (named on stderr); 2 bad usage.\n",
+  .args = readspeed_args,
 };
 
 int cmd_readspeed(struct cli_opts *o) {

@@ -1,6 +1,6 @@
 /* cli_report.c - `fragbench report DIR`: report.md, report.html and the gnuplot data of
- * one bench run folder (harness/report/). Its option table (report_opts, with its positional
- * argument DIR) is read by options.c, as every subcommand's. */
+ * one bench run folder (harness/report/). Its flag list (report_opts) and positional
+ * argument DIR (report_args) are read by options.c, as every subcommand's. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -16,11 +16,14 @@
 #include "html_plots.h"
 #include "html_report.h"
 
-static const struct opt_def report_opts[] = {
-  {"DIR", OPT_ARG, NULL, "the run folder (`make bench` writes results/bench-<stamp>/)"},
-  {"--format", OPT_TEXT, "png|svg", "the pictures report.md embeds (default png)"},
-  {"--quiet", OPT_SWITCH, NULL, "no summary line on stderr"},
-  OPTS_END,
+/* the flags it takes (flags.def) */
+static const char *const report_opts[] = {
+  "--format", "--quiet",
+  NULL,
+};
+static const struct arg_def report_args[] = {
+  {"DIR", 0, "the run folder (`make bench` writes results/bench-<stamp>/)"},
+  {NULL, 0, NULL},
 };
 
 const struct cmd_def cmd_report_def = {
@@ -39,6 +42,7 @@ const struct cmd_def cmd_report_def = {
   report_opts, cmd_report,
   "Exit status: 0 written; 2 bad usage, no results CSV or a malformed one (the message\n"
   "names the file and line); 1 a file that cannot be written.\n",
+  .args = report_args,
 };
 
 static int mkdir_p(const char *path) {

@@ -162,26 +162,11 @@ static int emit(struct plan *p, struct plan_row *rows, int n, struct run_result 
   return worst;
 }
 
-static const struct opt_def run_opts[] = {
-  OPTS_SELECTION,
-  OPTS_STRATEGY,
-  OPTS_DEVICE,
-  {"--devices", OPT_LIST, "LIST", "0,1 | all | sim:N: one device each (thread per device), one row each + device=all"},
-  {"--cap", OPT_LIST, "F[,F...]", "cap reserved memory at fraction F of the device total (one row per cap)"},
-  {"--cap-x", OPT_LIST, "M[,M...]", "... at M times the input's own peak requested"},
-  OPTS_LIMIT,
-  {"--on-oom", OPT_TEXT, "stop|skip", "stop the row at the first OOM (default) or skip that request"},
-  OPTS_CHECKS,
-  {"--touch", OPT_SWITCH, NULL, "cuda: write every block once after allocation (cudaMemsetAsync)"},
-  {"--no-touch", OPT_SWITCH, NULL, "cuda: no write at all, not even async's default one"},
-  {"--verify", OPT_SWITCH, NULL, "cuda: write a pattern at allocation and check it at free"},
-  {"--out", OPT_TEXT, "FILE.csv", "write the CSV there (default: stdout; on a terminal, the table only);\nwritten whole or not at all"},
-  {"--timeline", OPT_TEXT, "FILE.csv", "requested/allocated/reserved over the run, per row"},
-  {"--breakdown", OPT_TEXT, "FILE.csv", "peak reserved split by stream, one line per row and stream"},
-  OPTS_QUIET,
-  {"--max-reserved", OPT_BYTES, "BYTES", "a gate for CI: exit 1 when a row's peak reserved exceeds BYTES (the\nresults are written whole first)"},
-  {"--fail-on-oom", OPT_SWITCH, NULL, "a gate for CI: exit 1 when a row runs out of memory under its cap (the\nresults are written whole first)"},
-  OPTS_END,
+/* the flags it takes (flags.def) */
+static const char *const run_opts[] = {
+  FLAGS_SELECTION, FLAGS_STRATEGY, FLAGS_DEVICE, "--devices", "--cap", "--cap-x", FLAGS_LIMIT, "--on-oom", FLAGS_CHECKS,
+  "--touch", "--no-touch", "--verify", "--out", "--timeline", "--breakdown", "--quiet", "--max-reserved", "--fail-on-oom",
+  NULL,
 };
 
 const struct cmd_def cmd_run_def = {
@@ -189,10 +174,11 @@ const struct cmd_def cmd_run_def = {
   "Replays every input (--workload, --trace; each device trace of a snapshot) under every\n"
   "strategy (--allocator, --alloc-conf) and every cap, one results CSV row each. With no\n"
   "cap given, a snapshot that ended in an OOM replays under the limit it ran under, inferred\n"
-  "from it (columns cap_source, cap_lo, cap_hi); --no-infer-cap turns that off.\n",
+  "from it (columns cap_source, cap_lo, cap_hi); --no-infer-cap turns that off. Without\n"
+  "--out the CSV goes to stdout; on a terminal, the table only.\n",
   run_opts, cmd_run,
   "exit status: 0 every row ran (OOM and skipped rows included); 1 a validator failure, a\n"
-  "device error, or a row that failed --max-reserved/--fail-on-oom; 2 bad usage or bad input.\n",
+  "device error, or a row that failed --max-reserved/--fail-on-oom; 2 bad usage or bad input.\n", NULL,
 };
 
 int cmd_run(struct cli_opts *o) {

@@ -80,27 +80,18 @@ static int stress_child(struct cli_opts *o) {
   return cls;
 }
 
-static const struct opt_def stress_opts[] = {
-  OPTS_SELECTION,
-  OPTS_STRATEGY,
-  OPTS_DEVICE,
-  {"--cap", OPT_LIST, "F", "cap reserved memory at fraction F of the device total"},
-  {"--limit", OPT_LIMIT, "BYTES|N%|FRACTION", "the memory limit: bytes, N% of the device total, or a fraction (0.25)"},
-  {"--cap-bytes", OPT_LIMIT, "BYTES|N%|FRACTION", "the same as --limit"},
-  {"--threads", OPT_COUNT, "N", "host threads on the one allocator instance (1..256, default 2)"},
-  {"--seconds", OPT_NUMBER, "S", "how long (default 2; at most 86400)"},
-  {"--fail-rate", OPT_NUMBER, "P", "each device allocation fails with probability P (fault injection)"},
-  {"--seed", OPT_COUNT, "N", "seed (default 1)"},
-  {"--validate", OPT_SWITCH, NULL, "full validator checks while running"},
-  OPTS_QUIET,
-  OPTS_END,
+/* the flags it takes (flags.def) */
+static const char *const stress_opts[] = {
+  FLAGS_SELECTION, FLAGS_STRATEGY, FLAGS_DEVICE, "--cap", "--limit", "--cap-bytes", "--threads", "--seconds",
+  "--fail-rate", "--seed", "--validate", "--quiet",
+  NULL,
 };
 
 const struct cmd_def cmd_stress_def = {
   "stress", "--allocator A [--workload W | --trace F] [--threads N] [--seconds S] [--fail-rate P]",
   "N threads on one allocator instance, in a child process watched by this one: a crash or\n"
   "a hang is reported and exits 1. A per-thread report on stdout.\n",
-  stress_opts, cmd_stress, NULL,
+  stress_opts, cmd_stress, NULL, NULL,
 };
 
 int cmd_stress(struct cli_opts *o) {
