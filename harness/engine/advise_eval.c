@@ -1,15 +1,15 @@
 /* advise_eval.c - allocator settings judged on every variation of the job (see advise.h):
- * a batch of settings x variations replayed as one list of tasks on a pool of threads
- * (pthreads, as many as there are cores; each takes the next task), every result in its
- * own slot, then folded in order into each candidate's worst case; for a setting that
+ * a batch of settings x variations replayed as one list of tasks on the engine's pool
+ * (row_pool.h: as many workers as there are cores; each takes the next task), every
+ * result in its own slot, then folded in order into each candidate's worst case; for a setting that
  * does not fit everywhere, or when asked, the smallest limit it completes under (mincap,
  * per variation), batched the same way. Output does not depend on the number of threads. */
 #include "advise.h"
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "mincap.h"
+#include "row_pool.h"
 
 enum task { T_REPLAY, T_MINCAP };
 
@@ -26,7 +26,6 @@ struct pool {
   struct run_result *rs;         /* [setting * vs->n + v] */
   int *cls;                      /* [setting * vs->n + v] */
   int threads;
-  int next;                      /* the next task to take (atomic) */
 };
 
 static void one(struct pool *p, int t) {
@@ -39,30 +38,15 @@ static void one(struct pool *p, int t) {
   else p->cls[t] = replay_run(&rs, &p->rs[t]);
 }
 
-static void *work(void *arg) {
+static void task(int t, void *arg) {
   struct pool *p = arg;
-  int n = p->nspec * p->vs->n;
-  for (int t; (t = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED)) < n;)
-    if (!p->only || p->only[t]) one(p, t);
-  return NULL;
+  if (!p->only || p->only[t]) one(p, t);
 }
 
-/* every task (of `only`) run, p->threads at a time; 0, or -1 (host memory) */
+/* every task (of `only`) run on the engine's pool (row_pool.h), p->threads at a time */
 static int run_all(struct pool *p) {
-  int n = p->nspec * p->vs->n, t = p->threads < 1 ? 1 : p->threads > n ? n : p->threads;
-  if (t > 64) t = 64;
-  if (t < 1) t = 1;
-  p->threads = t;
-  p->next = 0;
-  pthread_t tid[64];
-  int started = 0;
-  for (int i = 1; i < t; i++) {
-    if (pthread_create(&tid[i], NULL, work, p)) break;   /* could not start them all: the rest share the tasks */
-    started = i;
-  }
-  work(p);
-  for (int i = 1; i <= started; i++) pthread_join(tid[i], NULL);
-  return 0;
+  int n = p->nspec * p->vs->n;
+  return row_pool_run(n, p->threads < 1 ? 1 : p->threads, task, NULL, NULL, p) < 0 ? -1 : 0;
 }
 
 static int pool_alloc(struct pool *p, int n) {
