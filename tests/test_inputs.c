@@ -117,3 +117,32 @@ TEST(inputs_where_from_memory_is_the_readers) {
   event_buffer_free(&b);
   CHECK_EQ(checked, 4);
 }
+
+/* each input read once per command (strace counts the opens of the file itself): a 4-row
+ * run of a snapshot, mincap of two strategies (async's second bound included), advise over
+ * 3 variations, an RMM log's rows. Skipped where strace is missing or cannot trace. */
+static int opens_of(const char *file, const char *args) {
+  char cmd[2048], out[512];
+  snprintf(out, sizeof out, "%s/strace.txt", test_tmpdir());
+  snprintf(cmd, sizeof cmd, "strace -f -qq -e trace=openat -o '%s' build/fragbench %s --quiet --out '%s/o.csv' >/dev/null 2>&1", out, args,
+           test_tmpdir());
+  if (system(cmd) != 0) return -1;
+  char *t = test_read_file(out);
+  if (!t) return -1;
+  char needle[600];
+  snprintf(needle, sizeof needle, "\"%s\"", file);
+  int n = 0;
+  for (char *p = t; (p = strstr(p, needle)); p++) n++;
+  free(t);
+  return n;
+}
+
+TEST(inputs_each_trace_opened_once_per_command) {
+  if (system("strace -f -qq -e trace=openat -o /dev/null true >/dev/null 2>&1")) SKIP("strace missing or not allowed to trace (apt-get install strace)");
+  if (access("build/fragbench", X_OK)) SKIP("build/fragbench not built");
+  const char *snap = "tests/data/gpt_train.pickle.gz", *rmm = "tests/data/leaky_losses.rmm.csv";
+  CHECK_EQ(opens_of(snap, "run --trace tests/data/gpt_train.pickle.gz --allocator caching --allocator expandable --allocator bfc --allocator raw"), 1);
+  CHECK_EQ(opens_of(snap, "mincap --trace tests/data/gpt_train.pickle.gz --allocator async --allocator caching"), 1);
+  CHECK_EQ(opens_of("tests/data/resnet_varsize.pickle.gz", "advise --trace tests/data/resnet_varsize.pickle.gz --variations 3"), 1);
+  CHECK_EQ(opens_of(rmm, "run --trace tests/data/leaky_losses.rmm.csv --allocator caching --allocator pool --cap-x 1.1,1.5"), 1);
+}

@@ -52,16 +52,13 @@ const struct workload_ops *workload_find(const char *name) {
   return NULL;
 }
 
-const struct workload_ops *trace_detect(const char *path, char *err) {
-  struct trace_src src;   /* plain files as they are, gzip'd ones inflated (and checked) */
-  if (src_open_path(&src, path, err)) return NULL;
+const struct workload_ops *trace_detect_src(struct trace_src *src, const char *path, char *err) {
   unsigned char head[4096];
-  int got = src_fill(&src, sizeof head, err);
-  size_t n = (size_t)(src.end - src.p);
+  int got = src_fill(src, sizeof head, err);
+  size_t n = (size_t)(src->end - src->p);
   if (n > sizeof head) n = sizeof head;
-  memcpy(head, src.p, n);
-  if (got >= 0 && n < sizeof head) got = src_drain(&src, err);   /* a short file: its gzip trailer checked here */
-  src_close(&src);
+  memcpy(head, src->p, n);
+  if (got >= 0 && n < sizeof head) got = src_drain(src, err);   /* a short file: its gzip trailer checked here */
   if (got < 0) return NULL;
   if (n == 0) {
     snprintf(err, FB_ERRLEN, "%s: empty file (expected a trace)", path);
@@ -69,7 +66,7 @@ const struct workload_ops *trace_detect(const char *path, char *err) {
   }
   for (int i = 0; workload_table[i]; i++) {
     const struct workload_ops *o = workload_table[i];
-    if (o->is_trace && o->probe && o->probe(head, n)) return o;
+    if (o->is_trace && o->probe && o->probe(head, n)) return src_rewind(src, err) ? NULL : o;
   }
   int k = snprintf(err, FB_ERRLEN, "%s: byte 0: not a trace format fragbench reads; expected one of:", path);
   for (int i = 0; workload_table[i] && k < FB_ERRLEN; i++)
@@ -77,19 +74,30 @@ const struct workload_ops *trace_detect(const char *path, char *err) {
   return NULL;
 }
 
+const struct workload_ops *trace_detect(const char *path, char *err) {
+  struct trace_src src;   /* plain files as they are, gzip'd ones inflated (and checked) */
+  if (src_open_path(&src, path, err)) return NULL;
+  const struct workload_ops *o = trace_detect_src(&src, path, err);
+  src_close(&src);
+  return o;
+}
+
 int workload_open(struct workload *w, const struct workload_ops *ops, const char *spec_params,
                   const struct workload_ctx *ctx, uint64_t percent_base, char *err) {
   memset(w, 0, sizeof *w);
   w->ops = ops;
   w->ctx = *ctx;
-  if (spec_params && *spec_params) {
-    char name[64];
-    if (params_parse_spec(spec_params, name, sizeof name, &w->params, err)) return -1;
+  w->ctx.src = NULL;   /* an open source handed over is the reader's, once: never reused from w->ctx */
+  char name[64];
+  if ((spec_params && *spec_params && params_parse_spec(spec_params, name, sizeof name, &w->params, err)) ||
+      (w->params.percent_base = percent_base, params_check(&w->params, ops->params, ops->name, err))) {
+    if (ctx->src) src_close(ctx->src);   /* handed over: closed here, as the reader would have */
+    return -1;
   }
-  w->params.percent_base = percent_base;
-  if (params_check(&w->params, ops->params, ops->name, err)) return -1;
   snprintf(w->spec, sizeof w->spec, "%s", spec_params && *spec_params ? spec_params : ops->name);
-  if (ops->open(&w->st, &w->params, &w->ctx, err)) {
+  struct workload_ctx c = w->ctx;
+  c.src = ctx->src;
+  if (ops->open(&w->st, &w->params, &c, err)) {
     w->st = NULL;
     return -1;
   }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "workload.h"
+#include "trace_src.h"
 
 int event_buffer_load(struct event_buffer *b, const char *path, int trace_device, char *err) {
   return event_buffer_load_max(b, path, trace_device, SIZE_MAX, err);
@@ -15,10 +16,12 @@ int event_buffer_load(struct event_buffer *b, const char *path, int trace_device
 
 int event_buffer_load_max(struct event_buffer *b, const char *path, int trace_device, size_t max_events, char *err) {
   memset(b, 0, sizeof *b);
-  const struct workload_ops *ops = trace_detect(path, err);
-  if (!ops) return -1;
+  struct trace_src src;   /* opened once: its format told from its first bytes, then read by that reader */
+  if (src_open_path(&src, path, err)) return -1;
+  const struct workload_ops *ops = trace_detect_src(&src, path, err);
+  if (!ops) { src_close(&src); return -1; }
   struct workload w;
-  struct workload_ctx ctx = {.world = 1, .path = path, .trace_device = trace_device};
+  struct workload_ctx ctx = {.world = 1, .path = path, .trace_device = trace_device, .src = &src};
   if (workload_open(&w, ops, NULL, &ctx, 0, err)) return -1;
   if (ops->info) ops->info(w.st, &b->info);
   int rc;

@@ -162,6 +162,7 @@ fail:
 
 static int native_open(void **st, const struct params *p, const struct workload_ctx *ctx, char *err) {
   (void)p;
+  if (ctx->src) return native_trace_open_src(st, ctx->src, ctx, err);   /* opened once by the caller (trace_mem.c) */
   struct trace_src src;
   if (src_open_path(&src, ctx->path, err)) return -1;
   return native_trace_open_src(st, &src, ctx, err);

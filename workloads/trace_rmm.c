@@ -100,6 +100,7 @@ int rmm_log_open_src(void **st, struct trace_src *src, const struct workload_ctx
 
 static int rmm_open(void **st, const struct params *p, const struct workload_ctx *ctx, char *err) {
   (void)p;
+  if (ctx->src) return rmm_log_open_src(st, ctx->src, ctx, err);   /* opened once by the caller (trace_mem.c) */
   struct trace_src src;
   if (src_open_path(&src, ctx->path, err)) return -1;
   return rmm_log_open_src(st, &src, ctx, err);

@@ -8,12 +8,15 @@
 #include "event.h"
 #include "params.h"
 
+struct trace_src;
 struct workload_ctx {
   int rank, world;          /* rank-aware workloads: this device's rank among world */
   uint64_t seed;
   const char *path;         /* trace readers: the file */
   int trace_device;         /* trace readers: which device's events (-1 = the first with events) */
   const struct event_buffer *events;   /* trace_mem: the trace already in memory */
+  struct trace_src *src;    /* trace readers: the file already open (and rewound), handed over: the
+                               reader owns it from then on, failing or not (NULL: open path) */
 };
 
 /* ids of a snapshot's replayed failed requests (its oom entries): above any address */
@@ -78,6 +81,9 @@ extern const struct workload_ops *const workload_table[];
 const struct workload_ops *workload_find(const char *name);
 /* the trace reader whose probe accepts this file; NULL with err set */
 const struct workload_ops *trace_detect(const char *path, char *err);
+/* the same from a source already open (trace_src.h), left rewound for its reader: the
+ * file opened once for both (event_buffer_load) */
+const struct workload_ops *trace_detect_src(struct trace_src *src, const char *path, char *err);
 
 /* A whole trace read into memory once and replayed many times (advise's candidates):
  * trace_mem.c. Memory proportional to the trace (32 B per event). */
