@@ -4,6 +4,7 @@
  * reuses one, for any run that fits the range (and so every figure); reuse starts where
  * that device would have said "exhausted". */
 #include <stdlib.h>
+#include <sys/mman.h>
 #include "sim_va.h"
 
 struct va_range {
@@ -27,11 +28,25 @@ static int cmp_size(const struct ordnode *a, const struct ordnode *b) {
 
 static uint64_t round_up(uint64_t x, uint64_t a) { return x > UINT64_MAX - a ? 0 : (x + a - 1) / a * a; }
 
+/* The bitmap of live pages: mapped, not calloc'd. Pages of zeroes the kernel hands out on
+ * first touch, so a run pays only for the words it touches: calloc of a size freed before
+ * comes from the heap and zeroes it all (8 MiB for an H100's range, in every replay). */
+static void live_map(struct sim_va *v) {
+  v->live_len = (size_t)(v->top / SIM_VA_PAGE / 64 + 1) * sizeof *v->live;
+  void *p = mmap(NULL, v->live_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  v->live = p == MAP_FAILED ? NULL : p;
+}
+
+static void live_unmap(struct sim_va *v) {
+  if (v->live) munmap(v->live, v->live_len);
+  v->live = NULL;
+}
+
 void sim_va_init(struct sim_va *v, uint64_t top) {
   v->fresh = top;
   v->top = top;
   v->reusing = 0;
-  v->live = calloc(top / SIM_VA_PAGE / 64 + 1, sizeof *v->live);   /* NULL: see sim_va_take */
+  live_map(v);   /* NULL: see sim_va_take */
   v->free_bytes = 0;
   ordset_init(&v->by_addr, cmp_addr);
   ordset_init(&v->by_size, cmp_size);
@@ -77,16 +92,14 @@ static int start_reusing(struct sim_va *v) {
     p++;
   }
   if (!rc && run) rc = add_range(v, (pages - run) * SIM_VA_PAGE, run * SIM_VA_PAGE);
-  free(v->live);
-  v->live = NULL;
+  live_unmap(v);
   v->fresh = 0;
   v->reusing = 1;
   return rc;
 }
 
 void sim_va_destroy(struct sim_va *v) {
-  free(v->live);
-  v->live = NULL;
+  live_unmap(v);
   struct ordnode *n;
   while ((n = ordset_first(&v->by_addr))) {
     struct va_range *r = BY_ADDR(n);

@@ -18,7 +18,8 @@ struct sim_va {
   int reusing;                /* 0: fresh space lasts, live pages in the bitmap (a few word
                                  operations a call); 1: it ran out once, free ranges in the sets */
   uint64_t *live;             /* while fresh: one bit per SIM_VA_PAGE of [0, top), set = live
-                                 (calloc'd: only the words the run touches take memory) */
+                                 (mapped: only the pages of words the run touches take memory) */
+  size_t live_len;            /* its mapped length */
   struct ordset by_addr;      /* free ranges by address (to coalesce neighbours) */
   struct ordset by_size;      /* the same ranges by (size, address): best fit */
   uint64_t free_bytes;        /* in free ranges */
