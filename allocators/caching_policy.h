@@ -122,6 +122,8 @@ struct cpool {
   struct ordset streams;    /* struct cstream by stream id */
   struct ordset largest;    /* the streams holding free blocks, by (largest free block, id):
                              * cpool_largest reads its last, whatever the number of streams */
+  struct cstream *stale;    /* streams whose free blocks changed since cpool_largest last
+                             * placed them in largest (each once; linked through the stream) */
   struct cstream *last;     /* the last one looked up */
   size_t count;             /* free blocks */
   uint64_t free_bytes;      /* their total size */
@@ -177,8 +179,9 @@ struct cblock *cpool_prev_in_stream(const struct cblock *b);
 /* all free blocks in (stream, size, address) order */
 struct cblock *cpool_first(const struct cpool *p);
 struct cblock *cpool_next(const struct cblock *b);
-/* largest free block size in the pool (any stream), 0 if none */
-uint64_t cpool_largest(const struct cpool *p);
+/* largest free block size in the pool (any stream), 0 if none; places the streams whose
+ * free blocks changed since the last call first */
+uint64_t cpool_largest(struct cpool *p);
 
 /* get_free_block without the expandable twist: the best fit of this stream, if the
  * oversize rules allow it, taken out of the pool; NULL otherwise. The caller ticks the

@@ -53,8 +53,10 @@ int cblock_store_grow(struct cblock_store *s) {
 
 struct cstream {
   struct ordnode node;      /* in pool->streams */
-  struct ordnode lnode;     /* in pool->largest while count > 0 */
-  uint64_t largest;         /* its largest free block's size (0: none) */
+  struct ordnode lnode;     /* in pool->largest while largest > 0 */
+  uint64_t largest;         /* its largest free block's size (0: none) when last placed in pool->largest */
+  struct cstream *next_stale;  /* pool->stale list, while stale */
+  int stale;                /* its free blocks changed since it was placed: largest may be out of date */
   uint64_t stream;
   struct cpool *pool;
   size_t count;
@@ -122,6 +124,7 @@ static struct cstream *stream_entry(struct ordnode *n) { return n ? ORD_ENTRY(n,
 void cpool_init(struct cpool *p, int is_small) {
   ordset_init(&p->streams, stream_cmp);
   ordset_init(&p->largest, largest_cmp);
+  p->stale = NULL;
   p->last = NULL;
   p->count = 0;
   p->free_bytes = 0;
@@ -137,6 +140,7 @@ void cpool_destroy(struct cpool *p) {
     free(stream_entry(n));
   }
   ordset_init(&p->largest, largest_cmp);
+  p->stale = NULL;
   p->last = NULL;
 }
 
@@ -154,6 +158,8 @@ struct cstream *cpool_stream(struct cpool *p, uint64_t stream, int create) {
     cs->pool = p;
     cs->count = 0;
     cs->largest = 0;
+    cs->stale = 0;
+    cs->next_stale = NULL;
     streams_insert(&p->streams, &cs->node);
   }
   p->last = cs;
@@ -162,8 +168,18 @@ struct cstream *cpool_stream(struct cpool *p, uint64_t stream, int create) {
 
 static struct cblock *bin_last(const struct cstream *cs, unsigned i);
 
-/* cs's place in pool->largest after its largest free block changed (out when empty) */
-static __attribute__((noinline)) void largest_update(struct cpool *p, struct cstream *cs) {
+/* pool->largest is brought up to date only when read (cpool_largest: a new reserved peak,
+ * explain), not on every insert and erase: a stream whose free blocks changed goes on the
+ * pool's stale list once, and cpool_largest re-places the streams on it. */
+static inline void mark_stale(struct cpool *p, struct cstream *cs) {
+  if (cs->stale) return;
+  cs->stale = 1;
+  cs->next_stale = p->stale;
+  p->stale = cs;
+}
+
+/* cs's place in pool->largest for its largest free block now (out when it has none) */
+static void largest_update(struct cpool *p, struct cstream *cs) {
   if (cs->largest) ordset_erase_inline(&p->largest, &cs->lnode);
   unsigned i = cs->count ? bin_prev(cs, NBINS - 1) : NBINS;
   cs->largest = i < NBINS ? bin_last(cs, i)->size : 0;
@@ -183,7 +199,7 @@ static inline __attribute__((always_inline)) void pool_insert(struct cpool *p, s
   cs->count++;
   p->count++;
   p->free_bytes += b->size;
-  if (b->size > cs->largest) largest_update(p, cs);
+  mark_stale(p, cs);
 }
 
 static inline __attribute__((always_inline)) void pool_erase(struct cpool *p, struct cblock *b) {
@@ -195,7 +211,7 @@ static inline __attribute__((always_inline)) void pool_erase(struct cpool *p, st
   cs->count--;
   p->count--;
   p->free_bytes -= b->size;
-  if (b->size == cs->largest) largest_update(p, cs);
+  mark_stale(p, cs);
 }
 
 void cpool_insert(struct cpool *p, struct cblock *b) { pool_insert(p, b); }
@@ -253,7 +269,13 @@ struct cblock *cpool_next(const struct cblock *b) {
   return first_from(stream_entry(ordset_next_inline(&b->cs->node)));
 }
 
-uint64_t cpool_largest(const struct cpool *p) {
+uint64_t cpool_largest(struct cpool *p) {
+  while (p->stale) {
+    struct cstream *cs = p->stale;
+    p->stale = cs->next_stale;
+    cs->stale = 0;
+    largest_update(p, cs);
+  }
   struct ordnode *n = ordset_last_inline(&p->largest);
   return n ? ORD_ENTRY(n, struct cstream, lnode)->largest : 0;
 }
