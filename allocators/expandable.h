@@ -33,10 +33,12 @@ struct cseg {
   uint64_t page;            /* 2 MiB or 20 MiB */
   uint64_t npages;
   uint64_t mapped_pages;
+  uint64_t pages_end;       /* no page at or after this index was ever mapped */
   uint64_t stream;
   struct epool *pool;
   uint64_t *handle;         /* per page: its physical handle while present */
-  uint8_t *present;         /* per page: 1 while created and mapped */
+  uint8_t *present;         /* per page: 1 while created and mapped (both arrays in one
+                             * anonymous mapping, expandable_segment.c) */
   struct cblock *head;      /* first block of the address chain */
 };
 
