@@ -29,6 +29,7 @@
  *   P6 emptyCache(pool) (MemPool's destructor) frees only that pool's unsplit free
  *      blocks, and only once it is freeable;
  *   P7 garbage_collect_cached_blocks looks only at the general large pool. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "allocator.h"
@@ -37,10 +38,11 @@
 
 /* one cudaMalloc */
 struct cseg {
+  struct cblock *head;      /* its first block (first member: cseg_head) */
   struct ordnode node;      /* in caching.segs, by address */
   uint64_t addr, size, stream;
-  struct cblock *head;      /* its first block */
 };
+_Static_assert(offsetof(struct cseg, head) == 0, "struct cseg begins with head (caching_policy.h)");
 
 /* PrivatePool: use_count > 0 until pool_release, then in graph_pools_freeable */
 struct ppool {
@@ -61,6 +63,8 @@ struct caching {
   uint64_t held;            /* total_allocated_memory: bytes in segments now */
   uint64_t cache_flushes;   /* num_alloc_retries */
   int plain_rounding;       /* no roundup_power2_divisions: round_size is a 512 B round-up */
+  int hit_first;            /* plain rounding and no garbage_collection_threshold: caching_alloc
+                             * tries the cache before pool_alloc's general path */
 };
 
 static int seg_cmp(const struct ordnode *a, const struct ordnode *b) {
@@ -75,6 +79,7 @@ static int caching_create(void **a, struct device *d, const struct params *p, ch
   c->plain_rounding = 1;
   for (int i = 0; i < CACHING_ROUNDUP_INTERVALS; i++)
     if (c->cfg.roundup_divisions[i] > 1) c->plain_rounding = 0;
+  c->hit_first = c->plain_rounding && !(c->cfg.gc_threshold > 0);
   c->dev = d;
   cpool_init(&c->small, 1);
   cpool_init(&c->large, 0);
@@ -279,18 +284,26 @@ static int pool_alloc(struct caching *c, uint64_t orig_size, uint64_t stream, ui
   }
   int gc = gc_enabled(c);
   if (gc) pool->get_free_calls++;
-  struct cblock *b = caching_take_best_fit(&c->cfg, pool, stream, size);
-  if (!b) {
-    int rc = alloc_miss(c, pool, stream, size, gc, &b);
-    if (rc) return rc;
-  }
+  if (caching_alloc_cached(&c->store, &c->cfg, pool, stream, size, orig_size, out)) return 0;
+  struct cblock *b;
+  int rc = alloc_miss(c, pool, stream, size, gc, &b);
+  if (rc) return rc;
   cblock_hand_out(&c->store, b, caching_should_split(&c->cfg, pool->is_small, 0, b->size, size), size,
                   orig_size, &b->seg->head, out);
   return 0;
 }
 
+/* A cache hit of pool 0 in few steps where the config allows it (pool_alloc's own steps:
+ * a 512 B round-up, no GC clock to tick, the store holding its two blocks); a miss
+ * changed nothing and goes through pool_alloc from the start. */
 static int caching_alloc(void *a, uint64_t orig_size, uint64_t stream, struct block *out) {
-  return pool_alloc(a, orig_size, stream, 0, out);
+  struct caching *c = a;
+  if (__builtin_expect(c->hit_first && c->store.nfree >= 2, 1)) {
+    uint64_t size = caching_round_size_plain(orig_size);
+    if (caching_alloc_cached(&c->store, &c->cfg, caching_is_small(size) ? &c->small : &c->large, stream, size, orig_size, out))
+      return 0;
+  }
+  return pool_alloc(c, orig_size, stream, 0, out);
 }
 
 static int caching_alloc_pool(void *a, uint64_t orig_size, uint64_t stream, uint32_t pool, struct block *out) {

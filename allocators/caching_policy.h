@@ -85,7 +85,8 @@ static inline int caching_should_split(const struct caching_config *c, int small
 
 /* ---- blocks, pools ---------------------------------------------------------------- */
 
-struct cseg;              /* a strategy's segment record (opaque here) */
+struct cseg;              /* a strategy's segment record (opaque here); each strategy's begins
+                           * with its first block's pointer, `struct cblock *head` (cseg_head) */
 struct cpool;
 struct cstream;           /* one stream's free blocks in one pool (caching_pool.c) */
 
@@ -106,6 +107,9 @@ struct cblock {
 };
 
 static inline int cblock_is_split(const struct cblock *b) { return b->prev || b->next; }
+
+/* &seg->head: every struct cseg begins with it (checked where each is defined) */
+static inline struct cblock **cseg_head(struct cseg *s) { return (struct cblock **)(void *)s; }
 
 /* one segment's block chain for allocator_ops.segments (caching_pool.c); its pool is its
  * blocks' pool's owner, pool_live whether that private pool is not yet released */
@@ -187,6 +191,13 @@ uint64_t cpool_largest(struct cpool *p);
  * oversize rules allow it, taken out of the pool; NULL otherwise. The caller ticks the
  * GC clock (pool->get_free_calls) first when GC is on. */
 struct cblock *caching_take_best_fit(const struct caching_config *c, struct cpool *p, uint64_t stream, uint64_t rounded);
+
+/* get_free_block and alloc_found_block on a hit, in one call (the caching strategy's cache
+ * hit): caching_take_best_fit, then cblock_hand_out with should_split's answer (pool
+ * p's size class, not expandable) and the block's segment head; a store block must be
+ * reserved first. 0 on a miss: nothing changed. */
+int caching_alloc_cached(struct cblock_store *s, const struct caching_config *c, struct cpool *p, uint64_t stream,
+                         uint64_t rounded, uint64_t orig_size, struct block *out);
 
 /* alloc_found_block's split: b (not in a pool) keeps [addr+size, end) and goes back into
  * its pool as the remainder; a new block (from the store: reserve one first) takes

@@ -280,7 +280,8 @@ uint64_t cpool_largest(struct cpool *p) {
   return n ? ORD_ENTRY(n, struct cstream, lnode)->largest : 0;
 }
 
-struct cblock *caching_take_best_fit(const struct caching_config *c, struct cpool *p, uint64_t stream, uint64_t rounded) {
+static inline __attribute__((always_inline)) struct cblock *take_best_fit(const struct caching_config *c, struct cpool *p,
+                                                                          uint64_t stream, uint64_t rounded) {
   struct cblock *b = pool_lower_bound(p, stream, rounded);
   if (!b) return NULL;
   if (!caching_oversize_ok(c, rounded, b->size)) return NULL;
@@ -288,15 +289,30 @@ struct cblock *caching_take_best_fit(const struct caching_config *c, struct cpoo
   return b;
 }
 
-struct cblock *cblock_split_front(struct cblock_store *s, struct cblock *b, uint64_t size, struct cblock **seg_head) {
-  struct cblock *front = cblock_take(s);
+struct cblock *caching_take_best_fit(const struct caching_config *c, struct cpool *p, uint64_t stream, uint64_t rounded) {
+  return take_best_fit(c, p, stream, rounded);
+}
+
+/* cblock_take and the front's fields in one pass: every field written once (what
+ * cblock_take's zeroing would leave is written as zero here) */
+static inline __attribute__((always_inline)) struct cblock *split_front(struct cblock_store *s, struct cblock *b, uint64_t size,
+                                                                        struct cblock **seg_head) {
+  struct cblock *front = s->free_list;
+  s->free_list = front->next;
+  s->nfree--;
+  front->node = (struct ordnode){0};
   front->addr = b->addr;
   front->size = size;
   front->stream = b->stream;
+  front->requested = 0;
+  front->gc_base = 0;
   front->pool = b->pool;
   front->cs = b->cs;
   front->seg = b->seg;
+  front->allocated = 0;
+  front->in_pool = 0;
   front->mapped = b->mapped;
+  front->bin = 0;
   front->prev = b->prev;
   if (front->prev) front->prev->next = front;
   else if (seg_head) *seg_head = front;
@@ -308,10 +324,33 @@ struct cblock *cblock_split_front(struct cblock_store *s, struct cblock *b, uint
   return front;
 }
 
+struct cblock *cblock_split_front(struct cblock_store *s, struct cblock *b, uint64_t size, struct cblock **seg_head) {
+  return split_front(s, b, size, seg_head);
+}
+
+int caching_alloc_cached(struct cblock_store *s, const struct caching_config *c, struct cpool *p, uint64_t stream,
+                         uint64_t rounded, uint64_t orig_size, struct block *out) {
+  struct cblock *b = take_best_fit(c, p, stream, rounded);
+  if (!b) return 0;
+  if (caching_should_split(c, p->is_small, 0, b->size, rounded)) b = split_front(s, b, rounded, cseg_head(b->seg));
+  b->allocated = 1;
+  b->requested = orig_size;
+  out->addr = b->addr;
+  out->size = b->size;
+  out->stream = b->stream;
+  out->handle = b;
+  return 1;
+}
+
+/* may try_merge_blocks(dst, src) merge? */
+static inline int mergeable(const struct cblock *dst, const struct cblock *src) {
+  return src && !src->allocated && src->in_pool && src->mapped == dst->mapped;
+}
+
 /* try_merge_blocks(dst, src) */
 static inline __attribute__((always_inline)) int merge(struct cblock_store *s, struct cblock *dst, struct cblock *src,
                                                        struct cblock **seg_head) {
-  if (!src || src->allocated || !src->in_pool || src->mapped != dst->mapped) return 0;
+  if (!mergeable(dst, src)) return 0;
   if (dst->prev == src) {
     dst->addr = src->addr;
     dst->prev = src->prev;

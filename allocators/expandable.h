@@ -17,6 +17,7 @@
  * caching_policy.h's. */
 #ifndef FB_EXPANDABLE_H
 #define FB_EXPANDABLE_H
+#include <stddef.h>
 #include <stdint.h>
 #include "allocator.h"
 #include "caching_policy.h"
@@ -28,6 +29,7 @@ struct epool;
 
 /* ExpandableSegment: a reserved virtual range and the pages mapped into it */
 struct cseg {
+  struct cblock *head;      /* first block of the address chain (first member: cseg_head) */
   struct ordnode node;      /* in expandable.segs, by va */
   uint64_t va, size;        /* the reserved range: npages * page bytes */
   uint64_t page;            /* 2 MiB or 20 MiB */
@@ -39,8 +41,8 @@ struct cseg {
   uint64_t *handle;         /* per page: its physical handle while present */
   uint8_t *present;         /* per page: 1 while created and mapped (both arrays in one
                              * anonymous mapping, expandable_segment.c) */
-  struct cblock *head;      /* first block of the address chain */
 };
+_Static_assert(offsetof(struct cseg, head) == 0, "struct cseg begins with head (caching_policy.h)");
 
 /* One of PyTorch's BlockPools: free mapped blocks (blocks) and unmapped ranges (unmapped) */
 struct epool {
