@@ -261,13 +261,15 @@ static struct cblock *first_from(const struct cstream *cs) {
 
 struct cblock *cpool_first(const struct cpool *p) { return first_from(stream_entry(ordset_first_inline(&p->streams))); }
 
-struct cblock *cpool_next(const struct cblock *b) {
+static inline __attribute__((always_inline)) struct cblock *pool_next(const struct cblock *b) {
   struct cblock *next = entry(ordset_next_inline(&b->node));
   if (next) return next;
-  unsigned i = bin_next(b->cs, bin_of(b->size) + 1);
+  unsigned i = bin_next(b->cs, b->bin + 1);   /* b is in the pool: its bin is stored */
   if (i < NBINS) return bin_first(b->cs, i);
   return first_from(stream_entry(ordset_next_inline(&b->cs->node)));
 }
+
+struct cblock *cpool_next(const struct cblock *b) { return pool_next(b); }
 
 uint64_t cpool_largest(struct cpool *p) {
   while (p->stale) {
@@ -328,17 +330,40 @@ struct cblock *cblock_split_front(struct cblock_store *s, struct cblock *b, uint
   return split_front(s, b, size, seg_head);
 }
 
-int caching_alloc_cached(struct cblock_store *s, const struct caching_config *c, struct cpool *p, uint64_t stream,
-                         uint64_t rounded, uint64_t orig_size, struct block *out) {
-  struct cblock *b = take_best_fit(c, p, stream, rounded);
-  if (!b) return 0;
-  if (caching_should_split(c, p->is_small, 0, b->size, rounded)) b = split_front(s, b, rounded, cseg_head(b->seg));
+/* cblock_hand_out with the split inlined */
+static inline __attribute__((always_inline)) void hand_out(struct cblock_store *s, struct cblock *b, int split, uint64_t rounded,
+                                                           uint64_t orig_size, struct block *out) {
+  if (split) b = split_front(s, b, rounded, cseg_head(b->seg));
   b->allocated = 1;
   b->requested = orig_size;
   out->addr = b->addr;
   out->size = b->size;
   out->stream = b->stream;
   out->handle = b;
+}
+
+int caching_alloc_cached(struct cblock_store *s, const struct caching_config *c, struct cpool *p, uint64_t stream,
+                         uint64_t rounded, uint64_t orig_size, struct block *out) {
+  struct cblock *b = take_best_fit(c, p, stream, rounded);
+  if (!b) return 0;
+  hand_out(s, b, caching_should_split(c, p->is_small, 0, b->size, rounded), rounded, orig_size, out);
+  return 1;
+}
+
+/* How large a free block can become: itself plus the unmapped range after it. */
+static inline uint64_t expandable_size(const struct cblock *b) {
+  return b->size + (b->next && !b->next->mapped ? b->next->size : 0);
+}
+
+int caching_alloc_expandable_cached(struct cblock_store *s, const struct caching_config *c, struct cpool *p, uint64_t stream,
+                                    uint64_t rounded, uint64_t orig_size, struct block *out) {
+  struct cblock *b = pool_lower_bound(p, stream, rounded);
+  if (!b) return 0;
+  for (struct cblock *n = pool_next(b); n && n->stream == stream && expandable_size(n) < expandable_size(b); n = pool_next(n))
+    b = n;
+  if (!caching_oversize_ok(c, rounded, b->size)) return 0;
+  pool_erase(p, b);
+  hand_out(s, b, caching_should_split(c, p->is_small, 1, b->size, rounded), rounded, orig_size, out);
   return 1;
 }
 

@@ -65,6 +65,9 @@ static int exp_create(void **a, struct device *d, const struct params *p, char *
     free(e);
     return -1;
   }
+  e->plain_rounding = 1;
+  for (int i = 0; i < CACHING_ROUNDUP_INTERVALS; i++)
+    if (e->cfg.roundup_divisions[i] > 1) e->plain_rounding = 0;
   e->dev = d;
   exp_pool_init(&e->small, 1);
   exp_pool_init(&e->large, 0);
@@ -74,7 +77,8 @@ static int exp_create(void **a, struct device *d, const struct params *p, char *
   return 0;
 }
 
-/* How large a free block can become: itself plus the unmapped range after it. */
+/* How large a free block can become: itself plus the unmapped range after it (as
+ * caching_alloc_expandable_cached has it). */
 static uint64_t expandable_size(const struct cblock *b) {
   return b->size + (b->next && !b->next->mapped ? b->next->size : 0);
 }
@@ -128,7 +132,7 @@ static int pool_alloc(struct expandable *e, uint64_t orig_size, uint64_t stream,
     snprintf(e->dev->err, FB_ERRLEN, "expandable: out of host memory");
     return -1;
   }
-  uint64_t size = caching_round_size(&e->cfg, orig_size);
+  uint64_t size = e->plain_rounding ? caching_round_size_plain(orig_size) : caching_round_size(&e->cfg, orig_size);
   struct epool *p;
   if (id) {                                   /* get_pool with a capture / MemPool underway */
     struct epair *pp = id <= EV_POOL_MAX ? epair_get(e, id) : NULL;
@@ -162,8 +166,16 @@ static int pool_alloc(struct expandable *e, uint64_t orig_size, uint64_t stream,
   return 0;
 }
 
+/* A cache hit of pool 0 in one call where the store holds the split's front (pool_alloc's
+ * own steps); a miss changed nothing and goes through pool_alloc from the start. */
 static int exp_alloc(void *a, uint64_t orig_size, uint64_t stream, struct block *out) {
-  return pool_alloc(a, orig_size, stream, 0, out);
+  struct expandable *e = a;
+  if (__builtin_expect(e->plain_rounding && e->store.nfree >= 1, 1)) {
+    uint64_t size = caching_round_size_plain(orig_size);
+    struct epool *p = caching_is_small(size) ? &e->small : &e->large;
+    if (caching_alloc_expandable_cached(&e->store, &e->cfg, &p->blocks, stream, size, orig_size, out)) return 0;
+  }
+  return pool_alloc(e, orig_size, stream, 0, out);
 }
 
 static int exp_alloc_pool(void *a, uint64_t orig_size, uint64_t stream, uint32_t pool, struct block *out) {
