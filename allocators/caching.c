@@ -264,7 +264,7 @@ static struct ppool *ppool_get(struct caching *c, uint32_t id) {
   return p;
 }
 
-static int pool_alloc(struct caching *c, uint64_t orig_size, uint64_t stream, uint32_t id, struct block *out) {
+static __attribute__((noinline)) int pool_alloc(struct caching *c, uint64_t orig_size, uint64_t stream, uint32_t id, struct block *out) {
   if (cblock_store_reserve(&c->store, 2)) {   /* a new segment's block + a split's front */
     snprintf(c->dev->err, FB_ERRLEN, "caching: out of host memory");
     return -1;
@@ -284,10 +284,11 @@ static int pool_alloc(struct caching *c, uint64_t orig_size, uint64_t stream, ui
   }
   int gc = gc_enabled(c);
   if (gc) pool->get_free_calls++;
-  if (caching_alloc_cached(&c->store, &c->cfg, pool, stream, size, orig_size, out)) return 0;
-  struct cblock *b;
-  int rc = alloc_miss(c, pool, stream, size, gc, &b);
-  if (rc) return rc;
+  struct cblock *b = caching_take_best_fit(&c->cfg, pool, stream, size);
+  if (!b) {
+    int rc = alloc_miss(c, pool, stream, size, gc, &b);
+    if (rc) return rc;
+  }
   cblock_hand_out(&c->store, b, caching_should_split(&c->cfg, pool->is_small, 0, b->size, size), size,
                   orig_size, &b->seg->head, out);
   return 0;
@@ -298,11 +299,9 @@ static int pool_alloc(struct caching *c, uint64_t orig_size, uint64_t stream, ui
  * changed nothing and goes through pool_alloc from the start. */
 static int caching_alloc(void *a, uint64_t orig_size, uint64_t stream, struct block *out) {
   struct caching *c = a;
-  if (__builtin_expect(c->hit_first && c->store.nfree >= 2, 1)) {
-    uint64_t size = caching_round_size_plain(orig_size);
-    if (caching_alloc_cached(&c->store, &c->cfg, caching_is_small(size) ? &c->small : &c->large, stream, size, orig_size, out))
-      return 0;
-  }
+  if (__builtin_expect(c->hit_first && c->store.nfree >= 2, 1) &&   /* rounding keeps a size on its side of 1 MiB */
+      caching_alloc_cached(&c->store, &c->cfg, caching_is_small(orig_size) ? &c->small : &c->large, stream, orig_size, out))
+    return 0;
   return pool_alloc(c, orig_size, stream, 0, out);
 }
 

@@ -64,12 +64,13 @@ struct cstream {
   struct ordset bins[NBINS];
 };
 
-static unsigned bin_of(uint64_t size) {
+/* without a branch: fl is the leading bit of u, at least BIN_SUB_BITS (u < 2 * BIN_SUB
+ * then keeps its own bin, u); u >> (fl - BIN_SUB_BITS) is BIN_SUB + the five bits under
+ * the leading one */
+static inline unsigned bin_of(uint64_t size) {
   uint64_t u = size >> 9;
-  if (u < BIN_SUB) return (unsigned)u;
-  unsigned fl = 63u - (unsigned)__builtin_clzll(u);
-  unsigned sl = (unsigned)(u >> (fl - BIN_SUB_BITS)) & (BIN_SUB - 1);
-  unsigned bin = BIN_SUB + (fl - BIN_SUB_BITS) * BIN_SUB + sl;
+  unsigned fl = 63u - (unsigned)__builtin_clzll(u | BIN_SUB);
+  unsigned bin = ((fl - BIN_SUB_BITS) << BIN_SUB_BITS) + (unsigned)(u >> (fl - BIN_SUB_BITS));
   return bin < NBINS ? bin : NBINS - 1;
 }
 
@@ -115,7 +116,26 @@ static inline int largest_cmp(const struct ordnode *x, const struct ordnode *y) 
   return a->stream < b->stream ? -1 : a->stream > b->stream;
 }
 
-ORDSET_TYPED(bin, block_cmp)        /* bin_insert, bin_lower_bound: block_cmp inlined */
+ORDSET_TYPED(bin, block_cmp)        /* bin_lower_bound: block_cmp inlined */
+
+/* bin_insert with the node's treap priority taken from the block's address (Fibonacci
+ * hashing: blocks in one pool never share an address) instead of the set's xorshift
+ * stream: as random for the treap's balance, and deterministic on sim, for a few
+ * instructions less per insert. The set's order, (size, address), is the same. */
+static inline __attribute__((always_inline)) void bin_put(struct ordset *s, struct cblock *b) {
+  struct ordnode *n = &b->node, *p = NULL, **link = &s->root;
+  while (*link) {
+    p = *link;
+    link = block_cmp(n, p) < 0 ? &p->left : &p->right;
+  }
+  uint32_t x = (uint32_t)((b->addr * 0x9E3779B97F4A7C15ull) >> 32);
+  n->prio = x;
+  n->left = n->right = NULL;
+  n->parent = p;
+  *link = n;
+  s->count++;
+  if (p && p->prio > x) ordset_insert_rotations(s, n);
+}
 ORDSET_TYPED(streams, stream_cmp)
 
 static struct cblock *entry(struct ordnode *n) { return n ? ORD_ENTRY(n, struct cblock, node) : NULL; }
@@ -194,7 +214,7 @@ static inline __attribute__((always_inline)) void pool_insert(struct cpool *p, s
   b->bin = (uint16_t)i;
   b->gc_base = p->get_free_calls;
   b->in_pool = 1;
-  bin_insert(&cs->bins[i], &b->node);
+  bin_put(&cs->bins[i], b);
   cs->nonempty[i >> 6] |= 1ull << (i & 63);
   cs->count++;
   p->count++;
@@ -343,7 +363,8 @@ static inline __attribute__((always_inline)) void hand_out(struct cblock_store *
 }
 
 int caching_alloc_cached(struct cblock_store *s, const struct caching_config *c, struct cpool *p, uint64_t stream,
-                         uint64_t rounded, uint64_t orig_size, struct block *out) {
+                         uint64_t orig_size, struct block *out) {
+  uint64_t rounded = caching_round_size_plain(orig_size);
   struct cblock *b = take_best_fit(c, p, stream, rounded);
   if (!b) return 0;
   hand_out(s, b, caching_should_split(c, p->is_small, 0, b->size, rounded), rounded, orig_size, out);
@@ -356,7 +377,8 @@ static inline uint64_t expandable_size(const struct cblock *b) {
 }
 
 int caching_alloc_expandable_cached(struct cblock_store *s, const struct caching_config *c, struct cpool *p, uint64_t stream,
-                                    uint64_t rounded, uint64_t orig_size, struct block *out) {
+                                    uint64_t orig_size, struct block *out) {
+  uint64_t rounded = caching_round_size_plain(orig_size);
   struct cblock *b = pool_lower_bound(p, stream, rounded);
   if (!b) return 0;
   for (struct cblock *n = pool_next(b); n && n->stream == stream && expandable_size(n) < expandable_size(b); n = pool_next(n))

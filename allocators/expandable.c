@@ -127,7 +127,7 @@ static int alloc_block(struct expandable *e, struct epool *p, uint64_t stream, u
   return try_allocate_expandable(e, p, stream, size, out);
 }
 
-static int pool_alloc(struct expandable *e, uint64_t orig_size, uint64_t stream, uint32_t id, struct block *out) {
+static __attribute__((noinline)) int pool_alloc(struct expandable *e, uint64_t orig_size, uint64_t stream, uint32_t id, struct block *out) {
   if (cblock_store_reserve(&e->store, 1)) {   /* the split's front */
     snprintf(e->dev->err, FB_ERRLEN, "expandable: out of host memory");
     return -1;
@@ -170,11 +170,10 @@ static int pool_alloc(struct expandable *e, uint64_t orig_size, uint64_t stream,
  * own steps); a miss changed nothing and goes through pool_alloc from the start. */
 static int exp_alloc(void *a, uint64_t orig_size, uint64_t stream, struct block *out) {
   struct expandable *e = a;
-  if (__builtin_expect(e->plain_rounding && e->store.nfree >= 1, 1)) {
-    uint64_t size = caching_round_size_plain(orig_size);
-    struct epool *p = caching_is_small(size) ? &e->small : &e->large;
-    if (caching_alloc_expandable_cached(&e->store, &e->cfg, &p->blocks, stream, size, orig_size, out)) return 0;
-  }
+  if (__builtin_expect(e->plain_rounding && e->store.nfree >= 1, 1) &&   /* rounding keeps a size on its side of 1 MiB */
+      caching_alloc_expandable_cached(&e->store, &e->cfg, caching_is_small(orig_size) ? &e->small.blocks : &e->large.blocks,
+                                      stream, orig_size, out))
+    return 0;
   return pool_alloc(e, orig_size, stream, 0, out);
 }
 
