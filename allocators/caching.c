@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include "allocator.h"
 #include "caching_policy.h"
+#include "caching_pool.h"
 #include "event.h"
 
 /* one cudaMalloc */
@@ -300,7 +301,7 @@ static __attribute__((noinline)) int pool_alloc(struct caching *c, uint64_t orig
 static int caching_alloc(void *a, uint64_t orig_size, uint64_t stream, struct block *out) {
   struct caching *c = a;
   if (__builtin_expect(c->hit_first && c->store.nfree >= 2, 1) &&   /* rounding keeps a size on its side of 1 MiB */
-      caching_alloc_cached(&c->store, &c->cfg, caching_is_small(orig_size) ? &c->small : &c->large, stream, orig_size, out))
+      cpool_alloc_hit(&c->store, &c->cfg, caching_is_small(orig_size) ? &c->small : &c->large, stream, orig_size, out))
     return 0;
   return pool_alloc(c, orig_size, stream, 0, out);
 }

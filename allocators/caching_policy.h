@@ -192,21 +192,6 @@ uint64_t cpool_largest(struct cpool *p);
  * GC clock (pool->get_free_calls) first when GC is on. */
 struct cblock *caching_take_best_fit(const struct caching_config *c, struct cpool *p, uint64_t stream, uint64_t rounded);
 
-/* get_free_block and alloc_found_block on a hit, in one call (the caching strategy's cache
- * hit), for a config with plain rounding (caching_round_size_plain of orig_size; p its
- * pool): caching_take_best_fit, then cblock_hand_out with should_split's answer (pool
- * p's size class, not expandable) and the block's segment head; a store block must be
- * reserved first. 0 on a miss: nothing changed. */
-int caching_alloc_cached(struct cblock_store *s, const struct caching_config *c, struct cpool *p, uint64_t stream,
-                         uint64_t orig_size, struct block *out);
-
-/* The same for expandable segments (expandable.c's get_free_block, then cblock_hand_out
- * with should_split for expandable segments): from the best fit of this stream, on to
- * larger blocks of the stream while their expandable size (the block plus an unmapped
- * block right after it) is smaller; the oversize rules; 0 on a miss: nothing changed. */
-int caching_alloc_expandable_cached(struct cblock_store *s, const struct caching_config *c, struct cpool *p, uint64_t stream,
-                                    uint64_t orig_size, struct block *out);
-
 /* alloc_found_block's split: b (not in a pool) keeps [addr+size, end) and goes back into
  * its pool as the remainder; a new block (from the store: reserve one first) takes
  * [addr, addr+size) and is returned. seg_head, when not NULL, is updated when the front

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "expandable.h"
+#include "caching_pool.h"
 #include "event.h"
 
 static int seg_cmp(const struct ordnode *a, const struct ordnode *b) {
@@ -77,18 +78,12 @@ static int exp_create(void **a, struct device *d, const struct params *p, char *
   return 0;
 }
 
-/* How large a free block can become: itself plus the unmapped range after it (as
- * caching_alloc_expandable_cached has it). */
-static uint64_t expandable_size(const struct cblock *b) {
-  return b->size + (b->next && !b->next->mapped ? b->next->size : 0);
-}
-
 /* get_free_block: the smallest free block of the stream that fits, then on to larger
  * ones while their expandable size is smaller; the oversize rules; taken out of the pool. */
 static struct cblock *get_free_block(struct expandable *e, struct epool *p, uint64_t stream, uint64_t size) {
   struct cblock *b = cpool_lower_bound(&p->blocks, stream, size);
   if (!b) return NULL;
-  for (struct cblock *n = cpool_next(b); n && n->stream == stream && expandable_size(n) < expandable_size(b);
+  for (struct cblock *n = cpool_next(b); n && n->stream == stream && cblock_expandable_size(n) < cblock_expandable_size(b);
        n = cpool_next(n))
     b = n;
   if (!caching_oversize_ok(&e->cfg, size, b->size)) return NULL;
@@ -171,8 +166,8 @@ static __attribute__((noinline)) int pool_alloc(struct expandable *e, uint64_t o
 static int exp_alloc(void *a, uint64_t orig_size, uint64_t stream, struct block *out) {
   struct expandable *e = a;
   if (__builtin_expect(e->plain_rounding && e->store.nfree >= 1, 1) &&   /* rounding keeps a size on its side of 1 MiB */
-      caching_alloc_expandable_cached(&e->store, &e->cfg, caching_is_small(orig_size) ? &e->small.blocks : &e->large.blocks,
-                                      stream, orig_size, out))
+      cpool_alloc_hit_expandable(&e->store, &e->cfg, caching_is_small(orig_size) ? &e->small.blocks : &e->large.blocks,
+                                 stream, orig_size, out))
     return 0;
   return pool_alloc(e, orig_size, stream, 0, out);
 }
