@@ -29,18 +29,21 @@
  *   P6 emptyCache(pool) (MemPool's destructor) frees only that pool's unsplit free
  *      blocks, and only once it is freeable;
  *   P7 garbage_collect_cached_blocks looks only at the general large pool. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "allocator.h"
 #include "caching_policy.h"
+#include "caching_pool.h"
 #include "event.h"
 
 /* one cudaMalloc */
 struct cseg {
+  struct cblock *head;      /* its first block (first member: cseg_head) */
   struct ordnode node;      /* in caching.segs, by address */
   uint64_t addr, size, stream;
-  struct cblock *head;      /* its first block */
 };
+_Static_assert(offsetof(struct cseg, head) == 0, "struct cseg begins with head (caching_policy.h)");
 
 /* PrivatePool: use_count > 0 until pool_release, then in graph_pools_freeable */
 struct ppool {
@@ -61,6 +64,8 @@ struct caching {
   uint64_t held;            /* total_allocated_memory: bytes in segments now */
   uint64_t cache_flushes;   /* num_alloc_retries */
   int plain_rounding;       /* no roundup_power2_divisions: round_size is a 512 B round-up */
+  int hit_first;            /* plain rounding and no garbage_collection_threshold: caching_alloc
+                             * tries the cache before pool_alloc's general path */
 };
 
 static int seg_cmp(const struct ordnode *a, const struct ordnode *b) {
@@ -75,6 +80,7 @@ static int caching_create(void **a, struct device *d, const struct params *p, ch
   c->plain_rounding = 1;
   for (int i = 0; i < CACHING_ROUNDUP_INTERVALS; i++)
     if (c->cfg.roundup_divisions[i] > 1) c->plain_rounding = 0;
+  c->hit_first = c->plain_rounding && !(c->cfg.gc_threshold > 0);
   c->dev = d;
   cpool_init(&c->small, 1);
   cpool_init(&c->large, 0);
@@ -259,7 +265,7 @@ static struct ppool *ppool_get(struct caching *c, uint32_t id) {
   return p;
 }
 
-static int pool_alloc(struct caching *c, uint64_t orig_size, uint64_t stream, uint32_t id, struct block *out) {
+static __attribute__((noinline)) int pool_alloc(struct caching *c, uint64_t orig_size, uint64_t stream, uint32_t id, struct block *out) {
   if (cblock_store_reserve(&c->store, 2)) {   /* a new segment's block + a split's front */
     snprintf(c->dev->err, FB_ERRLEN, "caching: out of host memory");
     return -1;
@@ -289,8 +295,15 @@ static int pool_alloc(struct caching *c, uint64_t orig_size, uint64_t stream, ui
   return 0;
 }
 
+/* A cache hit of pool 0 in few steps where the config allows it (pool_alloc's own steps:
+ * a 512 B round-up, no GC clock to tick, the store holding its two blocks); a miss
+ * changed nothing and goes through pool_alloc from the start. */
 static int caching_alloc(void *a, uint64_t orig_size, uint64_t stream, struct block *out) {
-  return pool_alloc(a, orig_size, stream, 0, out);
+  struct caching *c = a;
+  if (__builtin_expect(c->hit_first && c->store.nfree >= 2, 1) &&   /* rounding keeps a size on its side of 1 MiB */
+      cpool_alloc_hit(&c->store, &c->cfg, caching_is_small(orig_size) ? &c->small : &c->large, stream, orig_size, out))
+    return 0;
+  return pool_alloc(c, orig_size, stream, 0, out);
 }
 
 static int caching_alloc_pool(void *a, uint64_t orig_size, uint64_t stream, uint32_t pool, struct block *out) {

@@ -85,7 +85,8 @@ static inline int caching_should_split(const struct caching_config *c, int small
 
 /* ---- blocks, pools ---------------------------------------------------------------- */
 
-struct cseg;              /* a strategy's segment record (opaque here) */
+struct cseg;              /* a strategy's segment record (opaque here); each strategy's begins
+                           * with its first block's pointer, `struct cblock *head` (cseg_head) */
 struct cpool;
 struct cstream;           /* one stream's free blocks in one pool (caching_pool.c) */
 
@@ -107,6 +108,9 @@ struct cblock {
 
 static inline int cblock_is_split(const struct cblock *b) { return b->prev || b->next; }
 
+/* &seg->head: every struct cseg begins with it (checked where each is defined) */
+static inline struct cblock **cseg_head(struct cseg *s) { return (struct cblock **)(void *)s; }
+
 /* one segment's block chain for allocator_ops.segments (caching_pool.c); its pool is its
  * blocks' pool's owner, pool_live whether that private pool is not yet released */
 void cblock_chain_report(const struct cblock *head, uint64_t seg_addr, uint64_t seg_size, int small_pool, int pool_live,
@@ -122,6 +126,8 @@ struct cpool {
   struct ordset streams;    /* struct cstream by stream id */
   struct ordset largest;    /* the streams holding free blocks, by (largest free block, id):
                              * cpool_largest reads its last, whatever the number of streams */
+  struct cstream *stale;    /* streams whose free blocks changed since cpool_largest last
+                             * placed them in largest (each once; linked through the stream) */
   struct cstream *last;     /* the last one looked up */
   size_t count;             /* free blocks */
   uint64_t free_bytes;      /* their total size */
@@ -177,8 +183,9 @@ struct cblock *cpool_prev_in_stream(const struct cblock *b);
 /* all free blocks in (stream, size, address) order */
 struct cblock *cpool_first(const struct cpool *p);
 struct cblock *cpool_next(const struct cblock *b);
-/* largest free block size in the pool (any stream), 0 if none */
-uint64_t cpool_largest(const struct cpool *p);
+/* largest free block size in the pool (any stream), 0 if none; places the streams whose
+ * free blocks changed since the last call first */
+uint64_t cpool_largest(struct cpool *p);
 
 /* get_free_block without the expandable twist: the best fit of this stream, if the
  * oversize rules allow it, taken out of the pool; NULL otherwise. The caller ticks the

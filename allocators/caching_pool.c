@@ -1,10 +1,12 @@
 /* caching_pool.c - PyTorch's BlockPool and Block mechanics (see caching_policy.h): the
  * free-block set ordered by (stream, size, address), best fit with the oversize rules,
  * splitting a block's front off, coalescing free neighbours, and the Block free list.
- * The set is kept per stream in size bins of small ordsets (see struct cpool). */
+ * The set is kept per stream in size bins of small ordsets (see struct cpool); the hot
+ * operations are inline in caching_pool.h, wrapped here for the strategies' other paths. */
 #include <stdlib.h>
 #include <string.h>
 #include "caching_policy.h"
+#include "caching_pool.h"
 
 #define SLAB_BLOCKS 256
 
@@ -42,86 +44,11 @@ int cblock_store_grow(struct cblock_store *s) {
   return 0;
 }
 
-/* ---- size bins ---------------------------------------------------------------------
- * Sizes are multiples of 512: u = size / 512. u < 32 has a bin each; above, 32 bins per
- * power of two (the five bits under the leading one). Bins cover contiguous, increasing
- * size ranges, so bin order then (size, address) inside a bin is (size, address). */
-#define BIN_SUB_BITS 5
-#define BIN_SUB (1u << BIN_SUB_BITS)
-#define NBINS (BIN_SUB + (55 - BIN_SUB_BITS) * BIN_SUB)
-#define NWORDS ((NBINS + 63) / 64)
-
-struct cstream {
-  struct ordnode node;      /* in pool->streams */
-  struct ordnode lnode;     /* in pool->largest while count > 0 */
-  uint64_t largest;         /* its largest free block's size (0: none) */
-  uint64_t stream;
-  struct cpool *pool;
-  size_t count;
-  uint64_t nonempty[NWORDS];
-  struct ordset bins[NBINS];
-};
-
-static unsigned bin_of(uint64_t size) {
-  uint64_t u = size >> 9;
-  if (u < BIN_SUB) return (unsigned)u;
-  unsigned fl = 63u - (unsigned)__builtin_clzll(u);
-  unsigned sl = (unsigned)(u >> (fl - BIN_SUB_BITS)) & (BIN_SUB - 1);
-  unsigned bin = BIN_SUB + (fl - BIN_SUB_BITS) * BIN_SUB + sl;
-  return bin < NBINS ? bin : NBINS - 1;
-}
-
-/* first non-empty bin >= i, or NBINS */
-static unsigned bin_next(const struct cstream *cs, unsigned i) {
-  if (i >= NBINS) return NBINS;
-  unsigned w = i >> 6;
-  uint64_t m = cs->nonempty[w] & (~0ull << (i & 63));
-  while (!m) {
-    if (++w == NWORDS) return NBINS;
-    m = cs->nonempty[w];
-  }
-  return w * 64 + (unsigned)__builtin_ctzll(m);
-}
-
-/* last non-empty bin <= i, or NBINS */
-static unsigned bin_prev(const struct cstream *cs, unsigned i) {
-  unsigned w = i >> 6;
-  uint64_t m = cs->nonempty[w] & (~0ull >> (63 - (i & 63)));
-  while (!m) {
-    if (w == 0) return NBINS;
-    m = cs->nonempty[--w];
-  }
-  return w * 64 + 63u - (unsigned)__builtin_clzll(m);
-}
-
-/* (size, address) inside a bin; the stream is the bin's */
-static inline int block_cmp(const struct ordnode *x, const struct ordnode *y) {
-  const struct cblock *a = ORD_ENTRY(x, struct cblock, node), *b = ORD_ENTRY(y, struct cblock, node);
-  if (a->size != b->size) return a->size < b->size ? -1 : 1;
-  if (a->addr != b->addr) return a->addr < b->addr ? -1 : 1;
-  return 0;
-}
-
-static inline int stream_cmp(const struct ordnode *x, const struct ordnode *y) {
-  uint64_t a = ORD_ENTRY(x, struct cstream, node)->stream, b = ORD_ENTRY(y, struct cstream, node)->stream;
-  return a < b ? -1 : a > b;
-}
-
-static inline int largest_cmp(const struct ordnode *x, const struct ordnode *y) {
-  const struct cstream *a = ORD_ENTRY(x, struct cstream, lnode), *b = ORD_ENTRY(y, struct cstream, lnode);
-  if (a->largest != b->largest) return a->largest < b->largest ? -1 : 1;
-  return a->stream < b->stream ? -1 : a->stream > b->stream;
-}
-
-ORDSET_TYPED(bin, block_cmp)        /* bin_insert, bin_lower_bound: block_cmp inlined */
-ORDSET_TYPED(streams, stream_cmp)
-
-static struct cblock *entry(struct ordnode *n) { return n ? ORD_ENTRY(n, struct cblock, node) : NULL; }
-static struct cstream *stream_entry(struct ordnode *n) { return n ? ORD_ENTRY(n, struct cstream, node) : NULL; }
 
 void cpool_init(struct cpool *p, int is_small) {
   ordset_init(&p->streams, stream_cmp);
   ordset_init(&p->largest, largest_cmp);
+  p->stale = NULL;
   p->last = NULL;
   p->count = 0;
   p->free_bytes = 0;
@@ -137,6 +64,7 @@ void cpool_destroy(struct cpool *p) {
     free(stream_entry(n));
   }
   ordset_init(&p->largest, largest_cmp);
+  p->stale = NULL;
   p->last = NULL;
 }
 
@@ -154,68 +82,27 @@ struct cstream *cpool_stream(struct cpool *p, uint64_t stream, int create) {
     cs->pool = p;
     cs->count = 0;
     cs->largest = 0;
+    cs->stale = 0;
+    cs->next_stale = NULL;
     streams_insert(&p->streams, &cs->node);
   }
   p->last = cs;
   return cs;
 }
 
-static struct cblock *bin_last(const struct cstream *cs, unsigned i);
 
-/* cs's place in pool->largest after its largest free block changed (out when empty) */
-static __attribute__((noinline)) void largest_update(struct cpool *p, struct cstream *cs) {
+/* cs's place in pool->largest for its largest free block now (out when it has none) */
+static void largest_update(struct cpool *p, struct cstream *cs) {
   if (cs->largest) ordset_erase_inline(&p->largest, &cs->lnode);
   unsigned i = cs->count ? bin_prev(cs, NBINS - 1) : NBINS;
   cs->largest = i < NBINS ? bin_last(cs, i)->size : 0;
   if (cs->largest) ordset_insert(&p->largest, &cs->lnode);
 }
 
-/* The hot operations are inline here (best fit, split, free_block call them); the
- * extern cpool_* functions wrap them for the strategies. */
-static inline __attribute__((always_inline)) void pool_insert(struct cpool *p, struct cblock *b) {
-  struct cstream *cs = b->cs;
-  unsigned i = bin_of(b->size);
-  b->bin = (uint16_t)i;
-  b->gc_base = p->get_free_calls;
-  b->in_pool = 1;
-  bin_insert(&cs->bins[i], &b->node);
-  cs->nonempty[i >> 6] |= 1ull << (i & 63);
-  cs->count++;
-  p->count++;
-  p->free_bytes += b->size;
-  if (b->size > cs->largest) largest_update(p, cs);
-}
-
-static inline __attribute__((always_inline)) void pool_erase(struct cpool *p, struct cblock *b) {
-  struct cstream *cs = b->cs;
-  unsigned i = b->bin;
-  ordset_erase_inline(&cs->bins[i], &b->node);
-  if (!cs->bins[i].count) cs->nonempty[i >> 6] &= ~(1ull << (i & 63));
-  b->in_pool = 0;
-  cs->count--;
-  p->count--;
-  p->free_bytes -= b->size;
-  if (b->size == cs->largest) largest_update(p, cs);
-}
 
 void cpool_insert(struct cpool *p, struct cblock *b) { pool_insert(p, b); }
 void cpool_erase(struct cpool *p, struct cblock *b) { pool_erase(p, b); }
 
-static struct cblock *bin_first(const struct cstream *cs, unsigned i) { return entry(ordset_first_inline(&cs->bins[i])); }
-static struct cblock *bin_last(const struct cstream *cs, unsigned i) { return entry(ordset_last_inline(&cs->bins[i])); }
-
-static inline __attribute__((always_inline)) struct cblock *pool_lower_bound(struct cpool *p, uint64_t stream, uint64_t size) {
-  struct cstream *cs = p->last && p->last->stream == stream ? p->last : cpool_stream(p, stream, 0);
-  if (!cs || !cs->count) return NULL;
-  unsigned i = bin_of(size);
-  if (cs->nonempty[i >> 6] & (1ull << (i & 63))) {
-    struct cblock key = {.size = size, .addr = 0};
-    struct cblock *b = entry(bin_lower_bound(&cs->bins[i], &key.node));
-    if (b) return b;
-  }
-  i = bin_next(cs, i + 1);
-  return i < NBINS ? bin_first(cs, i) : NULL;
-}
 
 struct cblock *cpool_lower_bound(struct cpool *p, uint64_t stream, uint64_t size) { return pool_lower_bound(p, stream, size); }
 
@@ -234,62 +121,45 @@ struct cblock *cpool_prev_in_stream(const struct cblock *b) {
   return i < NBINS ? bin_last(b->cs, i) : NULL;
 }
 
-/* the first block of cs or of a later stream */
-static struct cblock *first_from(const struct cstream *cs) {
-  for (; cs; cs = stream_entry(ordset_next_inline(&cs->node))) {
-    unsigned i = bin_next(cs, 0);
-    if (i < NBINS) return bin_first(cs, i);
-  }
-  return NULL;
-}
 
 struct cblock *cpool_first(const struct cpool *p) { return first_from(stream_entry(ordset_first_inline(&p->streams))); }
 
-struct cblock *cpool_next(const struct cblock *b) {
-  struct cblock *next = entry(ordset_next_inline(&b->node));
-  if (next) return next;
-  unsigned i = bin_next(b->cs, bin_of(b->size) + 1);
-  if (i < NBINS) return bin_first(b->cs, i);
-  return first_from(stream_entry(ordset_next_inline(&b->cs->node)));
-}
 
-uint64_t cpool_largest(const struct cpool *p) {
+struct cblock *cpool_next(const struct cblock *b) { return pool_next(b); }
+
+uint64_t cpool_largest(struct cpool *p) {
+  while (p->stale) {
+    struct cstream *cs = p->stale;
+    p->stale = cs->next_stale;
+    cs->stale = 0;
+    largest_update(p, cs);
+  }
   struct ordnode *n = ordset_last_inline(&p->largest);
   return n ? ORD_ENTRY(n, struct cstream, lnode)->largest : 0;
 }
 
+
 struct cblock *caching_take_best_fit(const struct caching_config *c, struct cpool *p, uint64_t stream, uint64_t rounded) {
-  struct cblock *b = pool_lower_bound(p, stream, rounded);
-  if (!b) return NULL;
-  if (!caching_oversize_ok(c, rounded, b->size)) return NULL;
-  pool_erase(p, b);
-  return b;
+  return take_best_fit(c, p, stream, rounded);
 }
 
+
 struct cblock *cblock_split_front(struct cblock_store *s, struct cblock *b, uint64_t size, struct cblock **seg_head) {
-  struct cblock *front = cblock_take(s);
-  front->addr = b->addr;
-  front->size = size;
-  front->stream = b->stream;
-  front->pool = b->pool;
-  front->cs = b->cs;
-  front->seg = b->seg;
-  front->mapped = b->mapped;
-  front->prev = b->prev;
-  if (front->prev) front->prev->next = front;
-  else if (seg_head) *seg_head = front;
-  front->next = b;
-  b->prev = front;
-  b->addr += size;
-  b->size -= size;
-  pool_insert(b->pool, b);
-  return front;
+  return split_front(s, b, size, seg_head);
+}
+
+
+
+
+/* may try_merge_blocks(dst, src) merge? */
+static inline int mergeable(const struct cblock *dst, const struct cblock *src) {
+  return src && !src->allocated && src->in_pool && src->mapped == dst->mapped;
 }
 
 /* try_merge_blocks(dst, src) */
 static inline __attribute__((always_inline)) int merge(struct cblock_store *s, struct cblock *dst, struct cblock *src,
                                                        struct cblock **seg_head) {
-  if (!src || src->allocated || !src->in_pool || src->mapped != dst->mapped) return 0;
+  if (!mergeable(dst, src)) return 0;
   if (dst->prev == src) {
     dst->addr = src->addr;
     dst->prev = src->prev;

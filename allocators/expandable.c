@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "expandable.h"
+#include "caching_pool.h"
 #include "event.h"
 
 static int seg_cmp(const struct ordnode *a, const struct ordnode *b) {
@@ -65,6 +66,9 @@ static int exp_create(void **a, struct device *d, const struct params *p, char *
     free(e);
     return -1;
   }
+  e->plain_rounding = 1;
+  for (int i = 0; i < CACHING_ROUNDUP_INTERVALS; i++)
+    if (e->cfg.roundup_divisions[i] > 1) e->plain_rounding = 0;
   e->dev = d;
   exp_pool_init(&e->small, 1);
   exp_pool_init(&e->large, 0);
@@ -74,17 +78,12 @@ static int exp_create(void **a, struct device *d, const struct params *p, char *
   return 0;
 }
 
-/* How large a free block can become: itself plus the unmapped range after it. */
-static uint64_t expandable_size(const struct cblock *b) {
-  return b->size + (b->next && !b->next->mapped ? b->next->size : 0);
-}
-
 /* get_free_block: the smallest free block of the stream that fits, then on to larger
  * ones while their expandable size is smaller; the oversize rules; taken out of the pool. */
 static struct cblock *get_free_block(struct expandable *e, struct epool *p, uint64_t stream, uint64_t size) {
   struct cblock *b = cpool_lower_bound(&p->blocks, stream, size);
   if (!b) return NULL;
-  for (struct cblock *n = cpool_next(b); n && n->stream == stream && expandable_size(n) < expandable_size(b);
+  for (struct cblock *n = cpool_next(b); n && n->stream == stream && cblock_expandable_size(n) < cblock_expandable_size(b);
        n = cpool_next(n))
     b = n;
   if (!caching_oversize_ok(&e->cfg, size, b->size)) return NULL;
@@ -123,12 +122,12 @@ static int alloc_block(struct expandable *e, struct epool *p, uint64_t stream, u
   return try_allocate_expandable(e, p, stream, size, out);
 }
 
-static int pool_alloc(struct expandable *e, uint64_t orig_size, uint64_t stream, uint32_t id, struct block *out) {
+static __attribute__((noinline)) int pool_alloc(struct expandable *e, uint64_t orig_size, uint64_t stream, uint32_t id, struct block *out) {
   if (cblock_store_reserve(&e->store, 1)) {   /* the split's front */
     snprintf(e->dev->err, FB_ERRLEN, "expandable: out of host memory");
     return -1;
   }
-  uint64_t size = caching_round_size(&e->cfg, orig_size);
+  uint64_t size = e->plain_rounding ? caching_round_size_plain(orig_size) : caching_round_size(&e->cfg, orig_size);
   struct epool *p;
   if (id) {                                   /* get_pool with a capture / MemPool underway */
     struct epair *pp = id <= EV_POOL_MAX ? epair_get(e, id) : NULL;
@@ -162,8 +161,15 @@ static int pool_alloc(struct expandable *e, uint64_t orig_size, uint64_t stream,
   return 0;
 }
 
+/* A cache hit of pool 0 in one call where the store holds the split's front (pool_alloc's
+ * own steps); a miss changed nothing and goes through pool_alloc from the start. */
 static int exp_alloc(void *a, uint64_t orig_size, uint64_t stream, struct block *out) {
-  return pool_alloc(a, orig_size, stream, 0, out);
+  struct expandable *e = a;
+  if (__builtin_expect(e->plain_rounding && e->store.nfree >= 1, 1) &&   /* rounding keeps a size on its side of 1 MiB */
+      cpool_alloc_hit_expandable(&e->store, &e->cfg, caching_is_small(orig_size) ? &e->small.blocks : &e->large.blocks,
+                                 stream, orig_size, out))
+    return 0;
+  return pool_alloc(e, orig_size, stream, 0, out);
 }
 
 static int exp_alloc_pool(void *a, uint64_t orig_size, uint64_t stream, uint32_t pool, struct block *out) {

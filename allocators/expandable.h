@@ -17,6 +17,7 @@
  * caching_policy.h's. */
 #ifndef FB_EXPANDABLE_H
 #define FB_EXPANDABLE_H
+#include <stddef.h>
 #include <stdint.h>
 #include "allocator.h"
 #include "caching_policy.h"
@@ -28,17 +29,20 @@ struct epool;
 
 /* ExpandableSegment: a reserved virtual range and the pages mapped into it */
 struct cseg {
+  struct cblock *head;      /* first block of the address chain (first member: cseg_head) */
   struct ordnode node;      /* in expandable.segs, by va */
   uint64_t va, size;        /* the reserved range: npages * page bytes */
   uint64_t page;            /* 2 MiB or 20 MiB */
   uint64_t npages;
   uint64_t mapped_pages;
+  uint64_t pages_end;       /* no page at or after this index was ever mapped */
   uint64_t stream;
   struct epool *pool;
   uint64_t *handle;         /* per page: its physical handle while present */
-  uint8_t *present;         /* per page: 1 while created and mapped */
-  struct cblock *head;      /* first block of the address chain */
+  uint8_t *present;         /* per page: 1 while created and mapped (both arrays in one
+                             * anonymous mapping, expandable_segment.c) */
 };
+_Static_assert(offsetof(struct cseg, head) == 0, "struct cseg begins with head (caching_policy.h)");
 
 /* One of PyTorch's BlockPools: free mapped blocks (blocks) and unmapped ranges (unmapped) */
 struct epool {
@@ -56,6 +60,7 @@ struct expandable {
   uint64_t held;            /* bytes of pages present (PyTorch's total_allocated_memory) */
   uint64_t cache_flushes;   /* num_alloc_retries */
   struct epair **pp;        /* private pools by id (1..EV_POOL_MAX); NULL until the first */
+  int plain_rounding;       /* no roundup_power2_divisions: round_size is a 512 B round-up */
 };
 
 /* PyTorch's PrivatePool under expandable_segments:True: a small and a large BlockPool of

@@ -23,9 +23,11 @@ static struct live_entry *table_new(size_t cap, int populate) {
 
 static int init(struct livemap *m, size_t initial, int populate) {
   size_t cap = 64;
-  while (cap < initial * 2) cap <<= 1;
+  unsigned bits = 6;
+  while (cap < initial * 2) { cap <<= 1; bits++; }
   m->slots = table_new(cap, populate);
   m->mask = cap - 1;
+  m->shift = 64 - bits;
   m->count = 0;
   m->grow_at = cap / 4 * 3;
   return m->slots ? 0 : -1;
@@ -38,7 +40,7 @@ int livemap_init(struct livemap *m, size_t initial) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     seed = (uint64_t)ts.tv_nsec * 0x9E3779B97F4A7C15ull ^ (uint64_t)(uintptr_t)m ^ ((uint64_t)ts.tv_sec << 32);
   }
-  m->seed = seed;
+  m->seed = seed | 1;   /* an odd multiplier */
   return init(m, initial, 1);
 }
 

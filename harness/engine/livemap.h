@@ -2,10 +2,12 @@
  * linear probing and backward-shift deletion (no tombstones), so memory stays
  * proportional to the blocks live now and a lookup touches one or two cache lines.
  * The per-event operations are inline; growth is out of line. Ids come from files (a
- * trace's addresses or ids): a slot is a full avalanche mix (murmur3's finalizer) of the id
- * XOR a per-map random seed, so crafted ids cannot pile into one probe run; the placement
- * (slot order) then differs from run to run, so whoever walks the slots for something
- * that shows (freeing what is left) walks them in id order (livemap_sorted_ids). */
+ * trace's addresses or ids): a slot is multiply-shift hashing with a per-map random odd
+ * multiplier (the top bits of id * seed; two ids share a home with chance at most
+ * 2 / capacity over the seed), so crafted ids cannot pile into one probe run, and an
+ * arithmetic run of ids (addresses 512 B apart) spreads evenly; the placement (slot
+ * order) then differs from run to run, so whoever walks the slots for something that
+ * shows (freeing what is left) walks them in id order (livemap_sorted_ids). */
 #ifndef FB_LIVEMAP_H
 #define FB_LIVEMAP_H
 #include <stdint.h>
@@ -35,7 +37,8 @@ struct livemap {
   size_t mask;        /* capacity - 1 (power of two) */
   size_t count;
   size_t grow_at;     /* count at which an insert grows the table first: 3/4 of capacity */
-  uint64_t seed;      /* random per map (livemap_init) */
+  uint64_t seed;      /* random per map, odd (livemap_init): the hash's multiplier */
+  unsigned shift;     /* 64 - log2(capacity): a home is the product's top bits */
 };
 
 int livemap_init(struct livemap *m, size_t initial);
@@ -43,11 +46,7 @@ void livemap_free(struct livemap *m);
 int livemap_grow(struct livemap *m);   /* double the capacity (0, or -1 out of memory) */
 
 static inline size_t livemap_home(const struct livemap *m, uint64_t id) {
-  uint64_t h = id ^ m->seed;
-  h ^= h >> 33; h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33; h *= 0xc4ceb9fe1a85ec53ull;
-  h ^= h >> 33;
-  return (size_t)h & m->mask;
+  return (size_t)((id * m->seed) >> m->shift);
 }
 
 /* the ids of every entry in state (LIVE_BLOCK, LIVE_DROPPED), ascending, into a new

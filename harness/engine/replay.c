@@ -49,7 +49,9 @@ struct replay {
   struct validator v;
   int validating;
   int extras;                   /* --timeline, --validate, --touch or --verify: per-event work beyond the replay */
+  int plain;                    /* no extras and no --breakdown: an alloc of pool 0 may take alloc_plain */
   uint64_t ev_index, host_ns, timed_calls, sample_tick;
+  uint64_t allocs, frees;       /* the row's allocs and frees, copied to it by fill_result */
   struct timeline tl;           /* --timeline's samples */
   int is_cuda;
   int touch;                    /* --touch, or a stream-ordered strategy on cuda without --no-touch */
@@ -101,8 +103,32 @@ static int alloc_extras(struct replay *x, const struct event *ev, const struct b
   return 0;
 }
 
+/* the strategy's alloc call, timed on its own (one call in TIMING_SAMPLE) */
+static __attribute__((noinline)) int alloc_sampled(struct replay *x, const struct event *ev, struct block *b) {
+  x->sample_tick = 0;
+  uint64_t d0 = x->dev.c.modeled_ns, t0 = now_ns();
+  int rc = alloc_in_pool(x->ops, x->a, ev->size, ev->stream, ev->pool, b);
+  uint64_t t = now_ns() - t0;
+  if (x->is_cuda) t -= x->dev.c.modeled_ns - d0 < t ? x->dev.c.modeled_ns - d0 : t;
+  hist_add(&x->hist, t);
+  return rc;
+}
+
+/* the strategy refused (FB_OOM) or failed (<0): as do_alloc returns */
+static __attribute__((noinline)) int alloc_failed(struct replay *x, const struct event *ev, struct live_entry *e, int rc) {
+  if (rc == FB_OOM) {
+    x->r->oom_count++;
+    if (x->r->first_oom_event < 0) x->r->first_oom_event = (int64_t)x->ev_index;
+    if (x->s->on_oom == ON_OOM_STOP) return 1;
+    livemap_commit(&x->live, e, ev->id, LIVE_DROPPED);
+    return 0;
+  }
+  set_status(x->r, 1, "error: %s", x->dev.err[0] ? x->dev.err : "device error");
+  return -1;
+}
+
 /* returns 0 to go on, 1 to stop (OOM under --on-oom stop), <0 on failure (status set) */
-static int do_alloc(struct replay *x, const struct event *ev) {
+static __attribute__((noinline)) int do_alloc(struct replay *x, const struct event *ev) {
   if (ev->size == 0) {
     if (x->s->strict) goto strict;
     warn_skip(x, "zero-size allocation", ev->id);
@@ -113,7 +139,7 @@ static int do_alloc(struct replay *x, const struct event *ev) {
   if (e->state == LIVE_BLOCK) { if (x->s->strict) goto strict; warn_skip(x, "allocation of an id that is already live", ev->id); return 0; }
   if (e->state == LIVE_DROPPED) { livemap_del(&x->live, e); e = livemap_slot(&x->live, ev->id); }
   if (ev->size >= HUGE_REQUEST) {   /* 2^48 and more: no device holds it - an OOM under any strategy, not asked of one */
-    x->r->allocs++;
+    x->allocs++;
     x->r->oom_count++;
     if (x->r->first_oom_event < 0) x->r->first_oom_event = (int64_t)x->ev_index;
     if (x->s->on_oom == ON_OOM_STOP) return 1;
@@ -122,7 +148,6 @@ static int do_alloc(struct replay *x, const struct event *ev) {
   }
   struct block *b = &e->b;   /* the strategy fills the map's slot directly */
   *b = (struct block){0};
-  int rc;
   if (x->dev.by_stream) {   /* what the device takes now is this stream's (and pool's) */
     x->dev.by_stream->cur = ev->stream;
     x->dev.by_stream->cur_pool = x->ops->pool_of ? x->ops->pool_of(x->a, ev->size) : NULL;
@@ -135,29 +160,11 @@ static int do_alloc(struct replay *x, const struct event *ev) {
     note_unmodelled(x, what);
     x->pool_blind = 1;
   }
-  if (++x->sample_tick >= TIMING_SAMPLE) {
-    x->sample_tick = 0;
-    uint64_t d0 = x->dev.c.modeled_ns, t0 = now_ns();
-    rc = alloc_in_pool(x->ops, x->a, ev->size, ev->stream, ev->pool, b);
-    uint64_t t = now_ns() - t0;
-    if (x->is_cuda) t -= x->dev.c.modeled_ns - d0 < t ? x->dev.c.modeled_ns - d0 : t;
-    hist_add(&x->hist, t);
-  } else {
-    rc = alloc_in_pool(x->ops, x->a, ev->size, ev->stream, ev->pool, b);
-  }
+  int rc = ++x->sample_tick >= TIMING_SAMPLE ? alloc_sampled(x, ev, b)
+                                              : alloc_in_pool(x->ops, x->a, ev->size, ev->stream, ev->pool, b);
   x->timed_calls++;
-  x->r->allocs++;
-  if (rc == FB_OOM) {
-    x->r->oom_count++;
-    if (x->r->first_oom_event < 0) x->r->first_oom_event = (int64_t)x->ev_index;
-    if (x->s->on_oom == ON_OOM_STOP) return 1;
-    livemap_commit(&x->live, e, ev->id, LIVE_DROPPED);
-    return 0;
-  }
-  if (rc < 0) {
-    set_status(x->r, 1, "error: %s", x->dev.err[0] ? x->dev.err : "device error");
-    return -1;
-  }
+  x->allocs++;
+  if (rc) return alloc_failed(x, ev, e, rc);
   livemap_commit_requested(&x->live, e, ev->id, LIVE_BLOCK, ev->size);
   metrics_alloc(&x->m, ev->size, b->size);
   note_reserved(x);
@@ -174,6 +181,24 @@ strict:
   return -1;
 }
 
+/* do_alloc's steps for the common case - x->plain, pool 0, a size in (0, HUGE_REQUEST), an
+ * id not live - with fewer tests; anything else goes to do_alloc, which looks the id up
+ * again (the same slot: nothing changed in between) */
+static inline __attribute__((always_inline)) int alloc_plain(struct replay *x, const struct event *ev) {
+  struct live_entry *e = livemap_slot(&x->live, ev->id);
+  if (__builtin_expect(!e || e->state != LIVE_EMPTY, 0)) return do_alloc(x, ev);
+  struct block *b = &e->b;   /* the strategy fills the map's slot directly */
+  *b = (struct block){0};
+  int rc = ++x->sample_tick >= TIMING_SAMPLE ? alloc_sampled(x, ev, b) : x->ops->alloc(x->a, ev->size, ev->stream, b);
+  x->timed_calls++;
+  x->allocs++;
+  if (__builtin_expect(rc != 0, 0)) return alloc_failed(x, ev, e, rc);
+  livemap_commit_requested(&x->live, e, ev->id, LIVE_BLOCK, ev->size);
+  metrics_alloc(&x->m, ev->size, b->size);
+  note_reserved(x);
+  return 0;
+}
+
 /* Before a free, in this order: --verify's check, --validate. */
 static int free_extras(struct replay *x, const struct block *b, uint64_t id) {
   if (x->s->verify && x->dev.ops->verify_check && x->dev.ops->verify_check(&x->dev, b->addr, b->size, b->stream, id)) {
@@ -182,6 +207,16 @@ static int free_extras(struct replay *x, const struct block *b, uint64_t id) {
   }
   if (x->validating && validator_free(&x->v, b, x->err)) { set_status(x->r, 1, "error: %s", x->err); return -1; }
   return 0;
+}
+
+/* the strategy's free call, timed on its own (one call in TIMING_SAMPLE) */
+static __attribute__((noinline)) void free_sampled(struct replay *x, struct block *b) {
+  x->sample_tick = 0;
+  uint64_t d0 = x->dev.c.modeled_ns, t0 = now_ns();
+  x->ops->free(x->a, b);
+  uint64_t t = now_ns() - t0;
+  if (x->is_cuda) t -= x->dev.c.modeled_ns - d0 < t ? x->dev.c.modeled_ns - d0 : t;
+  hist_add(&x->hist, t);
 }
 
 /* recorded: DEV_STREAM_RECORDED for a stream-ordered strategy's block that other streams
@@ -193,17 +228,9 @@ static inline __attribute__((always_inline)) int free_entry(struct replay *x, st
   livemap_del(&x->live, e);
   if (x->extras && free_extras(x, &b, id)) return -1;
   b.stream |= recorded;
-  if (timed && ++x->sample_tick >= TIMING_SAMPLE) {
-    x->sample_tick = 0;
-    uint64_t d0 = x->dev.c.modeled_ns, t0 = now_ns();
-    x->ops->free(x->a, &b);
-    uint64_t t = now_ns() - t0;
-    if (x->is_cuda) t -= x->dev.c.modeled_ns - d0 < t ? x->dev.c.modeled_ns - d0 : t;
-    hist_add(&x->hist, t);
-  } else {
-    x->ops->free(x->a, &b);
-  }
-  if (timed) { x->timed_calls++; x->r->frees++; }
+  if (timed && ++x->sample_tick >= TIMING_SAMPLE) free_sampled(x, &b);
+  else x->ops->free(x->a, &b);
+  if (timed) { x->timed_calls++; x->frees++; }
   return 0;
 }
 
@@ -237,7 +264,8 @@ static int event_extras(struct replay *x) {
 
 static int do_event(struct replay *x, const struct event *ev) {
   int rc = 0;
-  if (ev->op == OP_ALLOC) rc = do_alloc(x, ev);   /* the two common ops first: no jump table */
+  if (ev->op == OP_ALLOC)   /* the two common ops first: no jump table */
+    rc = x->plain && !ev->pool && ev->size - 1 < HUGE_REQUEST - 1 ? alloc_plain(x, ev) : do_alloc(x, ev);
   else if (ev->op == OP_FREE) rc = do_free(x, ev);
   else switch (ev->op) {
   case OP_ALLOC: case OP_FREE: break;
@@ -265,6 +293,8 @@ static void progress(struct replay *x, uint64_t t_start, uint64_t *t_last) {
 static void fill_result(struct replay *x) {
   struct run_result *r = x->r;
   r->events = x->ev_index;
+  r->allocs = x->allocs;
+  r->frees = x->frees;
   r->peak_requested = x->m.peak_requested;
   r->peak_allocated = x->m.peak_allocated;
   r->peak_reserved = x->dev.peak_reserved;
@@ -329,7 +359,7 @@ static int teardown(struct replay *x, int check) {
   for (size_t k = 0; k < n; k++)
     if (free_entry(x, livemap_get(&x->live, ids[k]), 0, 0) && check) { free(ids); return -1; }
   free(ids);
-  for (size_t i = 0; x->live.slots && i <= x->live.mask;) {
+  for (size_t i = 0; x->live.slots && x->live.count && i <= x->live.mask;) {   /* what is left (dropped entries), until none is */
     struct live_entry *e = &x->live.slots[i];
     if (e->state == LIVE_BLOCK) {
       if (free_entry(x, e, 0, 0) && check) return -1;
@@ -420,6 +450,7 @@ int replay_run(const struct run_spec *s, struct run_result *r) {
    * cuda its blocks are written in stream order by default, as a program's kernels would */
   x->touch = s->touch || (x->is_cuda && !s->no_touch && (x->ops->flags & ALLOC_STREAM_ORDERED));
   x->extras = x->validating || s->timeline || x->touch || s->verify;
+  x->plain = !x->extras && !x->dev.by_stream;
 
   if (s->timeline) {
     timeline_init(&x->tl, s->timeline, s->timeline_label);

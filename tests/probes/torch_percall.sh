@@ -1,0 +1,209 @@
+#!/bin/sh
+# torch_percall.sh [FRAGBENCH] - on a GPU host with PyTorch: host ns per allocator call of
+# PyTorch's own C++ allocators (torch_percall.cpp: raw_alloc / raw_delete, best of PASSES
+# passes in one process) against fragbench's caching and expandable (`fragbench run`'s
+# ns_per_op, best of RUNS runs, on sim and on cuda), on each bundled trace; one table.
+#
+#   sh tests/probes/torch_percall.sh [build/fragbench]      (run `make` first)
+#
+#   PERCALL_OUT=DIR       exports, build, logs, rows.tsv and table.txt (default build/percall)
+#   PERCALL_TRACES="..."  traces (default: the four bundled PyTorch snapshots)
+#   PERCALL_RUNS=N        fragbench runs per cell, best kept (default 5)
+#   PERCALL_PASSES=N      PyTorch passes per process, best kept (default 5)
+#   PYTHON=python3        the Python that has torch
+#   CXX=g++
+#
+# PyTorch is pointed at its own CUDA allocator only: PYTORCH_CUDA_ALLOC_CONF unset for
+# caching, expandable_segments:True for expandable (PYTORCH_ALLOC_CONF unset for both).
+# PyTorch's peak reserved after its first pass (from an empty cache) is shown beside
+# fragbench's, as a check that both replayed the same thing under the same setting.
+# Exit 0 when every cell was measured, 1 when some were not (table printed all the same),
+# 2 when nothing could be built.
+set -eu
+FB=${1:-build/fragbench}
+OUT=${PERCALL_OUT:-build/percall}
+PY=${PYTHON:-python3}
+CXX=${CXX:-g++}
+RUNS=${PERCALL_RUNS:-5}
+PASSES=${PERCALL_PASSES:-5}
+TRACES=${PERCALL_TRACES:-"tests/data/gpt_train.pickle.gz tests/data/leaky_losses.pickle.gz tests/data/resnet_varsize.pickle.gz tests/data/gpt_train_short_frames.pickle"}
+HERE=$(dirname "$0")
+die() { echo "torch_percall.sh: $*" >&2; exit 2; }
+log() { echo "torch_percall.sh: $* ($(date -u +%H:%M:%S))" >&2; }
+
+[ -x "$FB" ] || die "$FB not built: run make first (with the CUDA toolkit, for the cuda column)"
+command -v "$PY" >/dev/null 2>&1 || die "$PY not found (PYTHON=... names the Python that has torch)"
+command -v "$CXX" >/dev/null 2>&1 || die "$CXX not found (CXX=... names a C++ compiler)"
+mkdir -p "$OUT"
+
+# 1. what to build against: torch's headers and libraries, the CUDA headers, the C++ ABI
+"$PY" - > "$OUT/torch_flags.txt" 2> "$OUT/torch_flags.log" <<'EOF' || { cat "$OUT/torch_flags.log" >&2; die "cannot read torch's build settings with $PY (is PyTorch installed for it?)"; }
+import glob, os, sys
+import torch
+import torch.utils.cpp_extension as ce
+if not torch.cuda.is_available():
+    sys.exit("torch %s sees no CUDA device (torch.cuda.is_available() is False)" % torch.__version__)
+inc = []
+for kw in ({"device_type": "cuda"}, {"cuda": True}, {}):
+    try:
+        inc = list(ce.include_paths(**kw))
+        break
+    except Exception:
+        continue
+cands = []
+if getattr(ce, "CUDA_HOME", None):
+    cands.append(os.path.join(ce.CUDA_HOME, "include"))
+for env in ("CUDA_HOME", "CUDA_PATH"):
+    if os.environ.get(env):
+        cands.append(os.path.join(os.environ[env], "include"))
+cands.append("/usr/local/cuda/include")
+site = os.path.dirname(os.path.dirname(torch.__file__))
+cands += sorted(glob.glob(os.path.join(site, "nvidia", "*", "include")))
+cands += sorted(glob.glob(os.path.join(site, "nvidia", "*", "*", "include")))
+if not any(os.path.exists(os.path.join(d, "cuda_runtime_api.h")) for d in inc):
+    hit = [d for d in cands if os.path.exists(os.path.join(d, "cuda_runtime_api.h"))]
+    if not hit:
+        sys.exit("no cuda_runtime_api.h found (looked in %s): install the CUDA toolkit (nvcc) or set CUDA_HOME" % ", ".join(cands))
+    inc.append(hit[0])
+lib = os.path.join(os.path.dirname(torch.__file__), "lib")
+for name in ("libc10.so", "libc10_cuda.so"):
+    if not os.path.exists(os.path.join(lib, name)):
+        sys.exit("%s not in %s" % (name, lib))
+extra = sorted(set(os.path.dirname(p) for p in glob.glob(os.path.join(site, "nvidia", "**", "lib*.so*"), recursive=True)))
+print("TORCH_VERSION=%s" % torch.__version__)
+print("ABI=%d" % int(torch._C._GLIBCXX_USE_CXX11_ABI))
+print("INC=%s" % " ".join("-I" + d for d in inc))
+print("LIB=%s" % lib)
+print("LINKPATHS=%s" % " ".join("-Wl,-rpath-link," + d for d in extra))
+EOF
+TORCH_VERSION=$(sed -n 's/^TORCH_VERSION=//p' "$OUT/torch_flags.txt")
+ABI=$(sed -n 's/^ABI=//p' "$OUT/torch_flags.txt")
+INC=$(sed -n 's/^INC=//p' "$OUT/torch_flags.txt")
+TLIB=$(sed -n 's/^LIB=//p' "$OUT/torch_flags.txt")
+LINKPATHS=$(sed -n 's/^LINKPATHS=//p' "$OUT/torch_flags.txt")
+log "torch $TORCH_VERSION, libraries in $TLIB, _GLIBCXX_USE_CXX11_ABI=$ABI"
+command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ] ||
+  log "warning: nvcc not on PATH (only the CUDA headers are needed here; fragbench's cuda column needs a CUDA build of it)"
+
+# 2. build the probe: C++20 or C++17, whichever torch's headers take; -DFB_MINIMAL (no
+# emptyCache / stats calls) as a last resort against an API change
+PROBE="$OUT/torch_percall"
+built=""
+for std in c++20 c++17; do
+  for min in "" "-DFB_MINIMAL"; do
+    # shellcheck disable=SC2086
+    if "$CXX" -std=$std -O2 $min -D_GLIBCXX_USE_CXX11_ABI="$ABI" $INC "$HERE/torch_percall.cpp" -o "$PROBE" \
+         -L"$TLIB" -Wl,-rpath,"$TLIB" $LINKPATHS -Wl,--allow-shlib-undefined -lc10_cuda -lc10 \
+         > "$OUT/build_${std}${min:+_min}.log" 2>&1; then
+      built="-std=$std $min"; break 2
+    fi
+  done
+done
+[ -n "$built" ] || { sed -n 1,40p "$OUT/build_c++20.log" >&2; die "the probe did not build (logs: $OUT/build_*.log)"; }
+log "probe built ($built)"
+
+# 3. per trace: export once, then per strategy PyTorch's probe, fragbench on sim and on cuda
+csv_field() {   # csv_field FILE COLUMN: the last row's COLUMN of a fragbench results CSV
+  "$PY" - "$1" "$2" <<'EOF' || true
+import csv, sys
+try:
+    rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if not l.startswith("#"))]
+    row = dict(zip(rows[0], rows[-1]))
+    print(row.get(sys.argv[2], "") if row.get("status", "").startswith("ok") else "")
+except Exception:
+    print("")
+EOF
+}
+best_of() {   # best_of TRACE STRATEGY DEVICE: "ns_per_op peak_reserved" (min ns of RUNS runs), or "- -"
+  b="" peak="-"
+  i=0
+  while [ $i -lt "$RUNS" ]; do
+    i=$((i + 1))
+    f="$OUT/run_$(basename "$1")_$2_$3.csv"
+    rm -f "$f"
+    if ! "$FB" run --trace "$1" --allocator "$2" --device "$3" --quiet --out "$f" > "$OUT/run_$(basename "$1")_$2_$3.log" 2>&1; then
+      log "fragbench $2 on $3 for $1 failed (see $OUT/run_$(basename "$1")_$2_$3.log)"
+      break
+    fi
+    v=$(csv_field "$f" ns_per_op)
+    [ -n "$v" ] || { log "fragbench $2 on $3 for $1: no ns_per_op (status not ok; see $f)"; break; }
+    peak=$(csv_field "$f" peak_reserved)
+    b=$("$PY" -c "import sys; v=[float(x) for x in sys.argv[1:] if x]; print(min(v))" "$b" "$v")
+  done
+  echo "${b:--} ${peak:--}"
+}
+
+ROWS="$OUT/rows.tsv"
+printf 'trace\tstrategy\ttorch_ns\ttorch_passes\ttorch_peak_reserved\tsim_ns\tsim_peak_reserved\tcuda_ns\tcuda_peak_reserved\n' > "$ROWS"
+for t in $TRACES; do
+  [ -f "$t" ] || { log "no such trace $t (run from the repository root)"; continue; }
+  name=$(basename "$t")
+  ev="$OUT/$name.events.csv"
+  "$FB" export --trace "$t" --out "$ev" --quiet > "$OUT/$name.export.log" 2>&1 ||
+    { log "export of $t failed (see $OUT/$name.export.log)"; continue; }
+  for s in caching expandable; do
+    case $s in
+      caching) conf="";;
+      expandable) conf="expandable_segments:True";;
+    esac
+    line=""
+    if [ -n "$conf" ]; then
+      line=$(env -u PYTORCH_ALLOC_CONF PYTORCH_CUDA_ALLOC_CONF="$conf" timeout 600 "$PROBE" "$ev" "$PASSES" 2> "$OUT/torch_${name}_$s.log") || line=""
+    else
+      line=$(env -u PYTORCH_ALLOC_CONF -u PYTORCH_CUDA_ALLOC_CONF timeout 600 "$PROBE" "$ev" "$PASSES" 2> "$OUT/torch_${name}_$s.log") || line=""
+    fi
+    [ -n "$line" ] || log "PyTorch probe failed for $name $s (see $OUT/torch_${name}_$s.log)"
+    tns=$(echo "$line" | sed -n 's/.*best_ns_per_call=\([^ ]*\).*/\1/p')
+    tpass=$(echo "$line" | sed -n 's/.*pass_ns_per_call=\([^ ]*\).*/\1/p')
+    tpeak=$(echo "$line" | sed -n 's/.*peak_reserved=\([^ ]*\).*/\1/p')
+    sim=$(best_of "$t" "$s" sim)
+    cuda=$(best_of "$t" "$s" cuda)
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$s" "${tns:--}" "${tpass:--}" "${tpeak:--}" \
+      "${sim% *}" "${sim#* }" "${cuda% *}" "${cuda#* }" >> "$ROWS"
+    log "$name $s: torch ${tns:--} ns/call, fragbench sim ${sim% *}, cuda ${cuda% *} ns/op"
+  done
+done
+
+# 4. the table (exit 1 when a cell is missing)
+rc=0
+"$PY" - "$ROWS" "$TORCH_VERSION" "$RUNS" "$PASSES" > "$OUT/table.txt" <<'EOF' || rc=$?
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+def num(x):
+    try:
+        return float(x)
+    except ValueError:
+        return None
+def ratio(a, b):
+    a, b = num(a), num(b)
+    return "%.1fx" % (a / b) if a and b else "-"
+print("PyTorch %s raw_alloc/raw_delete (best of %s passes, one process) against fragbench run's ns_per_op (best of %s runs)" %
+      (sys.argv[2], sys.argv[4], sys.argv[3]))
+hdr = ("trace", "strategy", "torch ns/call", "fb sim ns/op", "fb cuda ns/op", "torch/sim", "torch/cuda",
+       "torch peak reserved", "fb peak reserved", "same")
+fmt = "%-30s %-10s %13s %12s %13s %9s %10s %19s %17s %4s"
+print(fmt % hdr)
+missing = 0
+for r in rows:
+    same = "-"
+    if num(r["torch_peak_reserved"]) is not None and num(r["torch_peak_reserved"]) >= 0 and num(r["sim_peak_reserved"]) is not None:
+        same = "yes" if int(float(r["torch_peak_reserved"])) == int(float(r["sim_peak_reserved"])) else "no"
+    print(fmt % (r["trace"], r["strategy"], r["torch_ns"], r["sim_ns"], r["cuda_ns"], ratio(r["torch_ns"], r["sim_ns"]),
+                 ratio(r["torch_ns"], r["cuda_ns"]), r["torch_peak_reserved"], r["sim_peak_reserved"], same))
+    missing += sum(num(r[k]) is None for k in ("torch_ns", "sim_ns", "cuda_ns"))
+for s in ("caching", "expandable"):
+    for dev in ("sim", "cuda"):
+        v = [num(r["torch_ns"]) / num(r[dev + "_ns"]) for r in rows
+             if r["strategy"] == s and num(r["torch_ns"]) and num(r[dev + "_ns"])]
+        if v:
+            print("%s on %s: PyTorch/fragbench %.1fx..%.1fx over %d traces (lowest first: the issue asks >= 8x on each)" %
+                  (s, dev, min(v), max(v), len(v)))
+print("pass-by-pass PyTorch ns/call (the first pass grows the cache):")
+for r in rows:
+    print("  %-30s %-10s %s" % (r["trace"], r["strategy"], r["torch_passes"]))
+if missing:
+    print("%d cells not measured (see the logs in the output folder)" % missing)
+sys.exit(1 if missing else 0)
+EOF
+cat "$OUT/table.txt"
+exit $rc
