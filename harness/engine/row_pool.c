@@ -13,11 +13,13 @@
 
 struct pool {
   int n, next, stop, running, handed, ahead;
+  int main_waits, workers_wait;   /* who sleeps: woken only then (few futex calls a task) */
   unsigned char *finished;        /* [i]: task i done */
   row_pool_task_fn task;
   void *ctx;
   pthread_mutex_t mu;
-  pthread_cond_t cv;
+  pthread_cond_t ready;           /* the task to hand over next finished */
+  pthread_cond_t room;            /* a worker may start another */
 };
 
 int row_pool_threads(int threads) {
@@ -32,7 +34,12 @@ static void *worker(void *arg) {
   struct pool *p = arg;
   pthread_mutex_lock(&p->mu);
   while (!p->stop && p->next < p->n) {
-    if (p->next >= p->handed + p->ahead) { pthread_cond_wait(&p->cv, &p->mu); continue; }
+    if (p->next >= p->handed + p->ahead) {
+      p->workers_wait++;
+      pthread_cond_wait(&p->room, &p->mu);
+      p->workers_wait--;
+      continue;
+    }
     int i = p->next++;
     p->running++;
     pthread_mutex_unlock(&p->mu);
@@ -40,7 +47,7 @@ static void *worker(void *arg) {
     pthread_mutex_lock(&p->mu);
     p->running--;
     p->finished[i] = 1;
-    pthread_cond_broadcast(&p->cv);
+    if (p->main_waits && i == p->handed) pthread_cond_signal(&p->ready);
   }
   pthread_mutex_unlock(&p->mu);
   return NULL;
@@ -56,7 +63,8 @@ int row_pool_run(int n, int threads, row_pool_task_fn task, row_pool_done_fn don
     }
     return n;
   }
-  struct pool p = {.n = n, .task = task, .ctx = ctx, .ahead = AHEAD * t};
+  int handover = done || wait;    /* nothing to hand over: this thread works too, nothing bounds the workers */
+  struct pool p = {.n = n, .task = task, .ctx = ctx, .ahead = handover ? AHEAD * t : n};
   p.finished = calloc((size_t)n, 1);
   pthread_t *tid = malloc((size_t)t * sizeof *tid);
   if (!p.finished || !tid) { free(p.finished); free(tid); return -1; }
@@ -64,49 +72,57 @@ int row_pool_run(int n, int threads, row_pool_task_fn task, row_pool_done_fn don
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&p.cv, &ca);
+  pthread_cond_init(&p.ready, &ca);
+  pthread_cond_init(&p.room, &ca);
   pthread_condattr_destroy(&ca);
   int started = 0;
-  for (int i = 0; i < t; i++)
+  for (int i = handover ? 0 : 1; i < t; i++)
     if (!pthread_create(&tid[started], NULL, worker, &p)) started++;
-  if (!started) {   /* no thread at all: every task here */
-    pthread_cond_destroy(&p.cv);
-    pthread_mutex_destroy(&p.mu);
-    free(p.finished);
-    free(tid);
-    return row_pool_run(n, 1, task, done, wait, ctx);
-  }
   int handed = 0;
-  pthread_mutex_lock(&p.mu);
-  while (handed < n) {
-    if (!p.finished[handed]) {
-      if (p.stop && !p.running && p.next <= handed) break;   /* stopped: never started */
-      struct timespec ts;
-      clock_gettime(CLOCK_MONOTONIC, &ts);
-      ts.tv_nsec += 500000000L;
-      if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
-      if (pthread_cond_timedwait(&p.cv, &p.mu, &ts) == ETIMEDOUT && wait) {
-        int k = handed, r = p.running;
-        pthread_mutex_unlock(&p.mu);
-        wait(k, n, r, ctx);
-        pthread_mutex_lock(&p.mu);
-      }
-      continue;
-    }
-    pthread_mutex_unlock(&p.mu);
-    int stop = done ? done(handed, ctx) : 0;
+  if (!handover) {   /* this thread is the t-th worker */
+    worker(&p);
+    handed = n;
+  } else if (!started) {   /* no thread at all: every task here */
     pthread_mutex_lock(&p.mu);
-    p.handed = ++handed;
-    pthread_cond_broadcast(&p.cv);   /* a worker waiting for room may start the next */
-    if (stop) { p.stop = 1; break; }
+    p.stop = 1;
+    pthread_mutex_unlock(&p.mu);
   }
-  p.stop = 1;
-  pthread_cond_broadcast(&p.cv);
-  pthread_mutex_unlock(&p.mu);
+  if (handover && started) {
+    pthread_mutex_lock(&p.mu);
+    while (handed < n) {
+      if (!p.finished[handed]) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_nsec += 500000000L;
+        if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+        p.main_waits = 1;
+        int rc = pthread_cond_timedwait(&p.ready, &p.mu, &ts);
+        p.main_waits = 0;
+        if (rc == ETIMEDOUT && wait) {
+          int k = handed, r = p.running;
+          pthread_mutex_unlock(&p.mu);
+          wait(k, n, r, ctx);
+          pthread_mutex_lock(&p.mu);
+        }
+        continue;
+      }
+      pthread_mutex_unlock(&p.mu);
+      int stop = done ? done(handed, ctx) : 0;
+      pthread_mutex_lock(&p.mu);
+      p.handed = ++handed;
+      if (p.workers_wait) pthread_cond_broadcast(&p.room);   /* room for the next */
+      if (stop) break;
+    }
+    p.stop = 1;
+    pthread_cond_broadcast(&p.room);
+    pthread_mutex_unlock(&p.mu);
+  }
   for (int i = 0; i < started; i++) pthread_join(tid[i], NULL);
-  pthread_cond_destroy(&p.cv);
+  pthread_cond_destroy(&p.ready);
+  pthread_cond_destroy(&p.room);
   pthread_mutex_destroy(&p.mu);
   free(p.finished);
   free(tid);
+  if (handover && !started) return row_pool_run(n, 1, task, done, wait, ctx);
   return handed;
 }
