@@ -383,11 +383,9 @@ static int varying_blocks(const struct event_buffer *b, const struct lifetimes *
 
 /* the most requested bytes live at once (ids are unique among live blocks; a free of an
  * id not live frees nothing). UINT64_MAX when host memory runs out. */
-uint64_t variations_peak_requested(const struct event_buffer *b) {
-  size_t cap = 16;
-  while (cap < 2 * b->n + 16) cap <<= 1;
-  uint64_t *keys = calloc(cap, sizeof *keys), *sizes = malloc(cap * sizeof *sizes);
-  if (!keys || !sizes) { free(keys); free(sizes); return UINT64_MAX; }
+/* the peak of live requested bytes, with the table given (cap slots of keys and sizes,
+ * keys zero) */
+static uint64_t peak_with(const struct event_buffer *b, uint64_t *keys, uint64_t *sizes, size_t cap) {
   uint64_t live = 0, peak = 0;
   for (size_t i = 0; i < b->n; i++) {
     const struct event *e = &b->ev[i];
@@ -405,9 +403,40 @@ uint64_t variations_peak_requested(const struct event_buffer *b) {
       sizes[h] = 0;                                /* freed: a later alloc of the id takes the slot */
     }
   }
+  return peak;
+}
+
+static size_t peak_table_cap(size_t n) {
+  size_t cap = 16;
+  while (cap < 2 * n + 16) cap <<= 1;
+  return cap;
+}
+
+uint64_t variations_peak_requested(const struct event_buffer *b) {
+  size_t cap = peak_table_cap(b->n);
+  uint64_t *keys = calloc(cap, sizeof *keys), *sizes = malloc(cap * sizeof *sizes);
+  uint64_t peak = keys && sizes ? peak_with(b, keys, sizes, cap) : UINT64_MAX;
   free(keys);
   free(sizes);
   return peak;
+}
+
+/* the same for many buffers of about one length: one table, cleared between them (a
+ * fresh one each time faulted its pages in for every draw of every variation) */
+struct peak_table { uint64_t *keys, *sizes; size_t cap; };
+
+static uint64_t peak_of(struct peak_table *t, const struct event_buffer *b) {
+  size_t cap = peak_table_cap(b->n);
+  if (cap > t->cap) {
+    free(t->keys);
+    free(t->sizes);
+    t->keys = malloc(cap * sizeof *t->keys);
+    t->sizes = malloc(cap * sizeof *t->sizes);
+    t->cap = t->keys && t->sizes ? cap : 0;
+    if (!t->cap) return UINT64_MAX;
+  }
+  memset(t->keys, 0, cap * sizeof *t->keys);
+  return peak_with(b, t->keys, t->sizes, cap);
 }
 
 int variations_build(const struct event_buffer *b, int n, uint64_t seed, struct variation_set *vs, char *err) {
@@ -456,6 +485,7 @@ int variations_build(const struct event_buffer *b, int n, uint64_t seed, struct 
     return 0;
   }
   struct builder bd = {.b = b, .l = &l, .scale = 1};
+  struct peak_table pt = {0};
   bd.newid = malloc((b->n + 1) * sizeof *bd.newid);
   bd.fixed_live = malloc(b->n + 1);
   unsigned char *varies = malloc(b->n + 1);
@@ -503,7 +533,7 @@ int variations_build(const struct event_buffer *b, int n, uint64_t seed, struct 
     rc = build_one(&bd, st, k, head, tail_first, order, scale, hs, mid);
     vs->n = v + 1;
     if (rc) break;
-    vs->peak[v] = variations_peak_requested(&vs->v[v]);
+    vs->peak[v] = peak_of(&pt, &vs->v[v]);
     if (vs->peak[v] == UINT64_MAX) { rc = -1; break; }
     if ((double)vs->peak[v] <= (double)vs->peak[0] * (1 + VARIATION_EXCESS) || draw == VARIATION_REDRAWS) break;
     vs->redrawn++;
@@ -516,6 +546,8 @@ int variations_build(const struct event_buffer *b, int n, uint64_t seed, struct 
   free(bd.newid);
   free(bd.fixed_live);
   free(bd.pend);
+  free(pt.keys);
+  free(pt.sizes);
   lifetimes_free(&l);
   free(st);
   if (rc) { snprintf(err, FB_ERRLEN, "out of host memory"); return -1; }
