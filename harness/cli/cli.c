@@ -13,12 +13,12 @@
 
 extern const struct cmd_def cmd_run_def, cmd_mincap_def, cmd_device_def, cmd_stress_def, cmd_export_def,
     cmd_advise_def, cmd_explain_def, cmd_fit_def, cmd_list_def, cmd_perf_def, cmd_report_def, cmd_compare_def,
-    cmd_readspeed_def, cmd_history_def;
+    cmd_readspeed_def, cmd_history_def, cmd_percall_def;
 /* every subcommand, parsed from its table, in --help order */
 const struct cmd_def *const cli_commands[] = {
   &cmd_run_def, &cmd_mincap_def, &cmd_device_def, &cmd_stress_def, &cmd_export_def, &cmd_advise_def,
   &cmd_explain_def, &cmd_fit_def, &cmd_list_def, &cmd_perf_def, &cmd_report_def, &cmd_compare_def,
-  &cmd_readspeed_def, &cmd_history_def, NULL,
+  &cmd_readspeed_def, &cmd_history_def, &cmd_percall_def, NULL,
 };
 
 static void print_usage(FILE *f) {

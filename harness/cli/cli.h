@@ -147,6 +147,7 @@ int cmd_fit(struct cli_opts *o);
 int cmd_compare(struct cli_opts *o);
 int cmd_report(struct cli_opts *o);
 int cmd_readspeed(struct cli_opts *o);
+int cmd_percall(struct cli_opts *o);
 int cmd_history(struct cli_opts *o);
 /* every subcommand's table (cli_<name>.c), in `fragbench --help` order */
 struct cmd_def;

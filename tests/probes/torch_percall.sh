@@ -1,14 +1,15 @@
 #!/bin/sh
 # torch_percall.sh [FRAGBENCH] - on a GPU host with PyTorch: host ns per allocator call of
 # PyTorch's own C++ allocators (torch_percall.cpp: raw_alloc / raw_delete, best of PASSES
-# passes in one process) against fragbench's caching and expandable (`fragbench run`'s
-# ns_per_op, best of RUNS runs, on sim and on cuda), on each bundled trace; one table.
+# passes in one process) against fragbench's caching and expandable (`fragbench percall`:
+# run's ns_per_op, the fastest of RUNS passes in one process, on sim and on cuda), on each
+# bundled trace; one table.
 #
 #   sh tests/probes/torch_percall.sh [build/fragbench]      (run `make` first)
 #
 #   PERCALL_OUT=DIR       exports, build, logs, rows.tsv and table.txt (default build/percall)
 #   PERCALL_TRACES="..."  traces (default: the four bundled PyTorch snapshots)
-#   PERCALL_RUNS=N        fragbench runs per cell, best kept (default 5)
+#   PERCALL_RUNS=N        fragbench passes per cell in one process, fastest kept (default 5)
 #   PERCALL_PASSES=N      PyTorch passes per process, best kept (default 5)
 #   PYTHON=python3        the Python that has torch
 #   CXX=g++
@@ -114,22 +115,16 @@ except Exception:
     print("")
 EOF
 }
-best_of() {   # best_of TRACE STRATEGY DEVICE: "ns_per_op peak_reserved" (min ns of RUNS runs), or "- -"
-  b="" peak="-"
-  i=0
-  while [ $i -lt "$RUNS" ]; do
-    i=$((i + 1))
-    f="$OUT/run_$(basename "$1")_$2_$3.csv"
-    rm -f "$f"
-    if ! "$FB" run --trace "$1" --allocator "$2" --device "$3" --quiet --out "$f" > "$OUT/run_$(basename "$1")_$2_$3.log" 2>&1; then
-      log "fragbench $2 on $3 for $1 failed (see $OUT/run_$(basename "$1")_$2_$3.log)"
-      break
-    fi
-    v=$(csv_field "$f" ns_per_op)
-    [ -n "$v" ] || { log "fragbench $2 on $3 for $1: no ns_per_op (status not ok; see $f)"; break; }
-    peak=$(csv_field "$f" peak_reserved)
-    b=$("$PY" -c "import sys; v=[float(x) for x in sys.argv[1:] if x]; print(min(v))" "$b" "$v")
-  done
+best_of() {   # best_of TRACE STRATEGY DEVICE: "ns_per_op peak_reserved" (the fastest of RUNS passes in one process), or "- -"
+  f="$OUT/run_$(basename "$1")_$2_$3.csv"
+  rm -f "$f"
+  if ! "$FB" percall --trace "$1" --allocator "$2" --device "$3" --passes "$RUNS" --quiet --out "$f" > "$OUT/run_$(basename "$1")_$2_$3.log" 2>&1; then
+    log "fragbench $2 on $3 for $1 failed (see $OUT/run_$(basename "$1")_$2_$3.log)"
+    echo "- -"
+    return 0
+  fi
+  b=$(csv_field "$f" ns_per_op)
+  peak=$(csv_field "$f" peak_reserved)
   echo "${b:--} ${peak:--}"
 }
 
@@ -177,7 +172,7 @@ def num(x):
 def ratio(a, b):
     a, b = num(a), num(b)
     return "%.1fx" % (a / b) if a and b else "-"
-print("PyTorch %s raw_alloc/raw_delete (best of %s passes, one process) against fragbench run's ns_per_op (best of %s runs)" %
+print("PyTorch %s raw_alloc/raw_delete (best of %s passes, one process) against fragbench percall's ns_per_op (best of %s passes, one process)" %
       (sys.argv[2], sys.argv[4], sys.argv[3]))
 hdr = ("trace", "strategy", "torch ns/call", "fb sim ns/op", "fb cuda ns/op", "torch/sim", "torch/cuda",
        "torch peak reserved", "fb peak reserved", "same")
