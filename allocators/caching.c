@@ -328,7 +328,7 @@ static void caching_free(void *a, struct block *blk) {
   struct caching *c = a;
   struct cblock *b = blk->handle;
   b->allocated = 0;
-  cblock_free_to_pool(&c->store, b, &b->seg->head);
+  cpool_free_block(&c->store, b, &b->seg->head);
 }
 
 static void caching_empty_cache(void *a) { release_cached(a); }
@@ -380,8 +380,9 @@ static int check_pool(struct cpool *p, const char *name, size_t *count, uint64_t
       FAIL("free blocks %#llx, %#llx out of (stream, size, address) order",
            (unsigned long long)prev->addr, (unsigned long long)b->addr);
   }
-  if (seen != p->count) FAIL("%s pool: %zu free blocks reachable of %zu", name, seen, p->count);
-  *count += p->count;
+  size_t count_now = cpool_count(p);
+  if (seen != count_now) FAIL("%s pool: %zu free blocks reachable of %zu", name, seen, count_now);
+  *count += count_now;
   *bytes += p->free_bytes;
   return 0;
 }

@@ -129,7 +129,6 @@ struct cpool {
   struct cstream *stale;    /* streams whose free blocks changed since cpool_largest last
                              * placed them in largest (each once; linked through the stream) */
   struct cstream *last;     /* the last one looked up */
-  size_t count;             /* free blocks */
   uint64_t free_bytes;      /* their total size */
   uint64_t get_free_calls;  /* get_free_blocks_call_count: the GC age clock */
   int is_small;
@@ -183,6 +182,8 @@ struct cblock *cpool_prev_in_stream(const struct cblock *b);
 /* all free blocks in (stream, size, address) order */
 struct cblock *cpool_first(const struct cpool *p);
 struct cblock *cpool_next(const struct cblock *b);
+/* free blocks in the pool (its streams' counts added up: for the checks) */
+size_t cpool_count(const struct cpool *p);
 /* largest free block size in the pool (any stream), 0 if none; places the streams whose
  * free blocks changed since the last call first */
 uint64_t cpool_largest(struct cpool *p);

@@ -192,7 +192,7 @@ static void exp_free(void *a, struct block *blk) {
   struct expandable *e = a;
   struct cblock *b = blk->handle;
   b->allocated = 0;
-  cblock_free_to_pool(&e->store, b, &b->seg->head);
+  cpool_free_block(&e->store, b, &b->seg->head);
 }
 
 static void exp_empty_cache(void *a) { exp_release_cached(a, 0); }
