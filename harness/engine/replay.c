@@ -221,13 +221,15 @@ static __attribute__((noinline)) void free_sampled(struct replay *x, struct bloc
 
 /* recorded: DEV_STREAM_RECORDED for a stream-ordered strategy's block that other streams
  * used too (EV_FREE_RECORDED), else 0 */
-static inline __attribute__((always_inline)) int free_entry(struct replay *x, size_t slot, int timed, uint64_t recorded) {
+/* plain: x->plain holds (a constant where inlined: no extras to test) */
+static inline __attribute__((always_inline)) int free_entry(struct replay *x, size_t slot, int timed, uint64_t recorded,
+                                                            int plain) {
   struct live_entry *e = &x->live.slots[slot];
   struct block b = e->b;
   uint64_t id = e->id;
   metrics_free(&x->m, e->requested, b.size);
   livemap_del_at(&x->live, slot);
-  if (x->extras && free_extras(x, &b, id)) return -1;
+  if (!plain && x->extras && free_extras(x, &b, id)) return -1;
   b.stream |= recorded;
   if (timed && ++x->sample_tick >= TIMING_SAMPLE) free_sampled(x, &b);
   else x->ops->free(x->a, &b);
@@ -235,21 +237,25 @@ static inline __attribute__((always_inline)) int free_entry(struct replay *x, si
   return 0;
 }
 
-static inline __attribute__((always_inline)) int do_free(struct replay *x, const struct event *ev) {
-  size_t slot = livemap_find(&x->live, ev->id);
-  if (slot == LIVEMAP_NONE) {
-    if (x->s->strict) {
-      snprintf(x->err, sizeof x->err, "%s: event %llu: free of an unknown id %#llx (--strict)",
-               x->w.ops->where ? x->w.ops->where(x->w.st) : x->w.spec, (unsigned long long)x->ev_index,
-               (unsigned long long)ev->id);
-      set_status(x->r, 2, "error: %s", x->err);
-      return -1;
-    }
-    warn_skip(x, "free of an unknown id (never allocated, or freed twice)", ev->id);
-    return 0;
+/* a free of an id not in the map: skipped, or an error under --strict */
+static __attribute__((noinline)) int free_unknown(struct replay *x, const struct event *ev) {
+  if (x->s->strict) {
+    snprintf(x->err, sizeof x->err, "%s: event %llu: free of an unknown id %#llx (--strict)",
+             x->w.ops->where ? x->w.ops->where(x->w.st) : x->w.spec, (unsigned long long)x->ev_index,
+             (unsigned long long)ev->id);
+    set_status(x->r, 2, "error: %s", x->err);
+    return -1;
   }
+  warn_skip(x, "free of an unknown id (never allocated, or freed twice)", ev->id);
+  return 0;
+}
+
+static inline __attribute__((always_inline)) int do_free(struct replay *x, const struct event *ev, int plain) {
+  size_t slot = livemap_find(&x->live, ev->id);
+  if (__builtin_expect(slot == LIVEMAP_NONE, 0)) return free_unknown(x, ev);
   if (x->live.slots[slot].state == LIVE_DROPPED) { livemap_del_at(&x->live, slot); return 0; }
-  return free_entry(x, slot, 1, ev->stream == EV_FREE_RECORDED && (x->ops->flags & ALLOC_STREAM_ORDERED) ? DEV_STREAM_RECORDED : 0);
+  return free_entry(x, slot, 1, ev->stream == EV_FREE_RECORDED && (x->ops->flags & ALLOC_STREAM_ORDERED) ? DEV_STREAM_RECORDED : 0,
+                    plain);
 }
 
 /* After each event: --timeline's samples when the workload has no ITERs, --validate's
@@ -267,7 +273,7 @@ static int do_event(struct replay *x, const struct event *ev) {
   int rc = 0;
   if (ev->op == OP_ALLOC)   /* the two common ops first: no jump table */
     rc = x->plain && !ev->pool && ev->size - 1 < HUGE_REQUEST - 1 ? alloc_plain(x, ev) : do_alloc(x, ev);
-  else if (ev->op == OP_FREE) rc = do_free(x, ev);
+  else if (ev->op == OP_FREE) rc = do_free(x, ev, 0);
   else switch (ev->op) {
   case OP_ALLOC: case OP_FREE: break;
   case OP_EMPTY_CACHE: case OP_POOL_RELEASE:
@@ -288,7 +294,7 @@ static int do_event(struct replay *x, const struct event *ev) {
 static inline __attribute__((always_inline)) int do_event_plain(struct replay *x, const struct event *ev) {
   int rc;
   if (ev->op == OP_ALLOC && !ev->pool && ev->size - 1 < HUGE_REQUEST - 1) rc = alloc_plain(x, ev);
-  else if (ev->op == OP_FREE) rc = do_free(x, ev);
+  else if (ev->op == OP_FREE) rc = do_free(x, ev, 1);
   else return do_event(x, ev);
   if (rc) return rc;
   x->ev_index++;
@@ -353,9 +359,11 @@ static int replay_loop(struct replay *x) {
     uint64_t d0 = x->dev.c.modeled_ns + x->touch_ns, t0 = now_ns();
     rc = 0;
     if (x->plain) {
-      for (int i = 0; i < n && !rc; i++) rc = do_event_plain(x, &buf[i]);
+      for (const struct event *ev = buf, *end = buf + n; ev < end; ev++)
+        if ((rc = do_event_plain(x, ev))) break;
     } else {
-      for (int i = 0; i < n && !rc; i++) rc = do_event(x, &buf[i]);
+      for (const struct event *ev = buf, *end = buf + n; ev < end; ev++)
+        if ((rc = do_event(x, ev))) break;
     }
     if (rc) {
       x->host_ns += now_ns() - t0;
@@ -374,12 +382,12 @@ static int teardown(struct replay *x, int check) {
   size_t n = 0;   /* in id order (the map's slot order is seeded per run); out of memory: slot order below */
   uint64_t *ids = livemap_sorted_ids(&x->live, LIVE_BLOCK, &n);
   for (size_t k = 0; k < n; k++)
-    if (free_entry(x, livemap_find(&x->live, ids[k]), 0, 0) && check) { free(ids); return -1; }
+    if (free_entry(x, livemap_find(&x->live, ids[k]), 0, 0, 0) && check) { free(ids); return -1; }
   free(ids);
   for (size_t i = 0; x->live.slots && x->live.count && i <= x->live.mask;) {   /* what is left (dropped entries), until none is */
     struct live_entry *e = &x->live.slots[i];
     if (e->state == LIVE_BLOCK) {
-      if (free_entry(x, i, 0, 0) && check) return -1;
+      if (free_entry(x, i, 0, 0, 0) && check) return -1;
       continue;   /* backward shift may have moved another entry into slot i */
     }
     if (e->state == LIVE_DROPPED) { livemap_del(&x->live, e); continue; }
