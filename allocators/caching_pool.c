@@ -69,9 +69,13 @@ void cpool_destroy(struct cpool *p) {
 
 struct cstream *cpool_stream(struct cpool *p, uint64_t stream, int create) {
   if (p->last && p->last->stream == stream) return p->last;
-  struct cstream key = {.stream = stream};
-  struct cstream *cs = stream_entry(streams_lower_bound(&p->streams, &key.node));
-  if (!cs || cs->stream != stream) {
+  struct cstream *cs = NULL;
+  for (struct ordnode *n = p->streams.root; n;) {   /* the streams' set by stream id (no 52 KB key on the stack) */
+    struct cstream *at = stream_entry(n);
+    if (at->stream == stream) { cs = at; break; }
+    n = stream < at->stream ? n->left : n->right;
+  }
+  if (!cs) {
     if (!create) return NULL;
     cs = malloc(sizeof *cs);
     if (!cs) return NULL;
