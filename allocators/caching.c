@@ -68,6 +68,8 @@ struct caching {
                              * tries the cache before pool_alloc's general path */
 };
 
+static void caching_destroy(void *a);
+
 static int seg_cmp(const struct ordnode *a, const struct ordnode *b) {
   uint64_t x = ORD_ENTRY(a, struct cseg, node)->addr, y = ORD_ENTRY(b, struct cseg, node)->addr;
   return x < y ? -1 : x > y;
@@ -86,6 +88,11 @@ static int caching_create(void **a, struct device *d, const struct params *p, ch
   cpool_init(&c->large, 0);
   cblock_store_init(&c->store);
   ordset_init(&c->segs, seg_cmp);
+  if (cpool_prepare(&c->store, &c->small, &c->large)) {
+    snprintf(err, FB_ERRLEN, "caching: out of host memory");
+    caching_destroy(c);
+    return -1;
+  }
   *a = c;
   return 0;
 }

@@ -166,6 +166,10 @@ static inline void cblock_put(struct cblock_store *s, struct cblock *b) {
 }
 
 void cpool_init(struct cpool *p, int is_small);
+/* At a strategy's create: the default stream's (0) record in both pools and the store's
+ * first slab, made in setup rather than by the first allocations inside the timed replay
+ * (a stream record without free blocks changes no decision). 0, or -1 on host OOM. */
+int cpool_prepare(struct cblock_store *s, struct cpool *small, struct cpool *large);
 void cpool_destroy(struct cpool *p);                 /* frees the stream records */
 /* This stream's record; create = 1 makes it (NULL only on host OOM), else NULL if none.
  * Give every block its record (b->cs) before it first enters the pool. */

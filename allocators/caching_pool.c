@@ -56,6 +56,11 @@ void cpool_init(struct cpool *p, int is_small) {
   p->owner = 0;
 }
 
+int cpool_prepare(struct cblock_store *s, struct cpool *small, struct cpool *large) {
+  if (!cpool_stream(small, 0, 1) || !cpool_stream(large, 0, 1)) return -1;
+  return cblock_store_reserve(s, 1);
+}
+
 void cpool_destroy(struct cpool *p) {
   struct ordnode *n;
   while ((n = ordset_first_inline(&p->streams))) {

@@ -56,6 +56,8 @@ static struct epair *epair_get(struct expandable *e, uint32_t id) {
   return p;
 }
 
+static void exp_destroy(void *a);
+
 static int exp_create(void **a, struct device *d, const struct params *p, char *err) {
   struct expandable *e = calloc(1, sizeof *e);
   if (!e) { snprintf(err, FB_ERRLEN, "expandable: out of host memory"); return -1; }
@@ -74,6 +76,11 @@ static int exp_create(void **a, struct device *d, const struct params *p, char *
   exp_pool_init(&e->large, 0);
   cblock_store_init(&e->store);
   ordset_init(&e->segs, seg_cmp);
+  if (cpool_prepare(&e->store, &e->small.blocks, &e->large.blocks)) {
+    snprintf(err, FB_ERRLEN, "expandable: out of host memory");
+    exp_destroy(e);
+    return -1;
+  }
   *a = e;
   return 0;
 }
