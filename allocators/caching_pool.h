@@ -257,9 +257,13 @@ static inline __attribute__((always_inline)) int cpool_alloc_hit_expandable(stru
   uint64_t rounded = caching_round_size_plain(orig_size);
   struct cblock *b = pool_lower_bound(p, stream, rounded);
   if (!b) return 0;
-  for (struct cblock *n = pool_next(b); n && n->stream == stream && cblock_expandable_size(n) < cblock_expandable_size(b);
-       n = pool_next(n))
+  /* a block after b in the pool is at least as large as b, so it can win only while b is
+   * followed by unmapped space (b's expandable size above its size): the walk stops there */
+  while (b->next && !b->next->mapped) {
+    struct cblock *n = pool_next(b);
+    if (!n || n->stream != stream || cblock_expandable_size(n) >= cblock_expandable_size(b)) break;
     b = n;
+  }
   if (!caching_oversize_ok(c, rounded, b->size)) return 0;
   pool_erase(p, b);
   hand_out(s, b, caching_should_split(c, p->is_small, 1, b->size, rounded), rounded, orig_size, out);
