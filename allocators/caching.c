@@ -68,6 +68,8 @@ struct caching {
                              * tries the cache before pool_alloc's general path */
 };
 
+static void caching_destroy(void *a);
+
 static int seg_cmp(const struct ordnode *a, const struct ordnode *b) {
   uint64_t x = ORD_ENTRY(a, struct cseg, node)->addr, y = ORD_ENTRY(b, struct cseg, node)->addr;
   return x < y ? -1 : x > y;
@@ -86,6 +88,11 @@ static int caching_create(void **a, struct device *d, const struct params *p, ch
   cpool_init(&c->large, 0);
   cblock_store_init(&c->store);
   ordset_init(&c->segs, seg_cmp);
+  if (cpool_prepare(&c->store, &c->small, &c->large)) {
+    snprintf(err, FB_ERRLEN, "caching: out of host memory");
+    caching_destroy(c);
+    return -1;
+  }
   *a = c;
   return 0;
 }
@@ -328,7 +335,7 @@ static void caching_free(void *a, struct block *blk) {
   struct caching *c = a;
   struct cblock *b = blk->handle;
   b->allocated = 0;
-  cblock_free_to_pool(&c->store, b, &b->seg->head);
+  cpool_free_block(&c->store, b, &b->seg->head);
 }
 
 static void caching_empty_cache(void *a) { release_cached(a); }
@@ -380,8 +387,9 @@ static int check_pool(struct cpool *p, const char *name, size_t *count, uint64_t
       FAIL("free blocks %#llx, %#llx out of (stream, size, address) order",
            (unsigned long long)prev->addr, (unsigned long long)b->addr);
   }
-  if (seen != p->count) FAIL("%s pool: %zu free blocks reachable of %zu", name, seen, p->count);
-  *count += p->count;
+  size_t count_now = cpool_count(p);
+  if (seen != count_now) FAIL("%s pool: %zu free blocks reachable of %zu", name, seen, count_now);
+  *count += count_now;
   *bytes += p->free_bytes;
   return 0;
 }

@@ -129,7 +129,6 @@ struct cpool {
   struct cstream *stale;    /* streams whose free blocks changed since cpool_largest last
                              * placed them in largest (each once; linked through the stream) */
   struct cstream *last;     /* the last one looked up */
-  size_t count;             /* free blocks */
   uint64_t free_bytes;      /* their total size */
   uint64_t get_free_calls;  /* get_free_blocks_call_count: the GC age clock */
   int is_small;
@@ -167,6 +166,10 @@ static inline void cblock_put(struct cblock_store *s, struct cblock *b) {
 }
 
 void cpool_init(struct cpool *p, int is_small);
+/* At a strategy's create: the default stream's (0) record in both pools and the store's
+ * first slab, made in setup rather than by the first allocations inside the timed replay
+ * (a stream record without free blocks changes no decision). 0, or -1 on host OOM. */
+int cpool_prepare(struct cblock_store *s, struct cpool *small, struct cpool *large);
 void cpool_destroy(struct cpool *p);                 /* frees the stream records */
 /* This stream's record; create = 1 makes it (NULL only on host OOM), else NULL if none.
  * Give every block its record (b->cs) before it first enters the pool. */
@@ -183,6 +186,8 @@ struct cblock *cpool_prev_in_stream(const struct cblock *b);
 /* all free blocks in (stream, size, address) order */
 struct cblock *cpool_first(const struct cpool *p);
 struct cblock *cpool_next(const struct cblock *b);
+/* free blocks in the pool (its streams' counts added up: for the checks) */
+size_t cpool_count(const struct cpool *p);
 /* largest free block size in the pool (any stream), 0 if none; places the streams whose
  * free blocks changed since the last call first */
 uint64_t cpool_largest(struct cpool *p);

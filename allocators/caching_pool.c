@@ -50,11 +50,15 @@ void cpool_init(struct cpool *p, int is_small) {
   ordset_init(&p->largest, largest_cmp);
   p->stale = NULL;
   p->last = NULL;
-  p->count = 0;
   p->free_bytes = 0;
   p->get_free_calls = 0;
   p->is_small = is_small;
   p->owner = 0;
+}
+
+int cpool_prepare(struct cblock_store *s, struct cpool *small, struct cpool *large) {
+  if (!cpool_stream(small, 0, 1) || !cpool_stream(large, 0, 1)) return -1;
+  return cblock_store_reserve(s, 1);
 }
 
 void cpool_destroy(struct cpool *p) {
@@ -70,9 +74,13 @@ void cpool_destroy(struct cpool *p) {
 
 struct cstream *cpool_stream(struct cpool *p, uint64_t stream, int create) {
   if (p->last && p->last->stream == stream) return p->last;
-  struct cstream key = {.stream = stream};
-  struct cstream *cs = stream_entry(streams_lower_bound(&p->streams, &key.node));
-  if (!cs || cs->stream != stream) {
+  struct cstream *cs = NULL;
+  for (struct ordnode *n = p->streams.root; n;) {   /* the streams' set by stream id (no 52 KB key on the stack) */
+    struct cstream *at = stream_entry(n);
+    if (at->stream == stream) { cs = at; break; }
+    n = stream < at->stream ? n->left : n->right;
+  }
+  if (!cs) {
     if (!create) return NULL;
     cs = malloc(sizeof *cs);
     if (!cs) return NULL;
@@ -127,6 +135,12 @@ struct cblock *cpool_first(const struct cpool *p) { return first_from(stream_ent
 
 struct cblock *cpool_next(const struct cblock *b) { return pool_next(b); }
 
+size_t cpool_count(const struct cpool *p) {
+  size_t n = 0;
+  for (struct ordnode *s = ordset_first_inline(&p->streams); s; s = ordset_next_inline(s)) n += stream_entry(s)->count;
+  return n;
+}
+
 uint64_t cpool_largest(struct cpool *p) {
   while (p->stale) {
     struct cstream *cs = p->stale;
@@ -151,41 +165,12 @@ struct cblock *cblock_split_front(struct cblock_store *s, struct cblock *b, uint
 
 
 
-/* may try_merge_blocks(dst, src) merge? */
-static inline int mergeable(const struct cblock *dst, const struct cblock *src) {
-  return src && !src->allocated && src->in_pool && src->mapped == dst->mapped;
-}
-
-/* try_merge_blocks(dst, src) */
-static inline __attribute__((always_inline)) int merge(struct cblock_store *s, struct cblock *dst, struct cblock *src,
-                                                       struct cblock **seg_head) {
-  if (!mergeable(dst, src)) return 0;
-  if (dst->prev == src) {
-    dst->addr = src->addr;
-    dst->prev = src->prev;
-    if (dst->prev) dst->prev->next = dst;
-    else if (seg_head) *seg_head = dst;
-  } else {
-    dst->next = src->next;
-    if (dst->next) dst->next->prev = dst;
-  }
-  dst->size += src->size;
-  pool_erase(src->pool, src);
-  cblock_put(s, src);
-  return 1;
-}
-
 int cblock_coalesce(struct cblock_store *s, struct cblock *b, struct cblock **seg_head) {
   struct cblock *prev = b->prev, *next = b->next;
   return merge(s, b, prev, seg_head) + merge(s, b, next, seg_head);
 }
 
-void cblock_free_to_pool(struct cblock_store *s, struct cblock *b, struct cblock **seg_head) {
-  struct cblock *prev = b->prev, *next = b->next;
-  merge(s, b, prev, seg_head);
-  merge(s, b, next, seg_head);
-  pool_insert(b->pool, b);
-}
+void cblock_free_to_pool(struct cblock_store *s, struct cblock *b, struct cblock **seg_head) { cpool_free_block(s, b, seg_head); }
 
 void cblock_chain_report(const struct cblock *head, uint64_t seg_addr, uint64_t seg_size, int small_pool, int pool_live,
                          void (*fn)(void *ctx, const struct seg_block *b), void *ctx) {

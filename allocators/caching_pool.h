@@ -128,7 +128,6 @@ static inline __attribute__((always_inline)) void pool_insert(struct cpool *p, s
   bin_put(&cs->bins[i], b);
   cs->nonempty[i >> 6] |= 1ull << (i & 63);
   cs->count++;
-  p->count++;
   p->free_bytes += b->size;
   mark_stale(p, cs);
 }
@@ -140,7 +139,6 @@ static inline __attribute__((always_inline)) void pool_erase(struct cpool *p, st
   if (!cs->bins[i].count) cs->nonempty[i >> 6] &= ~(1ull << (i & 63));
   b->in_pool = 0;
   cs->count--;
-  p->count--;
   p->free_bytes -= b->size;
   mark_stale(p, cs);
 }
@@ -259,13 +257,50 @@ static inline __attribute__((always_inline)) int cpool_alloc_hit_expandable(stru
   uint64_t rounded = caching_round_size_plain(orig_size);
   struct cblock *b = pool_lower_bound(p, stream, rounded);
   if (!b) return 0;
-  for (struct cblock *n = pool_next(b); n && n->stream == stream && cblock_expandable_size(n) < cblock_expandable_size(b);
-       n = pool_next(n))
+  /* a block after b in the pool is at least as large as b, so it can win only while b is
+   * followed by unmapped space (b's expandable size above its size): the walk stops there */
+  while (b->next && !b->next->mapped) {
+    struct cblock *n = pool_next(b);
+    if (!n || n->stream != stream || cblock_expandable_size(n) >= cblock_expandable_size(b)) break;
     b = n;
+  }
   if (!caching_oversize_ok(c, rounded, b->size)) return 0;
   pool_erase(p, b);
   hand_out(s, b, caching_should_split(c, p->is_small, 1, b->size, rounded), rounded, orig_size, out);
   return 1;
+}
+
+/* may try_merge_blocks(dst, src) merge? */
+static inline int mergeable(const struct cblock *dst, const struct cblock *src) {
+  return src && !src->allocated && src->in_pool && src->mapped == dst->mapped;
+}
+
+/* try_merge_blocks(dst, src) */
+static inline __attribute__((always_inline)) int merge(struct cblock_store *s, struct cblock *dst, struct cblock *src,
+                                                       struct cblock **seg_head) {
+  if (!mergeable(dst, src)) return 0;
+  if (dst->prev == src) {
+    dst->addr = src->addr;
+    dst->prev = src->prev;
+    if (dst->prev) dst->prev->next = dst;
+    else if (seg_head) *seg_head = dst;
+  } else {
+    dst->next = src->next;
+    if (dst->next) dst->next->prev = dst;
+  }
+  dst->size += src->size;
+  pool_erase(src->pool, src);
+  cblock_put(s, src);
+  return 1;
+}
+
+/* free_block: coalesce with the free neighbours, then insert_into_blocks (cblock_free_to_pool) */
+static inline __attribute__((always_inline)) void cpool_free_block(struct cblock_store *s, struct cblock *b,
+                                                                   struct cblock **seg_head) {
+  struct cblock *prev = b->prev, *next = b->next;
+  merge(s, b, prev, seg_head);
+  merge(s, b, next, seg_head);
+  pool_insert(b->pool, b);
 }
 
 #endif

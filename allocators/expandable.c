@@ -56,6 +56,8 @@ static struct epair *epair_get(struct expandable *e, uint32_t id) {
   return p;
 }
 
+static void exp_destroy(void *a);
+
 static int exp_create(void **a, struct device *d, const struct params *p, char *err) {
   struct expandable *e = calloc(1, sizeof *e);
   if (!e) { snprintf(err, FB_ERRLEN, "expandable: out of host memory"); return -1; }
@@ -74,6 +76,11 @@ static int exp_create(void **a, struct device *d, const struct params *p, char *
   exp_pool_init(&e->large, 0);
   cblock_store_init(&e->store);
   ordset_init(&e->segs, seg_cmp);
+  if (cpool_prepare(&e->store, &e->small.blocks, &e->large.blocks)) {
+    snprintf(err, FB_ERRLEN, "expandable: out of host memory");
+    exp_destroy(e);
+    return -1;
+  }
   *a = e;
   return 0;
 }
@@ -192,7 +199,7 @@ static void exp_free(void *a, struct block *blk) {
   struct expandable *e = a;
   struct cblock *b = blk->handle;
   b->allocated = 0;
-  cblock_free_to_pool(&e->store, b, &b->seg->head);
+  cpool_free_block(&e->store, b, &b->seg->head);
 }
 
 static void exp_empty_cache(void *a) { exp_release_cached(a, 0); }

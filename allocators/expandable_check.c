@@ -73,8 +73,8 @@ static int check_segment(const struct cseg *s, struct tally *t, char *err) {
 static int check_pool(const struct epool *p, const struct tally *t, char *err) {
   int small = p->blocks.is_small;
   const char *name = small ? "small" : "large";
-  if (p->blocks.count != t->free_blocks[small] || p->blocks.free_bytes != t->free_bytes[small])
-    FAIL("%s pool holds %zu free blocks (%llu bytes) but segments have %zu (%llu bytes)", name, p->blocks.count,
+  if (cpool_count(&p->blocks) != t->free_blocks[small] || p->blocks.free_bytes != t->free_bytes[small])
+    FAIL("%s pool holds %zu free blocks (%llu bytes) but segments have %zu (%llu bytes)", name, cpool_count(&p->blocks),
          X(p->blocks.free_bytes), t->free_blocks[small], X(t->free_bytes[small]));
   if (p->unmapped.count != t->unmapped_blocks[small])
     FAIL("%s pool's unmapped set holds %zu blocks but segments have %zu", name, p->unmapped.count,
@@ -88,7 +88,8 @@ static int check_pool(const struct epool *p, const struct tally *t, char *err) {
                  (prev->stream == b->stream && (prev->size > b->size || (prev->size == b->size && prev->addr >= b->addr)))))
       FAIL("free blocks %#llx, %#llx out of (stream, size, address) order", X(prev->addr), X(b->addr));
   }
-  if (seen != p->blocks.count) FAIL("%s pool: %zu free blocks reachable of %zu", name, seen, p->blocks.count);
+  size_t count_now = cpool_count(&p->blocks);
+  if (seen != count_now) FAIL("%s pool: %zu free blocks reachable of %zu", name, seen, count_now);
   return 0;
 }
 

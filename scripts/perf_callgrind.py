@@ -29,8 +29,9 @@ from collections import defaultdict
 
 # the replay engine's own functions (their exclusive cost is per-event code, inlined
 # helpers included, apart from the lines that come from workload.h: event generation)
-HARNESS = {"replay_run", "replay_loop", "do_event", "do_alloc", "do_free", "free_entry", "note_reserved",
-           "timeline_track", "timeline_sample"}
+HARNESS = {"replay_run", "replay_loop", "do_event", "do_event_plain", "do_alloc", "alloc_plain", "alloc_sampled",
+           "alloc_failed", "do_free", "free_entry", "free_sampled", "free_unknown", "note_reserved", "timeline_track",
+           "timeline_sample"}
 # what the engine calls per event (besides the strategy)
 PER_EVENT = re.compile(r"^(livemap_\w+|hist_add|metrics_\w+|validator_\w+|clock_gettime\S*|__vdso_clock_gettime\S*|"
                        r"__clock_gettime\S*|dev_\w+)$")

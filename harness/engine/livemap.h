@@ -53,14 +53,21 @@ static inline size_t livemap_home(const struct livemap *m, uint64_t id) {
  * array (*n of them; free() it); NULL with *n = 0 when there are none or out of memory */
 uint64_t *livemap_sorted_ids(const struct livemap *m, uint32_t state, size_t *n);
 
-static inline struct live_entry *livemap_get(struct livemap *m, uint64_t id) {
+/* the slot index of id, or LIVEMAP_NONE */
+#define LIVEMAP_NONE SIZE_MAX
+static inline size_t livemap_find(const struct livemap *m, uint64_t id) {
   size_t i = livemap_home(m, id);
   for (;;) {
-    struct live_entry *e = &m->slots[i];
-    if (e->state == LIVE_EMPTY) return NULL;
-    if (e->id == id) return e;
+    const struct live_entry *e = &m->slots[i];
+    if (e->state == LIVE_EMPTY) return LIVEMAP_NONE;
+    if (e->id == id) return i;
     i = (i + 1) & m->mask;
   }
+}
+
+static inline struct live_entry *livemap_get(struct livemap *m, uint64_t id) {
+  size_t i = livemap_find(m, id);
+  return i == LIVEMAP_NONE ? NULL : &m->slots[i];
 }
 
 /* insert a new id (must not be present); returns the entry to fill, NULL if out of memory */
@@ -91,9 +98,8 @@ static inline void livemap_commit_requested(struct livemap *m, struct live_entry
   m->count++;
 }
 
-/* remove e; a later entry of its probe run may move into e's slot */
-static inline void livemap_del(struct livemap *m, struct live_entry *e) {
-  size_t i = (size_t)(e - m->slots);
+/* remove the entry in slot i; a later entry of its probe run may move into slot i */
+static inline void livemap_del_at(struct livemap *m, size_t i) {
   size_t j = i;
   for (;;) {
     j = (j + 1) & m->mask;
@@ -110,5 +116,8 @@ static inline void livemap_del(struct livemap *m, struct live_entry *e) {
   m->slots[i].state = LIVE_EMPTY;
   m->count--;
 }
+
+/* remove e (livemap_del_at its slot) */
+static inline void livemap_del(struct livemap *m, struct live_entry *e) { livemap_del_at(m, (size_t)(e - m->slots)); }
 
 #endif

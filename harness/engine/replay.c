@@ -50,8 +50,9 @@ struct replay {
   int validating;
   int extras;                   /* --timeline, --validate, --touch or --verify: per-event work beyond the replay */
   int plain;                    /* no extras and no --breakdown: an alloc of pool 0 may take alloc_plain */
-  uint64_t ev_index, host_ns, timed_calls, sample_tick;
+  uint64_t ev_index, host_ns, sample_tick;
   uint64_t allocs, frees;       /* the row's allocs and frees, copied to it by fill_result */
+  uint64_t untimed_allocs;      /* allocs no strategy was asked for (HUGE_REQUEST): not timed calls */
   struct timeline tl;           /* --timeline's samples */
   int is_cuda;
   int touch;                    /* --touch, or a stream-ordered strategy on cuda without --no-touch */
@@ -140,6 +141,7 @@ static __attribute__((noinline)) int do_alloc(struct replay *x, const struct eve
   if (e->state == LIVE_DROPPED) { livemap_del(&x->live, e); e = livemap_slot(&x->live, ev->id); }
   if (ev->size >= HUGE_REQUEST) {   /* 2^48 and more: no device holds it - an OOM under any strategy, not asked of one */
     x->allocs++;
+    x->untimed_allocs++;
     x->r->oom_count++;
     if (x->r->first_oom_event < 0) x->r->first_oom_event = (int64_t)x->ev_index;
     if (x->s->on_oom == ON_OOM_STOP) return 1;
@@ -162,7 +164,6 @@ static __attribute__((noinline)) int do_alloc(struct replay *x, const struct eve
   }
   int rc = ++x->sample_tick >= TIMING_SAMPLE ? alloc_sampled(x, ev, b)
                                               : alloc_in_pool(x->ops, x->a, ev->size, ev->stream, ev->pool, b);
-  x->timed_calls++;
   x->allocs++;
   if (rc) return alloc_failed(x, ev, e, rc);
   livemap_commit_requested(&x->live, e, ev->id, LIVE_BLOCK, ev->size);
@@ -190,7 +191,6 @@ static inline __attribute__((always_inline)) int alloc_plain(struct replay *x, c
   struct block *b = &e->b;   /* the strategy fills the map's slot directly */
   *b = (struct block){0};
   int rc = ++x->sample_tick >= TIMING_SAMPLE ? alloc_sampled(x, ev, b) : x->ops->alloc(x->a, ev->size, ev->stream, b);
-  x->timed_calls++;
   x->allocs++;
   if (__builtin_expect(rc != 0, 0)) return alloc_failed(x, ev, e, rc);
   livemap_commit_requested(&x->live, e, ev->id, LIVE_BLOCK, ev->size);
@@ -221,34 +221,41 @@ static __attribute__((noinline)) void free_sampled(struct replay *x, struct bloc
 
 /* recorded: DEV_STREAM_RECORDED for a stream-ordered strategy's block that other streams
  * used too (EV_FREE_RECORDED), else 0 */
-static inline __attribute__((always_inline)) int free_entry(struct replay *x, struct live_entry *e, int timed, uint64_t recorded) {
+/* plain: x->plain holds (a constant where inlined: no extras to test) */
+static inline __attribute__((always_inline)) int free_entry(struct replay *x, size_t slot, int timed, uint64_t recorded,
+                                                            int plain) {
+  struct live_entry *e = &x->live.slots[slot];
   struct block b = e->b;
   uint64_t id = e->id;
   metrics_free(&x->m, e->requested, b.size);
-  livemap_del(&x->live, e);
-  if (x->extras && free_extras(x, &b, id)) return -1;
+  livemap_del_at(&x->live, slot);
+  if (!plain && x->extras && free_extras(x, &b, id)) return -1;
   b.stream |= recorded;
   if (timed && ++x->sample_tick >= TIMING_SAMPLE) free_sampled(x, &b);
   else x->ops->free(x->a, &b);
-  if (timed) { x->timed_calls++; x->frees++; }
+  if (timed) x->frees++;
   return 0;
 }
 
-static int do_free(struct replay *x, const struct event *ev) {
-  struct live_entry *e = livemap_get(&x->live, ev->id);
-  if (!e) {
-    if (x->s->strict) {
-      snprintf(x->err, sizeof x->err, "%s: event %llu: free of an unknown id %#llx (--strict)",
-               x->w.ops->where ? x->w.ops->where(x->w.st) : x->w.spec, (unsigned long long)x->ev_index,
-               (unsigned long long)ev->id);
-      set_status(x->r, 2, "error: %s", x->err);
-      return -1;
-    }
-    warn_skip(x, "free of an unknown id (never allocated, or freed twice)", ev->id);
-    return 0;
+/* a free of an id not in the map: skipped, or an error under --strict */
+static __attribute__((noinline)) int free_unknown(struct replay *x, const struct event *ev) {
+  if (x->s->strict) {
+    snprintf(x->err, sizeof x->err, "%s: event %llu: free of an unknown id %#llx (--strict)",
+             x->w.ops->where ? x->w.ops->where(x->w.st) : x->w.spec, (unsigned long long)x->ev_index,
+             (unsigned long long)ev->id);
+    set_status(x->r, 2, "error: %s", x->err);
+    return -1;
   }
-  if (e->state == LIVE_DROPPED) { livemap_del(&x->live, e); return 0; }
-  return free_entry(x, e, 1, ev->stream == EV_FREE_RECORDED && (x->ops->flags & ALLOC_STREAM_ORDERED) ? DEV_STREAM_RECORDED : 0);
+  warn_skip(x, "free of an unknown id (never allocated, or freed twice)", ev->id);
+  return 0;
+}
+
+static inline __attribute__((always_inline)) int do_free(struct replay *x, const struct event *ev, int plain) {
+  size_t slot = livemap_find(&x->live, ev->id);
+  if (__builtin_expect(slot == LIVEMAP_NONE, 0)) return free_unknown(x, ev);
+  if (x->live.slots[slot].state == LIVE_DROPPED) { livemap_del_at(&x->live, slot); return 0; }
+  return free_entry(x, slot, 1, ev->stream == EV_FREE_RECORDED && (x->ops->flags & ALLOC_STREAM_ORDERED) ? DEV_STREAM_RECORDED : 0,
+                    plain);
 }
 
 /* After each event: --timeline's samples when the workload has no ITERs, --validate's
@@ -266,7 +273,7 @@ static int do_event(struct replay *x, const struct event *ev) {
   int rc = 0;
   if (ev->op == OP_ALLOC)   /* the two common ops first: no jump table */
     rc = x->plain && !ev->pool && ev->size - 1 < HUGE_REQUEST - 1 ? alloc_plain(x, ev) : do_alloc(x, ev);
-  else if (ev->op == OP_FREE) rc = do_free(x, ev);
+  else if (ev->op == OP_FREE) rc = do_free(x, ev, 0);
   else switch (ev->op) {
   case OP_ALLOC: case OP_FREE: break;
   case OP_EMPTY_CACHE: case OP_POOL_RELEASE:
@@ -280,6 +287,18 @@ static int do_event(struct replay *x, const struct event *ev) {
   if (rc) return rc;
   x->ev_index++;
   return x->extras ? event_extras(x) : 0;
+}
+
+/* do_event for x->plain: a plain alloc or a free straight to its path, anything else
+ * through do_event (no extras to run after an event) */
+static inline __attribute__((always_inline)) int do_event_plain(struct replay *x, const struct event *ev) {
+  int rc;
+  if (ev->op == OP_ALLOC && !ev->pool && ev->size - 1 < HUGE_REQUEST - 1) rc = alloc_plain(x, ev);
+  else if (ev->op == OP_FREE) rc = do_free(x, ev, 1);
+  else return do_event(x, ev);
+  if (rc) return rc;
+  x->ev_index++;
+  return 0;
 }
 
 static void progress(struct replay *x, uint64_t t_start, uint64_t *t_last) {
@@ -309,7 +328,8 @@ static void fill_result(struct replay *x) {
   r->maps = x->dev.c.maps;
   r->unmaps = x->dev.c.unmaps;
   r->modeled_driver_ns = x->dev.c.modeled_ns;
-  r->ns_per_op = x->timed_calls ? (double)x->host_ns / (double)x->timed_calls : NAN;
+  uint64_t timed_calls = x->allocs - x->untimed_allocs + x->frees;   /* the strategy calls */
+  r->ns_per_op = timed_calls ? (double)x->host_ns / (double)timed_calls : NAN;
   r->p50_ns = hist_quantile(&x->hist, 0.50);
   r->p99_ns = hist_quantile(&x->hist, 0.99);
   r->max_ns = x->hist.max;
@@ -337,12 +357,17 @@ static int replay_loop(struct replay *x) {
     }
     if (n < BATCH) more = 0;
     uint64_t d0 = x->dev.c.modeled_ns + x->touch_ns, t0 = now_ns();
-    for (int i = 0; i < n; i++) {
-      rc = do_event(x, &buf[i]);
-      if (rc) {
-        x->host_ns += now_ns() - t0;
-        return rc;
-      }
+    rc = 0;
+    if (x->plain) {
+      for (const struct event *ev = buf, *end = buf + n; ev < end; ev++)
+        if ((rc = do_event_plain(x, ev))) break;
+    } else {
+      for (const struct event *ev = buf, *end = buf + n; ev < end; ev++)
+        if ((rc = do_event(x, ev))) break;
+    }
+    if (rc) {
+      x->host_ns += now_ns() - t0;
+      return rc;
     }
     uint64_t t = now_ns() - t0, dn = x->dev.c.modeled_ns + x->touch_ns - d0;   /* driver and touch time */
     x->host_ns += x->is_cuda ? (dn < t ? t - dn : 0) : t;
@@ -357,12 +382,12 @@ static int teardown(struct replay *x, int check) {
   size_t n = 0;   /* in id order (the map's slot order is seeded per run); out of memory: slot order below */
   uint64_t *ids = livemap_sorted_ids(&x->live, LIVE_BLOCK, &n);
   for (size_t k = 0; k < n; k++)
-    if (free_entry(x, livemap_get(&x->live, ids[k]), 0, 0) && check) { free(ids); return -1; }
+    if (free_entry(x, livemap_find(&x->live, ids[k]), 0, 0, 0) && check) { free(ids); return -1; }
   free(ids);
   for (size_t i = 0; x->live.slots && x->live.count && i <= x->live.mask;) {   /* what is left (dropped entries), until none is */
     struct live_entry *e = &x->live.slots[i];
     if (e->state == LIVE_BLOCK) {
-      if (free_entry(x, e, 0, 0) && check) return -1;
+      if (free_entry(x, i, 0, 0, 0) && check) return -1;
       continue;   /* backward shift may have moved another entry into slot i */
     }
     if (e->state == LIVE_DROPPED) { livemap_del(&x->live, e); continue; }

@@ -39,21 +39,33 @@ mkdir -p "$OUT"
 
 # 1. what to build against: torch's headers and libraries, the CUDA headers, the C++ ABI
 "$PY" - > "$OUT/torch_flags.txt" 2> "$OUT/torch_flags.log" <<'EOF' || { cat "$OUT/torch_flags.log" >&2; die "cannot read torch's build settings with $PY (is PyTorch installed for it?)"; }
-import glob, os, sys
+import glob, os, shutil, sys
 import torch
-import torch.utils.cpp_extension as ce
 if not torch.cuda.is_available():
     sys.exit("torch %s sees no CUDA device (torch.cuda.is_available() is False)" % torch.__version__)
-inc = []
-for kw in ({"device_type": "cuda"}, {"cuda": True}, {}):
-    try:
-        inc = list(ce.include_paths(**kw))
-        break
-    except Exception:
-        continue
+tdir = os.path.dirname(torch.__file__)
+inc, cuda_home = [], None
+try:   # cpp_extension needs setuptools; without it, torch's own include folders
+    import torch.utils.cpp_extension as ce
+    cuda_home = getattr(ce, "CUDA_HOME", None)
+    for kw in ({"device_type": "cuda"}, {"cuda": True}, {}):
+        try:
+            inc = list(ce.include_paths(**kw))
+            break
+        except Exception:
+            continue
+except Exception:
+    pass
+if not inc:
+    inc = [os.path.join(tdir, "include"), os.path.join(tdir, "include", "torch", "csrc", "api", "include")]
+if not any(os.path.exists(os.path.join(d, "c10", "cuda", "CUDACachingAllocator.h")) for d in inc):
+    sys.exit("c10/cuda/CUDACachingAllocator.h not found under %s (a PyTorch without its C++ headers?)" % ", ".join(inc))
 cands = []
-if getattr(ce, "CUDA_HOME", None):
-    cands.append(os.path.join(ce.CUDA_HOME, "include"))
+if cuda_home:
+    cands.append(os.path.join(cuda_home, "include"))
+nvcc = shutil.which("nvcc")
+if nvcc:
+    cands.append(os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(nvcc))), "include"))
 for env in ("CUDA_HOME", "CUDA_PATH"):
     if os.environ.get(env):
         cands.append(os.path.join(os.environ[env], "include"))
@@ -66,7 +78,7 @@ if not any(os.path.exists(os.path.join(d, "cuda_runtime_api.h")) for d in inc):
     if not hit:
         sys.exit("no cuda_runtime_api.h found (looked in %s): install the CUDA toolkit (nvcc) or set CUDA_HOME" % ", ".join(cands))
     inc.append(hit[0])
-lib = os.path.join(os.path.dirname(torch.__file__), "lib")
+lib = os.path.join(tdir, "lib")
 for name in ("libc10.so", "libc10_cuda.so"):
     if not os.path.exists(os.path.join(lib, name)):
         sys.exit("%s not in %s" % (name, lib))
