@@ -81,6 +81,14 @@ static int mem_next(void *st, struct event *ev, char *err) {
   return 1;
 }
 
+static int mem_span(void *st, const struct event **ev, int max) {
+  struct mem *m = st;
+  size_t left = m->b->n - m->pos, n = left < (size_t)max ? left : (size_t)max;
+  *ev = m->b->ev + m->pos;
+  m->pos += n;
+  return (int)n;
+}
+
 static int mem_rewind(void *st, char *err) {
   (void)err;
   ((struct mem *)st)->pos = 0;
@@ -117,6 +125,7 @@ const struct workload_ops trace_mem_workload = {
   .is_trace = 1,
   .open = mem_open,
   .next = mem_next,
+  .span = mem_span,
   .rewind = mem_rewind,
   .info = mem_info,
   .where = mem_where,
