@@ -40,7 +40,14 @@ if [ "${1:-}" = "--job" ]; then   # one parallel job: bench.sh --job KIND LABEL 
   t_start=$(date +%s.%N)
   case $kind in
     capsweep) "$BIN" run "$flag" "$src" $SIM_ALLOC $SIMDEV --seed "$SEED" --cap-x "$CAPS" --quiet --out "$part.csv" 2>"$err" || rc=$? ;;
-    mincap) "$BIN" mincap "$flag" "$src" $SIM_ALLOC $SIMDEV $CONFIRM --seed "$SEED" --quiet --out "$part.csv" 2>"$err" || rc=$? ;;
+    mincap) found=""
+            if [ -n "$CONFIRM" ]; then   # a GPU host: the caps were searched on the CPU (mincap_search); wait for them
+              while [ ! -f "$DIR/.parts/found-$label.done" ]; do sleep 0.2; done
+              found="--found $DIR/.parts/found-$label.csv"
+            fi
+            "$BIN" mincap "$flag" "$src" $SIM_ALLOC $SIMDEV $CONFIRM $found --seed "$SEED" --quiet --out "$part.csv" 2>"$err" || rc=$? ;;
+    mincap_search) "$BIN" mincap "$flag" "$src" $SIM_ALLOC $SIMDEV --seed "$SEED" --quiet --out "$DIR/.parts/found-$label.csv" 2>"$err" || rc=$?
+                   : > "$DIR/.parts/found-$label.done" ;;
     capsweep_gpu) "$BIN" run "$flag" "$src" $GPU_ALLOC --device cuda --seed "$SEED" --cap-x "$CAPS" --quiet --out "$part.csv" 2>"$err" || rc=$? ;;
     mincap_gpu) "$BIN" mincap "$flag" "$src" $GPU_ALLOC --device cuda --seed "$SEED" --quiet --out "$part.csv" 2>"$err" || rc=$? ;;
     advise) "$BIN" advise --trace "$src" --quiet --out "$DIR/advise-$label.csv" >/dev/null 2>"$err" || rc=$?
@@ -126,8 +133,8 @@ for t in $traces; do case $t in *.pickle|*.pickle.gz) nsnap=$((nsnap + 1)) ;; es
 : > "$DIR/.jobs_cpu"; : > "$DIR/.jobs_gpu"
 printf '%s\n' "$sources" | while read -r label flag src; do
   [ -n "$SIM_ALLOC" ] && echo "capsweep $label $flag $src" >> "$DIR/.jobs_cpu"
-  if [ "$kind" = cuda ]; then
-    [ -n "$SIM_ALLOC" ] && echo "mincap $label $flag $src" >> "$DIR/.jobs_gpu"
+  if [ "$kind" = cuda ]; then   # the caps searched on the CPU now, confirmed on the GPU after the uncapped rows
+    [ -n "$SIM_ALLOC" ] && { echo "mincap_search $label $flag $src" >> "$DIR/.jobs_cpu"; echo "mincap $label $flag $src" >> "$DIR/.jobs_gpu"; }
     [ -n "$GPU_ALLOC" ] && { echo "capsweep_gpu $label $flag $src" >> "$DIR/.jobs_gpu"; echo "mincap_gpu $label $flag $src" >> "$DIR/.jobs_gpu"; }
   else
     [ -n "$SIM_ALLOC" ] && echo "mincap $label $flag $src" >> "$DIR/.jobs_cpu"
@@ -146,7 +153,10 @@ if "$BIN" explain --help >/dev/null 2>&1; then
   done
 fi
 TOTAL=$((nsrc + $(wc -l < "$DIR/.jobs_cpu") + $(wc -l < "$DIR/.jobs_gpu")))
-export BIN DIR SEED CAPS SIMDEV EXPLAINDEV SIM_ALLOC GPU_ALLOC CONFIRM T0 TOTAL
+# one thread a process: the bench's parallelism is its jobs' (a pool of threads in each
+# would share the cores the uncapped rows are timed on)
+FB_THREADS=1
+export BIN DIR SEED CAPS SIMDEV EXPLAINDEV SIM_ALLOC GPU_ALLOC CONFIRM T0 TOTAL FB_THREADS
 echo "bench: $nsrc inputs x $(echo $allocators | wc -w) strategies: $TOTAL steps ($nsrc uncapped on $kind, $(wc -l < "$DIR/.jobs_cpu") on the CPU in parallel, $(wc -l < "$DIR/.jobs_gpu") on the GPU)" >&2
 
 # the CPU jobs, in the background, JOBS at a time (one core kept for the uncapped rows)
@@ -186,11 +196,11 @@ merge() {   # merge OUT PREFIX...: the parts PREFIX-<label>.csv of every source,
 }
 merge "$DIR/runs.csv" run
 
-# the GPU jobs (cuda only): mincap confirmations and async's own searches, side by side.
-# An input's GPU jobs run one after another; a job needs at most about 1.55x its input's
-# peak requested of GPU memory (its caps bound what it holds; async's uncapped probe holds
-# less). The inputs, largest first, each start as soon as what the running ones need and
-# its own fit in 90% of the free memory, at most GPU_LANES (default 8) at once.
+# the GPU jobs (cuda only): the confirmations of the caps searched on the CPU and async's
+# own searches, side by side. A job needs at most about 1.55x its input's peak requested
+# of GPU memory (its caps bound what it holds; async's uncapped probe holds less). The
+# jobs, largest input first, each start as soon as what the running ones need and its own
+# fit in 90% of the free memory, at most GPU_LANES (default 8) at once.
 if [ -s "$DIR/.jobs_gpu" ]; then
   awk "$CSV_AWK"'
     FNR == 1 && /^#/ {next}
@@ -200,16 +210,19 @@ if [ -s "$DIR/.jobs_gpu" ]; then
     END {for (x in need) printf "%.0f %s\n", need[x], x}' "$DIR/runs.csv" | sort -n -r > "$DIR/.needs"
   budget=$(awk -v free="${gpu_free:-0}" 'BEGIN {printf "%.0f", 0.9 * free}')
   lanes_max=${GPU_LANES:-8}
-  # one job list per input, in the order of .needs (largest first), then any input not in it
+  # one list per job, the inputs in the order of .needs (largest first; async's search,
+  # the longest, first of each), then any input not in it
   : > "$DIR/.inputs"
-  n=0
   { cat "$DIR/.needs"; awk '{print 0, $2}' "$DIR/.jobs_gpu"; } | awk '!seen[$2]++' | while read -r need label; do
-    n=$((n + 1))
-    awk -v l="$label" '$2 == l' "$DIR/.jobs_gpu" > "$DIR/.input$n"
-    [ -s "$DIR/.input$n" ] || { rm -f "$DIR/.input$n"; continue; }
-    echo "$DIR/.input$n $(awk -v x="$need" 'BEGIN {printf "%.0f", 1.55 * x}')" >> "$DIR/.inputs"
+    for k in mincap_gpu mincap capsweep_gpu; do
+      awk -v l="$label" -v k="$k" '$2 == l && $1 == k' "$DIR/.jobs_gpu" | while read -r line; do
+        n=$(($(wc -l < "$DIR/.inputs") + 1))
+        echo "$line" > "$DIR/.input$n"
+        echo "$DIR/.input$n $(awk -v x="$need" 'BEGIN {printf "%.0f", 1.55 * x}')" >> "$DIR/.inputs"
+      done
+    done
   done
-  echo "bench: GPU phase: $(wc -l < "$DIR/.jobs_gpu") jobs of $(wc -l < "$DIR/.inputs") inputs, up to $lanes_max side by side within 90% of the GPU's free memory" >&2
+  echo "bench: GPU phase: $(wc -l < "$DIR/.jobs_gpu") jobs, up to $lanes_max side by side within 90% of the GPU's free memory" >&2
   sh "$(dirname "$0")/gpu_lanes.sh" "$budget" "$lanes_max" "$DIR/.inputs" sh "$0" --job
 fi
 wait "$cpu_pid" || rc=1

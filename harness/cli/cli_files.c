@@ -55,6 +55,7 @@ int cli_check_files(const struct cli_opts *o) {
   for (int i = 0; i < o->ntraces; i++) in[nin++] = (struct named){"--trace", o->traces[i]};
   if (o->oom_message) in[nin++] = (struct named){"--oom-message", o->oom_message};
   if (o->tolerance) in[nin++] = (struct named){"--tolerance", o->tolerance};
+  if (o->found) in[nin++] = (struct named){"--found", o->found};
   static char script[OUTFILE_PATH_MAX + 16];   /* fit --plot reads plots/fit.gp */
   if (o->plot && !strcmp(o->cmd, "fit")) {
     char dir[OUTFILE_PATH_MAX];

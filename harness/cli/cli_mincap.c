@@ -8,13 +8,15 @@
 #include <unistd.h>
 #include "mincap.h"
 #include "row_pool.h"
+#include "results_read.h"
+#include "model_bound.h"
 #include "timing.h"
 #include "cap_infer.h"
 #include "limit.h"
 
 /* the flags it takes (flags.def) */
 static const char *const mincap_opts[] = {
-  FLAGS_SELECTION, FLAGS_STRATEGY, FLAGS_DEVICE, FLAGS_LIMIT, "--precision", "--confirm-on", FLAGS_CHECKS, "--out",
+  FLAGS_SELECTION, FLAGS_STRATEGY, FLAGS_DEVICE, FLAGS_LIMIT, "--precision", "--confirm-on", "--found", FLAGS_CHECKS, "--out",
   "--quiet",
   NULL,
 };
@@ -24,7 +26,9 @@ const struct cmd_def cmd_mincap_def = {
   "For every input x strategy, the smallest cap under which the replay completes (one CSV\n"
   "row each: cap_bytes = mincap_bytes, mincap_x = mincap_bytes / peak_requested). A limit\n"
   "(--limit, or the one a snapshot's OOM implies) is where each strategy's need is placed:\n"
-  "below, inside or above it.\n",
+  "below, inside or above it. --found FILE.csv (an earlier mincap's rows, the same inputs and\n"
+  "strategies): each cap replayed once from there instead of searched - make bench searches on\n"
+  "the CPU while the GPU replays the uncapped rows, then confirms the caps found (--confirm-on).\n",
   mincap_opts, cmd_mincap, NULL, NULL,
 };
 
@@ -42,13 +46,62 @@ struct mincap_job {
   int *cls;
   int progress, pooled, said, worst, handed, nconfirmed, ndisagree;
   uint64_t t0;
+  struct results *found;          /* --found: the rows of an earlier search, row i for task i */
 };
+
+/* --found: task i's row of the earlier search replayed at its cap (or uncapped where it
+ * found none) - the search's surviving run, replayed once - and checked to be that row:
+ * the same input, strategy, status and peak reserved; else an error naming the row */
+static int replay_found(struct mincap_job *j, int i, const struct run_spec *base, struct run_result *r) {
+  const struct results *t = j->found;
+  run_result_init(r);
+  if (i >= t->nrows) {
+    snprintf(r->status, sizeof r->status, "error: %s has %d rows; row %d was asked for (the same inputs and strategies, in order)", t->path, t->nrows, i + 1);
+    return r->exit_class = 2;
+  }
+  int ok = 1;
+  uint64_t cap = results_u64(t, i, "mincap_bytes", &ok);
+  struct run_spec s = *base;
+  s.cap_bytes = ok ? cap : 0;
+  s.cap_x = 0;
+  s.on_oom = ON_OOM_STOP;
+  s.timeline = NULL;
+  s.progress = 0;
+  int cls = replay_run(&s, r);
+  const char *status = results_get(t, i, "status");
+  char want[64];
+  snprintf(want, sizeof want, "%s", results_get(t, i, "peak_reserved"));
+  char got[32];
+  snprintf(got, sizeof got, "%llu", (unsigned long long)r->peak_reserved);
+  if (strcmp(results_get(t, i, "workload"), r->workload) || strcmp(results_get(t, i, "allocator"), r->allocator) ||
+      strcmp(results_get(t, i, "params"), r->params)) {
+    snprintf(r->status, sizeof r->status, "error: %s line %d is %.100s x %.60s, not %.100s x %.60s (the same inputs and strategies, in order)",
+             t->path, t->row_line[i], results_get(t, i, "workload"), results_get(t, i, "allocator"), r->workload, r->allocator);
+    return r->exit_class = 2;
+  }
+  if (cls || strcmp(got, want) || strncmp(status, r->status, 2)) {
+    char ended[64];
+    snprintf(ended, sizeof ended, "%.60s", r->status);
+    snprintf(r->status, sizeof r->status, "error: %s line %d: replayed at %llu bytes it ends '%.60s' with %s reserved, the row says '%.60s' with %s "
+             "(written by another binary or other settings?)", t->path, t->row_line[i], (unsigned long long)s.cap_bytes, ended, got, status, want);
+    return r->exit_class = 2;
+  }
+  if (ok && cap) {   /* the search's row: its cap, and what the search said of it */
+    r->mincap_bytes = cap;
+    r->mincap_x = results_num(t, i, "mincap_x", NULL);
+    r->cap_bytes = cap;
+    snprintf(r->status, sizeof r->status, "%s", status);
+    model_bound_row(&s, r);
+  }
+  return r->exit_class;
+}
 
 static void mincap_task(int i, void *ctx) {
   struct mincap_job *j = ctx;
   struct run_spec s = j->spec[i / j->nalloc];
   s.allocator = j->allocs[i % j->nalloc];
-  j->cls[i] = mincap_find(&s, j->o->precision, j->progress && j->pooled == 1, &j->res[i], NULL);   /* probe lines only one at a time */
+  if (j->found) j->cls[i] = replay_found(j, i, &s, &j->res[i]);
+  else j->cls[i] = mincap_find(&s, j->o->precision, j->progress && j->pooled == 1, &j->res[i], NULL);   /* probe lines only one at a time */
 }
 
 static void mincap_wait(int k, int n, int running, void *ctx) {
@@ -179,8 +232,21 @@ int cmd_mincap(struct cli_opts *o) {
   job.progress = !o->quiet && isatty(2);
   job.pooled = strcmp(cfg.kind ? cfg.kind : "", "sim") ? 1 : row_pool_threads(0);
   for (int si = 0; si < nok; si++) cli_spec(o, &cfg, &src[si], &job.spec[si]);
+  struct results found;
+  memset(&found, 0, sizeof found);
+  if (o->found) {
+    char ferr[FB_ERRLEN];
+    if (results_load(o->found, &found, ferr, sizeof ferr)) {
+      fprintf(stderr, "fragbench mincap: --found %s\n", ferr);
+      free(job.lim); free(job.res); free(job.cls);
+      output_abort(&out);
+      return 2;
+    }
+    job.found = &found;
+  }
   job.t0 = now_ns();
   row_pool_run(nok * nalloc, job.pooled, mincap_task, mincap_done, mincap_wait, &job);
+  if (o->found) results_free(&found);
   if (job.said) fputc('\n', stderr);
   int worst = job.worst;
   nconfirmed = job.nconfirmed;
