@@ -130,8 +130,14 @@ static int lanes_most_at_once(const char *budget, const char *lanes, const char 
 TEST(bench_gpu_lanes_keep_within_the_memory_budget_and_the_lanes) {
   const char *needs[] = {"60", "30", "30", "30", "10"};
   int jobs = 0;
-  CHECK_EQ(lanes_most_at_once("70", "8", needs, 5, &jobs), 2);   /* 60+10 would fit, but 30s come first: never 3 */
+  CHECK_EQ(lanes_most_at_once("70", "8", needs, 5, &jobs), 2);   /* 60 with the 10 beside it (the 30s do not fit), then two 30s */
   CHECK_EQ(jobs, 10);
+  char log[512];
+  snprintf(log, sizeof log, "%s/lanes.log", test_tmpdir());
+  char *t = test_read_file(log);
+  CHECK(t && strstr(t, "start L4.a") && strstr(t, "end L0.b"));
+  CHECK_MSG(strstr(t, "start L4.a") < strstr(t, "end L0.b"), "the 10 waited for the 60 to end instead of filling the room beside it");
+  free(t);
   CHECK_EQ(lanes_most_at_once("1000", "3", needs, 5, &jobs), 3);   /* memory no bound: the lanes are */
   CHECK_EQ(jobs, 10);
   const char *big[] = {"500", "500"};
