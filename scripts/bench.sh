@@ -197,10 +197,12 @@ merge() {   # merge OUT PREFIX...: the parts PREFIX-<label>.csv of every source,
 merge "$DIR/runs.csv" run
 
 # the GPU jobs (cuda only): the confirmations of the caps searched on the CPU and async's
-# own searches, side by side. A job needs at most about 1.55x its input's peak requested
-# of GPU memory (its caps bound what it holds; async's uncapped probe holds less). The
-# jobs, largest input first, each start as soon as what the running ones need and its own
-# fit in 90% of the free memory, at most GPU_LANES (default 8) at once.
+# own searches, side by side. What a job holds on the GPU at most: a confirmation, the
+# largest cap it confirms (+5%); async's searches, what async reserved uncapped on the GPU
+# (+30%: the driver's pool varies run to run); each with 1 GiB for its CUDA context; where
+# those are not known, 1.55x the input's peak requested. The jobs, largest input first,
+# each start as soon as what the running ones hold and its own fit in 90% of the free
+# memory, at most GPU_LANES (default 8) at once (scripts/gpu_lanes.sh).
 if [ -s "$DIR/.jobs_gpu" ]; then
   awk "$CSV_AWK"'
     FNR == 1 && /^#/ {next}
@@ -210,6 +212,22 @@ if [ -s "$DIR/.jobs_gpu" ]; then
     END {for (x in need) printf "%.0f %s\n", need[x], x}' "$DIR/runs.csv" | sort -n -r > "$DIR/.needs"
   budget=$(awk -v free="${gpu_free:-0}" 'BEGIN {printf "%.0f", 0.9 * free}')
   lanes_max=${GPU_LANES:-8}
+  # async's uncapped peak reserved on the GPU, per input
+  awk "$CSV_AWK"'
+    FNR == 1 && /^#/ {next}
+    {n = splitcsv($0, f)}
+    !h {for (i = 1; i <= n; i++) {if (f[i] == "peak_reserved") c = i; if (f[i] == "workload") w = i; if (f[i] == "allocator") a = i}; h = 1; next}
+    c && f[a] == "async" {printf "%.0f %s\n", f[c] + 0, f[w]}' "$DIR/runs.csv" > "$DIR/.async_needs"
+  # the largest cap a confirmation replays (its search'''s rows), or nothing
+  largest_cap() {
+    [ -f "$DIR/.parts/found-$1.csv" ] || return 0
+    awk "$CSV_AWK"'
+      FNR == 1 && /^#/ {next}
+      {n = splitcsv($0, f)}
+      !h {for (i = 1; i <= n; i++) if (f[i] == "mincap_bytes") c = i; h = 1; next}
+      c && f[c] + 0 > m {m = f[c] + 0}
+      END {if (m > 0) printf "%.0f\n", m}' "$DIR/.parts/found-$1.csv"
+  }
   # one list per job, the inputs in the order of .needs (largest first; async's search,
   # the longest, first of each), then any input not in it
   : > "$DIR/.inputs"
@@ -218,7 +236,13 @@ if [ -s "$DIR/.jobs_gpu" ]; then
       awk -v l="$label" -v k="$k" '$2 == l && $1 == k' "$DIR/.jobs_gpu" | while read -r line; do
         n=$(($(wc -l < "$DIR/.inputs") + 1))
         echo "$line" > "$DIR/.input$n"
-        echo "$DIR/.input$n $(awk -v x="$need" 'BEGIN {printf "%.0f", 1.55 * x}')" >> "$DIR/.inputs"
+        held=""
+        case $k in
+          mincap) held=$(largest_cap "$label"); [ -n "$held" ] && held=$(awk -v x="$held" 'BEGIN {printf "%.0f", 1.05 * x + 1073741824}') ;;
+          *) held=$(awk -v l="$label" '$2 == l {printf "%.0f", 1.3 * $1 + 1073741824; exit}' "$DIR/.async_needs") ;;
+        esac
+        [ -n "$held" ] || held=$(awk -v x="$need" 'BEGIN {printf "%.0f", 1.55 * x}')
+        echo "$DIR/.input$n $held" >> "$DIR/.inputs"
       done
     done
   done
@@ -283,7 +307,7 @@ printf '%s\n' "$sources" | while read -r label flag src; do
   if [ $first = 1 ]; then grep -v '^fragbench: device' "$f" >&2 || true; first=0
   else grep -v -e '^fragbench: device' -e '^workload ' "$f" >&2 || true; fi
 done
-rm -rf "$DIR/.parts" "$DIR/.jobs_cpu" "$DIR/.jobs_gpu" "$DIR/.done" "$DIR/.needs" "$DIR/.inputs" "$DIR"/.input[0-9]*
+rm -rf "$DIR/.parts" "$DIR/.jobs_cpu" "$DIR/.jobs_gpu" "$DIR/.done" "$DIR/.needs" "$DIR/.async_needs" "$DIR/.inputs" "$DIR"/.input[0-9]*
 [ -s "$DIR/.failed" ] || rm -rf "$DIR/.logs" "$DIR/.failed"
 t1=$(date +%s)
 echo "bench: $(($(wc -l < "$DIR/runs.csv") - $(head -n 1 "$DIR/runs.csv" | grep -c '^#') - 1)) runs in $((t1 - T0)) s -> $DIR${confirmed:+ (mincaps confirmed on the GPU: $confirmed)}" >&2
