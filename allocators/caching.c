@@ -298,7 +298,7 @@ static __attribute__((noinline)) int pool_alloc(struct caching *c, uint64_t orig
     if (rc) return rc;
   }
   cblock_hand_out(&c->store, b, caching_should_split(&c->cfg, pool->is_small, 0, b->size, size), size,
-                  orig_size, &b->seg->head, out);
+                  orig_size, out);
   return 0;
 }
 

@@ -203,20 +203,6 @@ struct cblock *caching_take_best_fit(const struct caching_config *c, struct cpoo
  * block becomes the segment's first block. */
 struct cblock *cblock_split_front(struct cblock_store *s, struct cblock *b, uint64_t size, struct cblock **seg_head);
 
-/* alloc_found_block's end, shared by caching and expandable: split off the front when the
- * policy says so (a store block reserved first; seg_head as below), mark b allocated,
- * hand it out. */
-static inline void cblock_hand_out(struct cblock_store *s, struct cblock *b, int split, uint64_t size,
-                                   uint64_t orig_size, struct cblock **seg_head, struct block *out) {
-  if (split) b = cblock_split_front(s, b, size, seg_head);
-  b->allocated = 1;
-  b->requested = orig_size;
-  out->addr = b->addr;
-  out->size = b->size;
-  out->stream = b->stream;
-  out->handle = b;
-}
-
 /* free_block's coalescing: merge b (free, not yet in a pool) with its free neighbours
  * (same segment, same mapped state), taking them out of the pool; returns the number of
  * neighbours merged. seg_head as above. */

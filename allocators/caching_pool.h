@@ -216,8 +216,9 @@ static inline __attribute__((always_inline)) struct cblock *split_front(struct c
   return front;
 }
 
-/* cblock_hand_out with the split inlined */
-static inline __attribute__((always_inline)) void hand_out(struct cblock_store *s, struct cblock *b, int split, uint64_t rounded,
+/* a free block found for a request: split when asked (the front is handed out, the rest
+ * stays free in its pool), then hand it out; the split inlined */
+static inline __attribute__((always_inline)) void cblock_hand_out(struct cblock_store *s, struct cblock *b, int split, uint64_t rounded,
                                                                                                                                    uint64_t orig_size, struct block *out) {
   if (split) b = split_front(s, b, rounded, cseg_head(b->seg));
   b->allocated = 1;
@@ -239,7 +240,7 @@ static inline __attribute__((always_inline)) int cpool_alloc_hit(struct cblock_s
   uint64_t rounded = caching_round_size_plain(orig_size);
   struct cblock *b = take_best_fit(c, p, stream, rounded);
   if (!b) return 0;
-  hand_out(s, b, caching_should_split(c, p->is_small, 0, b->size, rounded), rounded, orig_size, out);
+  cblock_hand_out(s, b, caching_should_split(c, p->is_small, 0, b->size, rounded), rounded, orig_size, out);
   return 1;
 }
 
@@ -266,7 +267,7 @@ static inline __attribute__((always_inline)) int cpool_alloc_hit_expandable(stru
   }
   if (!caching_oversize_ok(c, rounded, b->size)) return 0;
   pool_erase(p, b);
-  hand_out(s, b, caching_should_split(c, p->is_small, 1, b->size, rounded), rounded, orig_size, out);
+  cblock_hand_out(s, b, caching_should_split(c, p->is_small, 1, b->size, rounded), rounded, orig_size, out);
   return 1;
 }
 

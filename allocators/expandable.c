@@ -164,7 +164,7 @@ static __attribute__((noinline)) int pool_alloc(struct expandable *e, uint64_t o
     return -1;
   }
   cblock_hand_out(&e->store, b, caching_should_split(&e->cfg, p->blocks.is_small, 1, b->size, size), size,
-                  orig_size, &b->seg->head, out);
+                  orig_size, out);
   return 0;
 }
 

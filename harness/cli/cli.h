@@ -102,6 +102,15 @@ int cli_check_selection(const struct cli_opts *o);
 struct source { const char *workload; const char *trace; int trace_device; };
 /* Expand workloads and traces (one source per device trace with events). 0 or 2. */
 int cli_sources(const struct cli_opts *o, struct source *out, int max, int *n);
+/* What a command that replays input x strategy rows one by one needs: the strategies
+ * named (raw when none), the device picked, the sources. 0, 1 (no device) or 2 (a bad
+ * selection, said on stderr). */
+struct cli_rows {
+  const char *const *allocs; int nalloc;
+  struct device_config cfg;
+  struct source src[CLI_MAX * 4]; int nsrc;
+};
+int cli_rows(struct cli_opts *o, struct cli_rows *rows);
 /* Fill the parts of a run_spec that come from the options. */
 void cli_spec(const struct cli_opts *o, const struct device_config *cfg, const struct source *src, struct run_spec *s);
 

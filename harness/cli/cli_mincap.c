@@ -191,14 +191,9 @@ int cmd_mincap(struct cli_opts *o) {
     fprintf(stderr, "fragbench mincap: %s is not available for mincap\n", o->timeline ? "--timeline" : "--devices");
     return 2;
   }
-  static const char *default_alloc[] = {"raw"};
-  const char **allocs = o->nallocators ? o->allocators : default_alloc;
-  int nalloc = o->nallocators ? o->nallocators : 1;
-  struct device_config cfg;
-  if (cli_pick_device(o, &cfg)) return 1;
-  struct source src[CLI_MAX * 4];
-  int nsrc;
-  if (cli_sources(o, src, CLI_MAX * 4, &nsrc)) return 2;
+  struct cli_rows rows;
+  int rc = cli_rows(o, &rows);
+  if (rc) return rc;
 
   struct device_config confirm_cfg = {0};
   int nconfirmed = 0, ndisagree = 0;
@@ -213,25 +208,25 @@ int cmd_mincap(struct cli_opts *o) {
   out.quiet = o->quiet;
   /* every source's limit, resolved before the searches start (said when its first row is
    * written); a source whose limit cannot be resolved ends the rows there, as it did */
-  struct mincap_job job = {.o = o, .allocs = allocs, .nalloc = nalloc, .out = &out, .confirm = o->confirm_on ? &confirm_cfg : NULL};
-  job.src = src;
-  job.lim = calloc((size_t)(nsrc ? nsrc : 1), sizeof *job.lim);
-  job.res = calloc((size_t)(nsrc > 0 && nalloc > 0 ? nsrc * nalloc : 1), sizeof *job.res);
-  job.cls = calloc((size_t)(nsrc > 0 && nalloc > 0 ? nsrc * nalloc : 1), sizeof *job.cls);
+  struct mincap_job job = {.o = o, .allocs = rows.allocs, .nalloc = rows.nalloc, .out = &out, .confirm = o->confirm_on ? &confirm_cfg : NULL};
+  job.src = rows.src;
+  job.lim = calloc((size_t)(rows.nsrc ? rows.nsrc : 1), sizeof *job.lim);
+  job.res = calloc((size_t)(rows.nsrc > 0 && rows.nalloc > 0 ? rows.nsrc * rows.nalloc : 1), sizeof *job.res);
+  job.cls = calloc((size_t)(rows.nsrc > 0 && rows.nalloc > 0 ? rows.nsrc * rows.nalloc : 1), sizeof *job.cls);
   if (!job.lim || !job.res || !job.cls) { free(job.lim); free(job.res); free(job.cls); output_abort(&out); fprintf(stderr, "fragbench: out of host memory\n"); return 1; }
   char lim_err[FB_ERRLEN] = "";
   int nok = 0;
-  for (; nok < nsrc; nok++) {
-    struct limit_ask ask = {.ngiven = o->ncaps, .given_bytes = cli_limit_on(o, &cfg), .oom_message = o->oom_message,
-                            .no_infer = o->no_infer_cap, .trace = src[nok].trace, .trace_device = src[nok].trace_device,
+  for (; nok < rows.nsrc; nok++) {
+    struct limit_ask ask = {.ngiven = o->ncaps, .given_bytes = cli_limit_on(o, &rows.cfg), .oom_message = o->oom_message,
+                            .no_infer = o->no_infer_cap, .trace = rows.src[nok].trace, .trace_device = rows.src[nok].trace_device,
                             .trust_message = o->trust_message};
     if (limit_resolve(&ask, &job.lim[nok], lim_err)) break;
   }
   /* the searches on every core where they run on sim (a GPU's one after another on it),
    * each row written, confirmed and explained in order on this thread */
   job.progress = !o->quiet && isatty(2);
-  job.pooled = strcmp(cfg.kind ? cfg.kind : "", "sim") ? 1 : row_pool_threads(0);
-  for (int si = 0; si < nok; si++) cli_spec(o, &cfg, &src[si], &job.spec[si]);
+  job.pooled = strcmp(rows.cfg.kind ? rows.cfg.kind : "", "sim") ? 1 : row_pool_threads(0);
+  for (int si = 0; si < nok; si++) cli_spec(o, &rows.cfg, &rows.src[si], &job.spec[si]);
   struct results found;
   memset(&found, 0, sizeof found);
   if (o->found) {
@@ -245,13 +240,13 @@ int cmd_mincap(struct cli_opts *o) {
     job.found = &found;
   }
   job.t0 = now_ns();
-  row_pool_run(nok * nalloc, job.pooled, mincap_task, mincap_done, mincap_wait, &job);
+  row_pool_run(nok * rows.nalloc, job.pooled, mincap_task, mincap_done, mincap_wait, &job);
   if (o->found) results_free(&found);
   if (job.said) fputc('\n', stderr);
   int worst = job.worst;
   nconfirmed = job.nconfirmed;
   ndisagree = job.ndisagree;
-  if (nok < nsrc && worst < 2) {   /* where the rows stopped: the limit of the next source */
+  if (nok < rows.nsrc && worst < 2) {   /* where the rows stopped: the limit of the next source */
     fprintf(stderr, "fragbench: %s\n", lim_err);
     worst = 2;
   }

@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "options.h"
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* the flags it takes (flags.def) */
@@ -35,24 +36,19 @@ int cmd_percall(struct cli_opts *o) {
     fprintf(stderr, "fragbench percall: nothing to replay: give --trace FILE or --workload NAME\n");
     return 2;
   }
-  static const char *raw[] = {"raw"};
-  const char **allocs = o->nallocators ? o->allocators : raw;
-  int nalloc = o->nallocators ? o->nallocators : 1;
-  struct device_config cfg;
-  if (cli_pick_device(o, &cfg)) return 1;
-  struct source src[CLI_MAX * 4];
-  int nsrc;
-  if (cli_sources(o, src, CLI_MAX * 4, &nsrc)) return 2;
+  struct cli_rows rows;
+  int rc = cli_rows(o, &rows);
+  if (rc) return rc;
   struct output out;
   if (output_open(&out, o->out ? o->out : "/dev/null")) return 2;
   out.quiet = 1;
   int worst = 0;
   printf("%-34s %-12s %-5s %10s  %s\n", "input", "allocator", "dev", "best ns/op", "every pass (ns/op)");
-  for (int si = 0; si < nsrc && worst < 2; si++)
-    for (int ai = 0; ai < nalloc && worst < 2; ai++) {
+  for (int si = 0; si < rows.nsrc && worst < 2; si++)
+    for (int ai = 0; ai < rows.nalloc && worst < 2; ai++) {
       struct run_spec s;
-      cli_spec(o, &cfg, &src[si], &s);
-      s.allocator = allocs[ai];
+      cli_spec(o, &rows.cfg, &rows.src[si], &s);
+      s.allocator = rows.allocs[ai];
       s.quiet = 1;
       s.progress = 0;
       struct run_result best, r;
@@ -63,7 +59,7 @@ int cmd_percall(struct cli_opts *o) {
         run_result_init(&r);
         int cls = replay_run(&s, &r);
         if (cls || strncmp(r.status, "ok", 2) || isnan(r.ns_per_op)) {
-          fprintf(stderr, "fragbench percall: %s x %s: pass %d: %s\n", r.workload[0] ? r.workload : "?", allocs[ai], p + 1, r.status);
+          fprintf(stderr, "fragbench percall: %s x %s: pass %d: %s\n", r.workload[0] ? r.workload : "?", rows.allocs[ai], p + 1, r.status);
           if (cls > worst) worst = cls;
           if (!cls && worst < 1) worst = 1;
           break;

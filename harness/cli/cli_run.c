@@ -56,6 +56,14 @@ int cli_sources(const struct cli_opts *o, struct source *out, int max, int *n) {
   return 0;
 }
 
+int cli_rows(struct cli_opts *o, struct cli_rows *rows) {
+  static const char *const raw[] = {"raw"};
+  rows->allocs = o->nallocators ? o->allocators : raw;
+  rows->nalloc = o->nallocators ? o->nallocators : 1;
+  if (cli_pick_device(o, &rows->cfg)) return 1;
+  return cli_sources(o, rows->src, CLI_MAX * 4, &rows->nsrc) ? 2 : 0;
+}
+
 void cli_spec(const struct cli_opts *o, const struct device_config *cfg, const struct source *src, struct run_spec *s) {
   memset(s, 0, sizeof *s);
   s->workload = src->workload;
