@@ -18,6 +18,9 @@ const char *test_tmpdir(void);
 const char *test_data(const char *name);
 /* the value of column col in the first row of a CSV text (quoted fields skipped whole), into out */
 int test_csv_cell(const char *text, const char *col, char *out, size_t len);
+/* a results CSV text with its timing columns (wall_ns, ns_per_op, p50_ns, p99_ns, max_ns)
+ * emptied in place: what two runs of the same rows must agree on */
+void test_csv_drop_timed(char *text);
 /* run the CLI in-process with argv; stdout/stderr captured to files under tmpdir; returns exit code */
 int test_cli(const char *out_path, const char *err_path, const char *argv0, ...);
 /* is a GPU visible? probed in a child process, so this process never initializes CUDA

@@ -434,3 +434,25 @@ int test_csv_cell(const char *text, const char *col, char *out, size_t len) {
   out[n] = 0;
   return 0;
 }
+
+/* a results CSV text with its timing columns emptied in place (test.h) */
+void test_csv_drop_timed(char *t) {
+  static const char *const timed[] = {"wall_ns", "ns_per_op", "p50_ns", "p99_ns", "max_ns"};
+  char *nl = strchr(t, '\n');
+  if (!nl) return;
+  int skip[128] = {0}, k = 0;
+  for (char *p = t; p < nl && k < 128; k++) {
+    char *e = memchr(p, ',', (size_t)(nl - p));
+    size_t len = e ? (size_t)(e - p) : (size_t)(nl - p);
+    for (size_t j = 0; j < sizeof timed / sizeof timed[0]; j++) if (strlen(timed[j]) == len && !strncmp(p, timed[j], len)) skip[k] = 1;
+    p += len + 1;
+  }
+  char *w = t;
+  int col = 0;
+  for (char *p = t; *p; p++) {
+    if (*p == '\n') { *w++ = '\n'; col = 0; continue; }
+    if (*p == ',') { col++; *w++ = ','; continue; }
+    if (p < nl || col >= 128 || !skip[col]) *w++ = *p;
+  }
+  *w = 0;
+}

@@ -419,27 +419,6 @@ TEST(mincap_when_nothing_fits_the_device) {
  * same CSV as the search (timings aside), a non-monotonic row's status and a row with no
  * cap (the input does not fit the device) included; rows of other strategies are refused
  * naming the file's line */
-static void drop_timed(char *t) {   /* the CSV with its timing columns emptied */
-  static const char *const timed[] = {"wall_ns", "ns_per_op", "p50_ns", "p99_ns", "max_ns"};
-  char *nl = strchr(t, '\n');
-  if (!nl) return;
-  int skip[128] = {0}, k = 0;
-  for (char *p = t; p < nl && k < 128; k++) {
-    char *e = memchr(p, ',', (size_t)(nl - p));
-    size_t len = e ? (size_t)(e - p) : (size_t)(nl - p);
-    for (size_t j = 0; j < sizeof timed / sizeof timed[0]; j++) if (strlen(timed[j]) == len && !strncmp(p, timed[j], len)) skip[k] = 1;
-    p += len + 1;
-  }
-  char *w = t;
-  int col = 0;
-  for (char *p = t; *p; p++) {
-    if (*p == '\n') { *w++ = '\n'; col = 0; continue; }
-    if (*p == ',') { col++; *w++ = ','; continue; }
-    if (p < nl || col >= 128 || !skip[col]) *w++ = *p;
-  }
-  *w = 0;
-}
-
 TEST(mincap_found_replays_each_cap_once_to_the_same_rows) {
   char a[512], b[512], err[512];
   snprintf(a, sizeof a, "%s/searched.csv", test_tmpdir());
@@ -457,8 +436,8 @@ TEST(mincap_found_replays_each_cap_once_to_the_same_rows) {
   CHECK(x && y);
   CHECK_CONTAINS(x, "ok: non-monotonic");
   CHECK_CONTAINS(x, ",oom,");
-  drop_timed(x);
-  drop_timed(y);
+  test_csv_drop_timed(x);
+  test_csv_drop_timed(y);
   CHECK_STR(y, x);
   free(x);
   free(y);

@@ -45,27 +45,8 @@ TEST(row_pool_stop_starts_nothing_more) {
 /* the CSV without the columns that time the run */
 static char *untimed(const char *path) {
   char *t = test_read_file(path);
-  if (!t) return NULL;
-  char *hdr_end = strchr(t, '\n');
-  if (!hdr_end) return t;
-  static const char *const timed[] = {"wall_ns", "ns_per_op", "p50_ns", "p99_ns", "max_ns"};
-  int skip[128] = {0}, k = 0;
-  for (char *p = t; p < hdr_end && k < 128; k++) {
-    char *e = memchr(p, ',', (size_t)(hdr_end - p));
-    size_t len = e ? (size_t)(e - p) : (size_t)(hdr_end - p);
-    for (size_t j = 0; j < sizeof timed / sizeof timed[0]; j++) if (strlen(timed[j]) == len && !strncmp(p, timed[j], len)) skip[k] = 1;
-    p += len + 1;
-  }
-  char *out = malloc(strlen(t) + 1), *w = out;
-  int col = 0;
-  for (char *p = t; *p; p++) {
-    if (*p == '\n') { *w++ = '\n'; col = 0; continue; }
-    if (*p == ',') { col++; if (!skip[col]) *w++ = ','; continue; }
-    if (col >= 128 || !skip[col]) *w++ = *p;
-  }
-  *w = 0;
-  free(t);
-  return out;
+  if (t) test_csv_drop_timed(t);
+  return t;
 }
 
 TEST(run_rows_on_one_sim_device_are_the_same_on_1_and_3_workers) {
