@@ -154,7 +154,7 @@ int plan_build(const struct plan_opts *o, struct plan *p, char *err) {
 }
 
 void plan_release(struct plan *p) {
-  for (int i = 0; p->rows && i < p->n; i++) free(p->rows[i].timeline);
+  for (int i = 0; p->rows && i < p->n; i++) { free(p->rows[i].timeline); free(p->rows[i].warn); }
   free(p->rows);
   free(p->peak);
   p->rows = NULL;
@@ -223,8 +223,16 @@ int plan_row_run(struct plan *p, struct plan_row *row, struct run_result *r) {
     s.timeline_label = row->label[0] ? row->label : NULL;
   }
   if (p->o.breakdown) { stream_acct_init(&row->acct); s.breakdown = &row->acct; }
+  FILE *warn = NULL;
+  if (p->pooled) {   /* rows side by side: this row's warnings kept, written in row order */
+    free(row->warn);
+    row->warn = NULL;
+    warn = open_memstream(&row->warn, &row->warn_len);
+    s.warn = warn;
+  }
   int cls = replay_run(&s, r);
   if (!cls) model_bound_row(&s, r);   /* async's second bound: after the row's own time */
+  if (warn) fclose(warn);
   if (tl && fclose(tl)) return row_error(r, "out of host memory (timeline)");
   return cls;
 }
@@ -253,7 +261,26 @@ struct pooled {
   void *emit_ctx;
   int worst, said;
   uint64_t t0;
+  char *said_once;            /* the "not modelled" lines written so far, each once ("\n"-joined) */
+  size_t said_len;
 };
+
+/* a row's warnings to stderr, a "not modelled" line only the first time (as one row after
+ * another says it: unmodelled.c) */
+static void write_warnings(struct pooled *q, const char *text, size_t len) {
+  for (const char *l = text, *end = text + len; l < end;) {
+    const char *nl = memchr(l, '\n', (size_t)(end - l));
+    size_t n = nl ? (size_t)(nl - l) + 1 : (size_t)(end - l);
+    int once = memmem(l, n, ": not modelled: ", 16) != NULL, seen = 0;
+    if (once && q->said_once) seen = memmem(q->said_once, q->said_len, l, n) != NULL;
+    if (!seen) fwrite(l, 1, n, stderr);
+    if (once && !seen) {
+      char *more = realloc(q->said_once, q->said_len + n);
+      if (more) { memcpy(more + q->said_len, l, n); q->said_once = more; q->said_len += n; }
+    }
+    l += n;
+  }
+}
 
 static void pooled_row(int i, void *ctx) {
   struct pooled *q = ctx;
@@ -264,6 +291,9 @@ static int pooled_done(int i, void *ctx) {
   struct pooled *q = ctx;
   struct plan_row *row = &q->p->rows[i];
   if (q->said) { fprintf(stderr, "\r%60s\r", ""); q->said = 0; }   /* the progress line gives way to what emit says */
+  if (row->warn) write_warnings(q, row->warn, row->warn_len);
+  free(row->warn);
+  row->warn = NULL;
   int w = q->emit(q->p, row, 1, &q->res[i], q->emit_ctx);
   free(row->timeline);
   row->timeline = NULL;
@@ -293,9 +323,12 @@ int plan_run(struct plan *p, plan_exec_fn exec, void *exec_ctx, plan_emit_fn emi
     q.res = calloc((size_t)p->n, sizeof *q.res);
     if (q.res) {
       for (int i = 0; i < p->n; i++) p->rows[i].spec.progress = 0;   /* one line for all rows instead (pooled_wait) */
+      p->pooled = 1;
       int handed = row_pool_run(p->n, p->o.threads, pooled_row, pooled_done, pooled_wait, &q);
+      p->pooled = 0;
       if (q.said) fputc('\n', stderr);
       free(q.res);
+      free(q.said_once);
       if (handed >= 0) return q.worst;
     }
   }

@@ -42,6 +42,7 @@ struct plan_row {
   int source;                       /* index of the input (for the peak requested, computed once per input and slot) */
   struct plan_cap cap;
   char *timeline; size_t timeline_len;   /* this row's timeline rows (plan_opts.timeline) */
+  char *warn; size_t warn_len;           /* its warnings, while rows run side by side (written in row order) */
   struct stream_acct acct;          /* this row's per-stream account (plan_opts.breakdown) */
   char label[320];                  /* its timeline label ("" = none) */
 };
@@ -55,6 +56,7 @@ struct plan {
   uint64_t total[PLAN_MAX];         /* each slot's device total, 0 = not asked yet */
   struct limit lim;                 /* the limit of rows with no cap given (LIMIT_INFERRED / LIMIT_OOM_MESSAGE / NONE) */
   const char *label[PLAN_MAX * 4];  /* each source's name, for timelines of several sources */
+  int pooled;                       /* the rows run side by side now (each row's warnings kept) */
 };
 
 /* Build the rows. 0, or 2 with err (bad selection, unreadable trace). */

@@ -63,18 +63,19 @@ struct replay {
 };
 
 static void note_unmodelled(struct replay *x, const char *what) {
-  unmodelled_note(x->notes, sizeof x->notes, x->w.spec, what, x->s->quiet);
+  unmodelled_note(x->notes, sizeof x->notes, x->w.spec, what, x->s->quiet, x->s->warn);
 }
 
 static void warn_skip(struct replay *x, const char *what, uint64_t id) {
   x->r->skipped_events++;
   if (x->s->quiet && !x->s->strict) return;
   const char *where = x->w.ops->where ? x->w.ops->where(x->w.st) : NULL;
+  FILE *f = x->s->warn ? x->s->warn : stderr;
   if (x->r->skipped_events <= 10 || x->s->strict)
-    fprintf(stderr, "fragbench: warning: %s: event %llu: %s (id %#llx) skipped\n",
+    fprintf(f, "fragbench: warning: %s: event %llu: %s (id %#llx) skipped\n",
             where ? where : x->w.spec, (unsigned long long)x->ev_index, what, (unsigned long long)id);
   else if (x->r->skipped_events == 11)
-    fprintf(stderr, "fragbench: warning: %s: further skipped events are counted, not shown\n", x->w.spec);
+    fprintf(f, "fragbench: warning: %s: further skipped events are counted, not shown\n", x->w.spec);
 }
 
 static void note_reserved(struct replay *x) {

@@ -32,6 +32,7 @@ struct run_spec {
   int validate, strict, verify, touch;
   int no_touch;                 /* cuda: no default touch of a stream-ordered strategy's blocks */
   FILE *timeline;               /* NULL = none (rows: timeline.h) */
+  FILE *warn;                  /* where the row's warnings go (NULL: stderr; rows run side by side: a buffer each, written in row order) */
   const char *timeline_label;   /* the source, before "/allocator" in the timeline's first column; NULL = none */
   struct stream_acct *breakdown;  /* run --breakdown: the device splits reserved by stream into it; NULL = off */
   int quiet;                    /* no warnings on stderr */

@@ -11,7 +11,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char seen[SEEN_MAX][200];
 static int nseen;
 
-void unmodelled_note(char *status, size_t len, const char *source, const char *what, int quiet) {
+void unmodelled_note(char *status, size_t len, const char *source, const char *what, int quiet, FILE *to) {
   char note[400];
   snprintf(note, sizeof note, "%s%s", STATUS_NOT_MODELLED, what);
   if (!strstr(status, note)) {
@@ -19,6 +19,10 @@ void unmodelled_note(char *status, size_t len, const char *source, const char *w
     if (k + strlen(note) < len) memcpy(status + k, note, strlen(note) + 1);
   }
   if (quiet) return;
+  if (to) {   /* a row's own buffer: every time, its writer says each once */
+    fprintf(to, "fragbench: warning: %s: not modelled: %s\n", source, what);
+    return;
+  }
   pthread_mutex_lock(&lock);
   int printed = 0;
   for (int i = 0; i < nseen && !printed; i++) printed = !strncmp(seen[i], what, sizeof seen[i] - 1);

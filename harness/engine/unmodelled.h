@@ -6,11 +6,13 @@
 #ifndef FB_UNMODELLED_H
 #define FB_UNMODELLED_H
 #include <stddef.h>
+#include <stdio.h>
 
 /* Append "; not modelled: what" to status (size len) unless it is there already; print
  * "fragbench: warning: <source>: not modelled: <what>" on stderr the first time this
- * process sees that text (unless quiet). Thread-safe. */
-void unmodelled_note(char *status, size_t len, const char *source, const char *what, int quiet);
+ * process sees that text (unless quiet), or, with `to` (a row's own buffer, rows run side
+ * by side), into `to` every time: its writer says each line once (plan.c). Thread-safe. */
+void unmodelled_note(char *status, size_t len, const char *source, const char *what, int quiet, FILE *to);
 
 /* The note for a pool-blind strategy (no alloc_pool) replaying a trace with private pools. */
 void unmodelled_pool_blind(char *out, size_t len, const char *strategy);
