@@ -82,6 +82,25 @@ int synth_next(void *st, struct event *ev, char *err) {
   return 1;
 }
 
+/* the generated events where they lie in the queue: what is left of it, refilled when empty */
+int synth_span(void *st, const struct event **ev, int max, char *err) {
+  struct synth *s = st;
+  struct evq *q = &s->q;
+  while (q->pos == q->n) {
+    if (s->done) return 0;
+    q->n = q->pos = 0;
+    if (s->fill(s, err)) return -1;
+    if (q->oom) {
+      snprintf(err, FB_ERRLEN, "synthetic workload: out of host memory queueing events");
+      return -1;
+    }
+  }
+  size_t left = q->n - q->pos, n = left < (size_t)max ? left : (size_t)max;
+  *ev = q->ev + q->pos;
+  q->pos += n;
+  return (int)n;
+}
+
 int synth_rewind(void *st, char *err) {
   (void)err;
   struct synth *s = st;

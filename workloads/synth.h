@@ -42,12 +42,13 @@ struct synth {
 
 /* workload_ops members shared by all generators */
 int synth_next(void *st, struct event *ev, char *err);
+int synth_span(void *st, const struct event **ev, int max, char *err);
 int synth_rewind(void *st, char *err);
 void synth_close(void *st);
 
 /* defines `const struct workload_ops NAME_workload` for a generator built on synth */
 #define SYNTH_WORKLOAD(NAME, HELP, PARAMS, OPEN)                                                     \
   const struct workload_ops NAME##_workload = {.name = #NAME, .help = HELP, .params = PARAMS, .open = OPEN, \
-                                               .next = synth_next, .rewind = synth_rewind, .close = synth_close}
+                                               .next = synth_next, .span = synth_span, .rewind = synth_rewind, .close = synth_close}
 
 #endif

@@ -81,7 +81,8 @@ static int mem_next(void *st, struct event *ev, char *err) {
   return 1;
 }
 
-static int mem_span(void *st, const struct event **ev, int max) {
+static int mem_span(void *st, const struct event **ev, int max, char *err) {
+  (void)err;
   struct mem *m = st;
   size_t left = m->b->n - m->pos, n = left < (size_t)max ? left : (size_t)max;
   *ev = m->b->ev + m->pos;

@@ -60,10 +60,10 @@ struct workload_ops {
   int  (*open)(void **st, const struct params *p, const struct workload_ctx *ctx, char *err);
   /* 1 = event, 0 = end, <0 = error (err names file and line/offset and what was expected) */
   int  (*next)(void *st, struct event *ev, char *err);
-  /* optional, for events already in memory: up to max of the next events where they lie
-   * (*ev points at them, valid until the workload is closed), as next() would give them
-   * one by one; the count, 0 at the end */
-  int  (*span)(void *st, const struct event **ev, int max);
+  /* optional: up to max of the next events where they lie (*ev points at them, valid
+   * until the next call), as next() would give them one by one; the count (it may be
+   * fewer than max before the end), 0 at the end, -1 on an error (err) */
+  int  (*span)(void *st, const struct event **ev, int max, char *err);
   int  (*rewind)(void *st, char *err);
   void (*info)(void *st, struct workload_info *out);   /* optional */
   /* optional: "file:line" of the last event returned, for warnings */

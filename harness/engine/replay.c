@@ -352,15 +352,21 @@ static int replay_loop(struct replay *x) {
   while (more) {
     int n = 0, rc = 0;
     const struct event *buf = own;
-    if (x->w.ops->span) n = x->w.ops->span(x->w.st, &buf, BATCH);   /* in memory: where they lie, no copy */
-    else {
+    if (x->w.ops->span) {   /* where they lie (in memory, a generator's queue): no copy, no call per event */
+      n = x->w.ops->span(x->w.st, &buf, BATCH, x->err);
+      if (n < 0) {
+        set_status(x->r, 2, "error: %s", x->err);
+        return -1;
+      }
+      if (n == 0) break;   /* a short span is not the end: only none is */
+    } else {
       while (n < BATCH && (rc = workload_next(&x->w, &own[n], x->err)) == 1) n++;
       if (rc < 0 && n < BATCH) {
         set_status(x->r, 2, "error: %s", x->err);
         return -1;
       }
+      if (n < BATCH) more = 0;
     }
-    if (n < BATCH) more = 0;
     uint64_t d0 = x->dev.c.modeled_ns + x->touch_ns, t0 = now_ns();
     rc = 0;
     if (x->plain) {
