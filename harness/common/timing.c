@@ -36,3 +36,16 @@ uint64_t hist_quantile(const struct histogram *h, double q) {
   }
   return h->max;
 }
+
+uint64_t now_cost_ns(void) {
+  static uint64_t cost = UINT64_MAX;   /* the same on every thread; a race writes the same kind of figure */
+  uint64_t c = __atomic_load_n(&cost, __ATOMIC_RELAXED);
+  if (c != UINT64_MAX) return c;
+  c = UINT64_MAX;
+  for (int i = 0; i < 32; i++) {
+    uint64_t a = now_ns(), b = now_ns();
+    if (b - a < c) c = b - a;
+  }
+  __atomic_store_n(&cost, c, __ATOMIC_RELAXED);
+  return c;
+}

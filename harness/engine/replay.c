@@ -53,6 +53,8 @@ struct replay {
   uint64_t ev_index, host_ns, sample_tick;
   uint64_t allocs, frees;       /* the row's allocs and frees, copied to it by fill_result */
   uint64_t untimed_allocs;      /* allocs no strategy was asked for (HUGE_REQUEST): not timed calls */
+  uint64_t sampled_ns, sampled_calls;   /* the calls timed on their own: their spans, reads included, out of the mean (timing.h) */
+  uint64_t read_ns;             /* one clock read (now_cost_ns) */
   struct timeline tl;           /* --timeline's samples */
   int is_cuda;
   int touch;                    /* --touch, or a stream-ordered strategy on cuda without --no-touch */
@@ -110,8 +112,11 @@ static __attribute__((noinline)) int alloc_sampled(struct replay *x, const struc
   x->sample_tick = 0;
   uint64_t d0 = x->dev.c.modeled_ns, t0 = now_ns();
   int rc = alloc_in_pool(x->ops, x->a, ev->size, ev->stream, ev->pool, b);
-  uint64_t t = now_ns() - t0;
+  uint64_t t = now_ns() - t0, span = t + x->read_ns;
   if (x->is_cuda) t -= x->dev.c.modeled_ns - d0 < t ? x->dev.c.modeled_ns - d0 : t;
+  if (x->is_cuda) span -= x->dev.c.modeled_ns - d0 < span ? x->dev.c.modeled_ns - d0 : span;   /* the batch leaves driver time out already */
+  x->sampled_ns += span;
+  x->sampled_calls++;
   hist_add(&x->hist, t);
   return rc;
 }
@@ -215,8 +220,11 @@ static __attribute__((noinline)) void free_sampled(struct replay *x, struct bloc
   x->sample_tick = 0;
   uint64_t d0 = x->dev.c.modeled_ns, t0 = now_ns();
   x->ops->free(x->a, b);
-  uint64_t t = now_ns() - t0;
+  uint64_t t = now_ns() - t0, span = t + x->read_ns;
   if (x->is_cuda) t -= x->dev.c.modeled_ns - d0 < t ? x->dev.c.modeled_ns - d0 : t;
+  if (x->is_cuda) span -= x->dev.c.modeled_ns - d0 < span ? x->dev.c.modeled_ns - d0 : span;
+  x->sampled_ns += span;
+  x->sampled_calls++;
   hist_add(&x->hist, t);
 }
 
@@ -330,7 +338,12 @@ static void fill_result(struct replay *x) {
   r->unmaps = x->dev.c.unmaps;
   r->modeled_driver_ns = x->dev.c.modeled_ns;
   uint64_t timed_calls = x->allocs - x->untimed_allocs + x->frees;   /* the strategy calls */
-  r->ns_per_op = timed_calls ? (double)x->host_ns / (double)timed_calls : NAN;
+  if (x->sampled_calls < timed_calls && x->sampled_ns < x->host_ns) {   /* the mean over the calls not timed on their own */
+    timed_calls -= x->sampled_calls;
+    r->ns_per_op = (double)(x->host_ns - x->sampled_ns) / (double)timed_calls;
+  } else {
+    r->ns_per_op = timed_calls ? (double)x->host_ns / (double)timed_calls : NAN;
+  }
   r->p50_ns = hist_quantile(&x->hist, 0.50);
   r->p99_ns = hist_quantile(&x->hist, 0.99);
   r->max_ns = x->hist.max;
@@ -414,6 +427,7 @@ static int teardown(struct replay *x, int check) {
 int replay_run(const struct run_spec *s, struct run_result *r) {
   struct replay *x = calloc(1, sizeof *x);
   if (!x) { set_status(r, 1, "error: %s", "out of host memory"); return 1; }
+  x->read_ns = now_cost_ns();
   x->s = s;
   x->r = r;
   r->cap_bytes = s->cap_bytes;
