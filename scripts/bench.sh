@@ -202,7 +202,8 @@ merge "$DIR/runs.csv" run
 # (+30%: the driver's pool varies run to run); each with 1 GiB for its CUDA context; where
 # those are not known, 1.55x the input's peak requested. The jobs, largest input first,
 # each start as soon as what the running ones hold and its own fit in 90% of the free
-# memory, at most GPU_LANES (default 8) at once (scripts/gpu_lanes.sh).
+# memory, at most GPU_LANES (default 4: on one H100 90 s against 95 s with 8, the jobs'
+# driver calls contend) at once (scripts/gpu_lanes.sh).
 if [ -s "$DIR/.jobs_gpu" ]; then
   awk "$CSV_AWK"'
     FNR == 1 && /^#/ {next}
@@ -211,7 +212,7 @@ if [ -s "$DIR/.jobs_gpu" ]; then
     c && f[c] + 0 > need[f[w]] {need[f[w]] = f[c] + 0}
     END {for (x in need) printf "%.0f %s\n", need[x], x}' "$DIR/runs.csv" | sort -n -r > "$DIR/.needs"
   budget=$(awk -v free="${gpu_free:-0}" 'BEGIN {printf "%.0f", 0.9 * free}')
-  lanes_max=${GPU_LANES:-8}
+  lanes_max=${GPU_LANES:-4}
   # async's uncapped peak reserved on the GPU, per input
   awk "$CSV_AWK"'
     FNR == 1 && /^#/ {next}
