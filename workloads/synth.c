@@ -66,8 +66,8 @@ void idlist_destroy(struct idlist *l) {
   memset(l, 0, sizeof *l);
 }
 
-int synth_next(void *st, struct event *ev, char *err) {
-  struct synth *s = st;
+/* events queued to give: 1, 0 at the end, -1 on an error (err) */
+static int ready(struct synth *s, char *err) {
   struct evq *q = &s->q;
   while (q->pos == q->n) {
     if (s->done) return 0;
@@ -78,7 +78,14 @@ int synth_next(void *st, struct event *ev, char *err) {
       return -1;
     }
   }
-  *ev = q->ev[q->pos++];
+  return 1;
+}
+
+int synth_next(void *st, struct event *ev, char *err) {
+  struct synth *s = st;
+  int rc = ready(s, err);
+  if (rc <= 0) return rc;
+  *ev = s->q.ev[s->q.pos++];
   return 1;
 }
 
@@ -86,15 +93,8 @@ int synth_next(void *st, struct event *ev, char *err) {
 int synth_span(void *st, const struct event **ev, int max, char *err) {
   struct synth *s = st;
   struct evq *q = &s->q;
-  while (q->pos == q->n) {
-    if (s->done) return 0;
-    q->n = q->pos = 0;
-    if (s->fill(s, err)) return -1;
-    if (q->oom) {
-      snprintf(err, FB_ERRLEN, "synthetic workload: out of host memory queueing events");
-      return -1;
-    }
-  }
+  int rc = ready(s, err);
+  if (rc <= 0) return rc;
   size_t left = q->n - q->pos, n = left < (size_t)max ? left : (size_t)max;
   *ev = q->ev + q->pos;
   q->pos += n;
