@@ -216,12 +216,8 @@ int advise_run(const struct advise_opts *o, struct advise_result *res, char *err
 
   /* the trace read once; every candidate replays it from memory */
   struct event_buffer own_buf;   /* read here where the command holds no copy (inputs.h) */
-  memset(&own_buf, 0, sizeof own_buf);
-  const struct event_buffer *buf = inputs_get(o->trace, o->trace_device);
-  if (!buf) {
-    if (event_buffer_load(&own_buf, o->trace, o->trace_device, err)) return 2;
-    buf = &own_buf;
-  }
+  const struct event_buffer *buf = inputs_get_or_load(o->trace, o->trace_device, &own_buf, err);
+  if (!buf) return 2;
   s.base.events = buf;
   size_t n = 0;
   uint64_t *sizes = request_sizes(buf, &n);

@@ -160,12 +160,8 @@ int explain_run(const struct explain_opts *o, struct explain_state *st, char *er
   memset(st, 0, sizeof *st);
   st->asked_event = -1;
   struct event_buffer own_b;   /* read here where the command holds no copy (inputs.h) */
-  memset(&own_b, 0, sizeof own_b);
-  const struct event_buffer *b = inputs_get(o->trace, o->trace_device);
-  if (!b) {
-    if (event_buffer_load(&own_b, o->trace, o->trace_device, err)) return 2;
-    b = &own_b;
-  }
+  const struct event_buffer *b = inputs_get_or_load(o->trace, o->trace_device, &own_b, err);
+  if (!b) return 2;
   st->events = b->n;
   st->info = b->info;
   int rc = 0;

@@ -93,6 +93,13 @@ const struct event_buffer *inputs_get(const char *path, int trace_device) {
   return rc ? NULL : &h->b;
 }
 
+const struct event_buffer *inputs_get_or_load(const char *path, int trace_device, struct event_buffer *own, char *err) {
+  memset(own, 0, sizeof *own);
+  const struct event_buffer *b = inputs_get(path, trace_device);
+  if (b) return b;
+  return event_buffer_load(own, path, trace_device, err) ? NULL : own;
+}
+
 void inputs_forget(const char *path) {
   pthread_mutex_lock(&mu);
   for (struct held **p = &list; *p;) {

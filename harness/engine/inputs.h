@@ -15,6 +15,10 @@ void inputs_end(void);      /* release every held trace and close the scope */
  * is not held yet; NULL outside a scope or where it could not be read. Thread-safe; the
  * buffer stays valid until inputs_forget(path) or inputs_end(). */
 const struct event_buffer *inputs_get(const char *path, int trace_device);
+/* the trace in memory: the one held for the command (inputs_get), or else read now into
+ * *own (the caller frees it with event_buffer_free; zeroed when not used). NULL with err
+ * when it cannot be read. */
+const struct event_buffer *inputs_get_or_load(const char *path, int trace_device, struct event_buffer *own, char *err);
 /* release every held device trace of path (no row will ask for it again) */
 void inputs_forget(const char *path);
 
