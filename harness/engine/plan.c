@@ -5,7 +5,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include "inputs.h"
 #include "row_pool.h"
 #include "timing.h"
@@ -252,6 +251,20 @@ static void forget_done(struct plan *p, int g) {
   }
 }
 
+/* group g's results emitted, its rows' timelines and accounts freed, and the traces no
+ * later row replays released: emit's class */
+static int emit_group(struct plan *p, int g, struct run_result *res, plan_emit_fn emit, void *emit_ctx) {
+  struct plan_row *rows = &p->rows[g * p->width];
+  int w = emit(p, rows, p->width, res, emit_ctx);
+  for (int i = 0; i < p->width; i++) {
+    free(rows[i].timeline);
+    rows[i].timeline = NULL;
+    if (p->o.breakdown) stream_acct_free(&rows[i].acct);
+  }
+  forget_done(p, g);
+  return w;
+}
+
 /* one device of the simulated kind, one row a group: the rows on the engine's pool, one
  * worker per core, emitted in order (row_pool.h) */
 struct pooled {
@@ -294,12 +307,8 @@ static int pooled_done(int i, void *ctx) {
   if (row->warn) write_warnings(q, row->warn, row->warn_len);
   free(row->warn);
   row->warn = NULL;
-  int w = q->emit(q->p, row, 1, &q->res[i], q->emit_ctx);
-  free(row->timeline);
-  row->timeline = NULL;
-  if (q->p->o.breakdown) stream_acct_free(&row->acct);
+  int w = emit_group(q->p, i, &q->res[i], q->emit, q->emit_ctx);   /* one row a group */
   if (w > q->worst) q->worst = w;
-  forget_done(q->p, i);
   return q->worst >= 2;
 }
 
@@ -338,14 +347,8 @@ int plan_run(struct plan *p, plan_exec_fn exec, void *exec_ctx, plan_emit_fn emi
   for (int g = 0; g < p->ngroups && worst < 2; g++) {
     struct plan_row *rows = &p->rows[g * p->width];
     exec(p, rows, p->width, res, exec_ctx);
-    int w = emit(p, rows, p->width, res, emit_ctx);
-    for (int i = 0; i < p->width; i++) {
-      free(rows[i].timeline);
-      rows[i].timeline = NULL;
-      if (p->o.breakdown) stream_acct_free(&rows[i].acct);
-    }
+    int w = emit_group(p, g, res, emit, emit_ctx);
     if (w > worst) worst = w;
-    forget_done(p, g);
   }
   free(res);
   return worst;
