@@ -10,7 +10,6 @@
 #include "row_pool.h"
 #include "results_read.h"
 #include "model_bound.h"
-#include "timing.h"
 #include "cap_infer.h"
 #include "limit.h"
 
@@ -44,8 +43,8 @@ struct mincap_job {
   const struct device_config *confirm;
   struct run_result *res;
   int *cls;
-  int progress, pooled, said, worst, handed, nconfirmed, ndisagree;
-  uint64_t t0;
+  int progress, pooled, worst, nconfirmed, ndisagree;
+  struct row_pool_line line;      /* one progress line for the searches */
   struct results *found;          /* --found: the rows of an earlier search, row i for task i */
 };
 
@@ -104,12 +103,7 @@ static void mincap_task(int i, void *ctx) {
   else j->cls[i] = mincap_find(&s, j->o->precision, j->progress && j->pooled == 1, &j->res[i], NULL);   /* probe lines only one at a time */
 }
 
-static void mincap_wait(int k, int n, int running, void *ctx) {
-  struct mincap_job *j = ctx;
-  if (!j->progress || now_ns() - j->t0 < 1000000000ull) return;
-  fprintf(stderr, "\rmincap: %d of %d searches done, %d running, %.0f s   ", k, n, running, (double)(now_ns() - j->t0) / 1e9);
-  j->said = 1;
-}
+static void mincap_wait(int k, int n, int running, void *ctx) { row_pool_line_wait(&((struct mincap_job *)ctx)->line, k, n, running); }
 
 /* search i done (and all before it): its source's limit said before its first row, the
  * row confirmed on the other device, written, placed against the limit; nonzero stops */
@@ -120,8 +114,7 @@ static int mincap_done(int i, void *ctx) {
   struct limit *lim = &j->lim[si];
   struct run_result *rp = &j->res[i], r = *rp;
   int cls = j->cls[i];
-  j->handed = i + 1;
-  if (j->said) { fprintf(stderr, "\r%60s\r", ""); j->said = 0; }
+  row_pool_line_clear(&j->line);
   struct cap_inference ci = lim->ci;
   if (ai == 0) {
     if (lim->from == LIMIT_INFERRED && !o->quiet) {
@@ -239,10 +232,10 @@ int cmd_mincap(struct cli_opts *o) {
     }
     job.found = &found;
   }
-  job.t0 = now_ns();
+  row_pool_line_start(&job.line, "mincap", "searches", job.progress);
   row_pool_run(nok * rows.nalloc, job.pooled, mincap_task, mincap_done, mincap_wait, &job);
   if (o->found) results_free(&found);
-  if (job.said) fputc('\n', stderr);
+  row_pool_line_end(&job.line);
   int worst = job.worst;
   nconfirmed = job.nconfirmed;
   ndisagree = job.ndisagree;

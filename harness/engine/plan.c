@@ -7,7 +7,6 @@
 #include <string.h>
 #include "inputs.h"
 #include "row_pool.h"
-#include "timing.h"
 #include "model_bound.h"
 #include "replay_open.h"
 
@@ -272,8 +271,8 @@ struct pooled {
   struct run_result *res;
   plan_emit_fn emit;
   void *emit_ctx;
-  int worst, said;
-  uint64_t t0;
+  int worst;
+  struct row_pool_line line;  /* one progress line for the rows */
   char *said_once;            /* the "not modelled" lines written so far, each once ("\n"-joined) */
   size_t said_len;
 };
@@ -303,7 +302,7 @@ static void pooled_row(int i, void *ctx) {
 static int pooled_done(int i, void *ctx) {
   struct pooled *q = ctx;
   struct plan_row *row = &q->p->rows[i];
-  if (q->said) { fprintf(stderr, "\r%60s\r", ""); q->said = 0; }   /* the progress line gives way to what emit says */
+  row_pool_line_clear(&q->line);   /* the progress line gives way to what emit says */
   if (row->warn) write_warnings(q, row->warn, row->warn_len);
   free(row->warn);
   row->warn = NULL;
@@ -312,12 +311,7 @@ static int pooled_done(int i, void *ctx) {
   return q->worst >= 2;
 }
 
-static void pooled_wait(int k, int n, int running, void *ctx) {
-  struct pooled *q = ctx;
-  if (!q->p->o.base.progress || now_ns() - q->t0 < 1000000000ull) return;
-  fprintf(stderr, "\rfragbench: %d of %d rows done, %d running, %.0f s   ", k, n, running, (double)(now_ns() - q->t0) / 1e9);
-  q->said = 1;
-}
+static void pooled_wait(int k, int n, int running, void *ctx) { row_pool_line_wait(&((struct pooled *)ctx)->line, k, n, running); }
 
 static int pooled_ok(const struct plan *p, plan_exec_fn exec) {
   if (exec != plan_exec_here || p->width != 1 || p->n < 2) return 0;
@@ -328,14 +322,15 @@ static int pooled_ok(const struct plan *p, plan_exec_fn exec) {
 
 int plan_run(struct plan *p, plan_exec_fn exec, void *exec_ctx, plan_emit_fn emit, void *emit_ctx) {
   if (pooled_ok(p, exec) && row_pool_threads(p->o.threads) > 1) {
-    struct pooled q = {.p = p, .emit = emit, .emit_ctx = emit_ctx, .t0 = now_ns()};
+    struct pooled q = {.p = p, .emit = emit, .emit_ctx = emit_ctx};
+    row_pool_line_start(&q.line, "fragbench", "rows", p->o.base.progress);
     q.res = calloc((size_t)p->n, sizeof *q.res);
     if (q.res) {
       for (int i = 0; i < p->n; i++) p->rows[i].spec.progress = 0;   /* one line for all rows instead (pooled_wait) */
       p->pooled = 1;
       int handed = row_pool_run(p->n, p->o.threads, pooled_row, pooled_done, pooled_wait, &q);
       p->pooled = 0;
-      if (q.said) fputc('\n', stderr);
+      row_pool_line_end(&q.line);
       free(q.res);
       free(q.said_once);
       if (handed >= 0) return q.worst;

@@ -2,10 +2,12 @@
  * row_pool.h. */
 #include "row_pool.h"
 #include <errno.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#include "timing.h"
 
 #define MAX_THREADS 256
 
@@ -125,4 +127,24 @@ int row_pool_run(int n, int threads, row_pool_task_fn task, row_pool_done_fn don
   free(tid);
   if (handover && !started) return row_pool_run(n, 1, task, done, wait, ctx);
   return handed;
+}
+
+void row_pool_line_start(struct row_pool_line *l, const char *who, const char *what, int on) {
+  *l = (struct row_pool_line){.who = who, .what = what, .on = on, .t0 = now_ns()};
+}
+
+void row_pool_line_wait(struct row_pool_line *l, int k, int n, int running) {
+  if (!l->on || now_ns() - l->t0 < 1000000000ull) return;
+  fprintf(stderr, "\r%s: %d of %d %s done, %d running, %.0f s   ", l->who, k, n, l->what, running, (double)(now_ns() - l->t0) / 1e9);
+  l->shown = 1;
+}
+
+void row_pool_line_clear(struct row_pool_line *l) {
+  if (l->shown) fprintf(stderr, "\r%60s\r", "");
+  l->shown = 0;
+}
+
+void row_pool_line_end(struct row_pool_line *l) {
+  if (l->shown) fputc('\n', stderr);
+  l->shown = 0;
 }

@@ -9,6 +9,7 @@
  * results waiting their turn stay few. */
 #ifndef FB_ROW_POOL_H
 #define FB_ROW_POOL_H
+#include <stdint.h>
 
 /* task i: its work, on whichever worker took it (must not share unguarded state with
  * other tasks) */
@@ -27,5 +28,15 @@ int row_pool_run(int n, int threads, row_pool_task_fn task, row_pool_done_fn don
 
 /* the number of threads row_pool_run uses for `threads` (0 = the cores, or FB_THREADS) */
 int row_pool_threads(int threads);
+
+/* The one progress line of a pool's tasks on stderr ("\rWHO: k of n WHAT done, r running,
+ * T s"), from a second in, while the caller waits (call row_pool_line_wait from the wait
+ * callback); row_pool_line_clear before the caller writes anything, row_pool_line_end after
+ * the pool. on = 0: never shown. */
+struct row_pool_line { const char *who, *what; int on, shown; uint64_t t0; };
+void row_pool_line_start(struct row_pool_line *l, const char *who, const char *what, int on);
+void row_pool_line_wait(struct row_pool_line *l, int k, int n, int running);
+void row_pool_line_clear(struct row_pool_line *l);
+void row_pool_line_end(struct row_pool_line *l);
 
 #endif
