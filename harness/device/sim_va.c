@@ -4,10 +4,10 @@
  * reuses one, for any run that fits the range (and so every figure); reuse starts where
  * that device would have said "exhausted". */
 #include <stdlib.h>
-#include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
 #include "sim_va.h"
+#include "thread_map.h"
 
 struct va_range {
   struct ordnode by_addr, by_size;
@@ -36,37 +36,20 @@ static uint64_t round_up(uint64_t x, uint64_t a) { return x > UINT64_MAX - a ? 0
  * kept for the thread's next run: fresh space is taken top down, so the words a run
  * touched are those from `fresh` to the top, zeroed again at its end - a few KiB instead
  * of a fault per page in every replay (advise replays thousands). */
-static __thread uint64_t *kept;
-static __thread size_t kept_len;
-static pthread_key_t kept_key;
-static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
-
-static void kept_drop(void *p) { (void)p; if (kept) munmap(kept, kept_len); kept = NULL; }
-static void kept_init(void) { pthread_key_create(&kept_key, kept_drop); }
+static struct thread_map kept_bits = THREAD_MAP_INIT;
 
 static void live_map(struct sim_va *v) {
   v->live_len = (size_t)(v->top / SIM_VA_PAGE / 64 + 1) * sizeof *v->live;
-  if (kept && kept_len == v->live_len) {
-    v->live = kept;
-    kept = NULL;
-    return;
-  }
+  if ((v->live = thread_map_take(&kept_bits, v->live_len))) return;
   void *p = mmap(NULL, v->live_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   v->live = p == MAP_FAILED ? NULL : p;
 }
 
 static void live_unmap(struct sim_va *v) {
   if (!v->live) return;
-  if (!kept) {   /* zeroed where this run wrote (fresh .. top), kept for the next */
-    size_t lo = (size_t)(v->fresh / SIM_VA_PAGE / 64), n = v->live_len / sizeof *v->live;
-    if (lo < n) memset(v->live + lo, 0, (n - lo) * sizeof *v->live);
-    pthread_once(&kept_once, kept_init);
-    pthread_setspecific(kept_key, v->live);   /* unmapped when the thread ends */
-    kept = v->live;
-    kept_len = v->live_len;
-  } else {
-    munmap(v->live, v->live_len);
-  }
+  size_t lo = (size_t)(v->fresh / SIM_VA_PAGE / 64), n = v->live_len / sizeof *v->live;
+  if (lo < n) memset(v->live + lo, 0, (n - lo) * sizeof *v->live);   /* zeroed where this run wrote (fresh .. top) */
+  if (thread_map_keep(&kept_bits, v->live, v->live_len)) munmap(v->live, v->live_len);
   v->live = NULL;
 }
 

@@ -3,7 +3,7 @@
  * pages back as it empties them, so a growing map's peak is its new table, not the new
  * table plus the old one. */
 #include "livemap.h"
-#include <pthread.h>
+#include "thread_map.h"
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -22,24 +22,15 @@ static struct live_entry *table_new(size_t cap, int populate) {
   return p == MAP_FAILED ? NULL : p;
 }
 
-/* A thread's last first-size table, kept for its next map: advise and mincap replay
- * thousands of runs on a few threads, and a table mapped and unmapped for each costs its
- * pages' faults and, with several threads, a TLB shootdown on every unmap. Zeroed when
- * kept; unmapped when the thread ends. */
-static __thread struct live_entry *kept;
-static __thread size_t kept_cap;
-static pthread_key_t kept_key;
-static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
-
-static void kept_drop(void *p) { (void)p; if (kept) munmap(kept, table_bytes(kept_cap)); kept = NULL; }
-static void kept_init(void) { pthread_key_create(&kept_key, kept_drop); }
+/* A thread's last first-size table, kept (zeroed) for its next map (thread_map.h). */
+static struct thread_map kept_tables = THREAD_MAP_INIT;
 
 static int init(struct livemap *m, size_t initial, int populate) {
   size_t cap = 64;
   unsigned bits = 6;
   while (cap < initial * 2) { cap <<= 1; bits++; }
-  if (populate && kept && kept_cap == cap) { m->slots = kept; kept = NULL; }   /* a first table: the thread's kept one */
-  else m->slots = table_new(cap, populate);
+  m->slots = populate ? thread_map_take(&kept_tables, table_bytes(cap)) : NULL;   /* a first table: the thread's kept one */
+  if (!m->slots) m->slots = table_new(cap, populate);
   m->mask = cap - 1;
   m->shift = 64 - bits;
   m->count = 0;
@@ -75,15 +66,10 @@ uint64_t *livemap_sorted_ids(const struct livemap *m, uint32_t state, size_t *n)
 }
 
 void livemap_free(struct livemap *m) {
-  if (m->slots && !kept && m->mask + 1 <= 8192) {   /* first-size tables only (replay's livemap_init(4096)) */
-    memset(m->slots, 0, table_bytes(m->mask + 1));
-    pthread_once(&kept_once, kept_init);
-    pthread_setspecific(kept_key, m->slots);   /* kept_drop at the thread's end */
-    kept = m->slots;
-    kept_cap = m->mask + 1;
-  } else if (m->slots) {
-    munmap(m->slots, table_bytes(m->mask + 1));
-  }
+  if (!m->slots) return;
+  size_t bytes = table_bytes(m->mask + 1);
+  if (m->mask + 1 <= 8192) memset(m->slots, 0, bytes);   /* first-size tables only (replay's livemap_init(4096)) */
+  if (m->mask + 1 > 8192 || thread_map_keep(&kept_tables, m->slots, bytes)) munmap(m->slots, bytes);
   m->slots = NULL;
 }
 
