@@ -197,6 +197,7 @@ static void show_log(FILE *out, const char *path, long from) {
 enum { T_PENDING, T_TAKEN, T_DONE };
 struct outcome {
   int state, failed, skipped;
+  pid_t holder;                   /* the worker that took it */
   double sec;
   char skip_reason[256];
 };
@@ -268,6 +269,7 @@ static void worker(struct shared *sh, const char *filter, const char *spool, con
   int logfd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0644), saved = logfd >= 0 ? dup(2) : -1;
   for (int i; (i = __atomic_fetch_add(&sh->next, 1, __ATOMIC_RELAXED)) < ntests;) {
     if (!selected(&tests[i], filter, 0)) continue;
+    sh->o[i].holder = getpid();
     __atomic_store_n(&sh->o[i].state, T_TAKEN, __ATOMIC_RELEASE);
     char out[1400], err[1400];
     snprintf(out, sizeof out, "%s/%d.out", spool, i);
@@ -284,14 +286,17 @@ static void worker(struct shared *sh, const char *filter, const char *spool, con
 }
 
 /* every non-GPU test on jobs workers; a worker that dies fails the test it held, and
- * another is started for the rest. 0, or -1 when no worker could be started */
-static int run_workers(struct shared *sh, int jobs, const char *filter, const char *spool, const char *logbase) {
+ * another is started for the rest. *nlogs: how many worker logs (logbase.0 ..) were
+ * started. 0, or -1 when no worker could be started */
+static int run_workers(struct shared *sh, int jobs, const char *filter, const char *spool, const char *logbase, int *nlogs) {
   pid_t pid[64];
   int alive = 0, started = 0;
+  *nlogs = 0;
   for (int w = 0; w < jobs; w++) {
     fflush(stdout); fflush(stderr);
+    int log = (*nlogs)++;
     pid_t p = fork();
-    if (p == 0) worker(sh, filter, spool, logbase, w);
+    if (p == 0) worker(sh, filter, spool, logbase, log);
     if (p < 0) break;
     pid[w] = p;
     alive++;
@@ -307,8 +312,8 @@ static int run_workers(struct shared *sh, int jobs, const char *filter, const ch
     if (w < 0) continue;
     alive--;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
-    for (int i = 0; i < ntests; i++)   /* the test it held: taken, never done (one per worker; any will do) */
-      if (sh->o[i].state == T_TAKEN) {
+    for (int i = 0; i < ntests; i++)   /* the test it held: taken by it, never done */
+      if (sh->o[i].state == T_TAKEN && sh->o[i].holder == p) {
         sh->o[i].state = T_DONE;
         sh->o[i].failed = 1;
         char err[1400];
@@ -318,8 +323,9 @@ static int run_workers(struct shared *sh, int jobs, const char *filter, const ch
         break;
       }
     fflush(stdout); fflush(stderr);
-    pid_t q = fork();   /* the rest: a fresh worker */
-    if (q == 0) worker(sh, filter, spool, logbase, w + 100 * (alive + 1));
+    int log = (*nlogs)++;
+    pid_t q = fork();   /* the rest: a fresh worker, with a log of its own */
+    if (q == 0) worker(sh, filter, spool, logbase, log);
     if (q > 0) { pid[w] = q; alive++; }
   }
   return 0;
@@ -351,9 +357,10 @@ int main(int argc, char **argv) {
   struct shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (sh == MAP_FAILED) { perror("mmap"); return 2; }
   char spool[1300] = "";
+  int nlogs = 0;                  /* the workers' logs, logpath.0 .. */
   if (jobs > 1) {   /* the workers' outputs, kept apart until printed in order */
     snprintf(spool, sizeof spool, "/tmp/fbspool.XXXXXX");
-    if (!mkdtemp(spool) || run_workers(sh, jobs, filter, spool, logpath)) jobs = 1;
+    if (!mkdtemp(spool) || run_workers(sh, jobs, filter, spool, logpath, &nlogs)) jobs = 1;
   }
   for (int pass = 0; pass < 2; pass++)   /* pass 0: the other tests; pass 1: GPU tests */
   for (int i = 0; i < ntests; i++) {
@@ -391,7 +398,7 @@ int main(int argc, char **argv) {
     fflush(stdout);
   }
   if (spool[0]) {   /* the workers' logs into the one log, in worker order */
-    for (int w = 0; w < 64 * 101; w++) {
+    for (int w = 0; w < nlogs; w++) {
       char p[1300];
       snprintf(p, sizeof p, "%s.%d", logpath, w);
       if (logfd >= 0 && !access(p, F_OK)) { FILE *f = fdopen(dup(logfd), "a"); if (f) { drain(p, f); fclose(f); } }
