@@ -20,6 +20,9 @@ import os
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_jobs  # noqa: E402
+
 JOBS = {
     "graphed": dict(d=1024, layers=4, heads=16, batch=8, seq=512, steps=8, eager=8, seed=1),
     "step_graph": dict(d=1024, layers=4, heads=16, batch=8, seq=512, steps=6, evals=6, seed=1),
@@ -39,28 +42,8 @@ def params(job, kvs):
 
 
 def gpt(torch, p):
-    nn = torch.nn
-    F = torch.nn.functional
-
-    class Block(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.ln1 = nn.LayerNorm(p["d"])
-            self.qkv = nn.Linear(p["d"], 3 * p["d"])
-            self.proj = nn.Linear(p["d"], p["d"])
-            self.ln2 = nn.LayerNorm(p["d"])
-            self.fc1 = nn.Linear(p["d"], 4 * p["d"])
-            self.fc2 = nn.Linear(4 * p["d"], p["d"])
-
-        def forward(self, x):
-            b, t, d = x.shape
-            h = p["heads"]
-            q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, h, d // h).permute(2, 0, 3, 1, 4)
-            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-            x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
-            return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
-
-    return nn.Sequential(*[Block() for _ in range(p["layers"])]).cuda()
+    Block = torch_jobs.gpt_block(torch, p["d"], p["heads"], 4 * p["d"])   # the same block as torch_jobs.py's GPT
+    return torch.nn.Sequential(*[Block() for _ in range(p["layers"])]).cuda()
 
 
 def job_graphed(torch, p):

@@ -63,28 +63,36 @@ def autocast(torch, amp):
     return torch.autocast("cuda", dtype=torch.bfloat16 if amp == "bf16" else torch.float16)
 
 
-def make_gpt(torch, p):
-    import torch.utils.checkpoint  # noqa: F401 (torch.utils.checkpoint.checkpoint)
+def gpt_block(torch, d, heads, ffn):
+    """One pre-norm transformer block (causal attention, GELU MLP): the module class;
+    graph_jobs.py builds its blocks from it too."""
     nn = torch.nn
     F = torch.nn.functional
 
     class Block(nn.Module):
         def __init__(self):
             super().__init__()
-            self.ln1 = nn.LayerNorm(p["d"])
-            self.qkv = nn.Linear(p["d"], 3 * p["d"])
-            self.proj = nn.Linear(p["d"], p["d"])
-            self.ln2 = nn.LayerNorm(p["d"])
-            self.fc1 = nn.Linear(p["d"], p["ffn"])
-            self.fc2 = nn.Linear(p["ffn"], p["d"])
+            self.ln1 = nn.LayerNorm(d)
+            self.qkv = nn.Linear(d, 3 * d)
+            self.proj = nn.Linear(d, d)
+            self.ln2 = nn.LayerNorm(d)
+            self.fc1 = nn.Linear(d, ffn)
+            self.fc2 = nn.Linear(ffn, d)
 
         def forward(self, x):
-            b, t, d = x.shape
-            h = p["heads"]
-            q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, h, d // h).permute(2, 0, 3, 1, 4)
+            b, t, dd = x.shape
+            q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, heads, dd // heads).permute(2, 0, 3, 1, 4)
             a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-            x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
+            x = x + self.proj(a.transpose(1, 2).reshape(b, t, dd))
             return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+    return Block
+
+
+def make_gpt(torch, p):
+    import torch.utils.checkpoint  # noqa: F401 (torch.utils.checkpoint.checkpoint)
+    nn = torch.nn
+    Block = gpt_block(torch, p["d"], p["heads"], p["ffn"])
 
     class GPT(nn.Module):
         def __init__(self):
