@@ -21,6 +21,9 @@ int test_csv_cell(const char *text, const char *col, char *out, size_t len);
 /* a results CSV text with its timing columns (wall_ns, ns_per_op, p50_ns, p99_ns, max_ns)
  * emptied in place: what two runs of the same rows must agree on */
 void test_csv_drop_timed(char *text);
+/* `fragbench report` on test_tmpdir()/name holding runs.csv = runs: report.md's text
+ * (malloc'd), NULL when report failed */
+char *test_report_of(const char *name, const char *runs);
 /* run the CLI in-process with argv; stdout/stderr captured to files under tmpdir; returns exit code */
 int test_cli(const char *out_path, const char *err_path, const char *argv0, ...);
 /* is a GPU visible? probed in a child process, so this process never initializes CUDA

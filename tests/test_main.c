@@ -463,3 +463,17 @@ void test_csv_drop_timed(char *t) {
   }
   *w = 0;
 }
+
+/* `fragbench report` on a folder holding runs.csv = runs (test.h) */
+char *test_report_of(const char *name, const char *runs) {
+  static char dir[512], path[600];
+  snprintf(dir, sizeof dir, "%s/%s", test_tmpdir(), name);
+  mkdir(dir, 0755);
+  snprintf(path, sizeof path, "%s/runs.csv", dir);
+  FILE *f = fopen(path, "w");
+  fputs(runs, f);
+  fclose(f);
+  if (test_cli(NULL, NULL, "report", dir, NULL) != 0) return NULL;
+  snprintf(path, sizeof path, "%s/report.md", dir);
+  return test_read_file(path);
+}

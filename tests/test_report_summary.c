@@ -13,21 +13,8 @@
 #define ROW(w, t, a, st, ev, oomev, res, ov) \
   "1,0.1.0," w "," t "," a ",,sim,simdev,,,1," st ",1," ev ",500,500,0,0," oomev ",1073741824,1073741824," res "," ov ",0.1,0.1,0,,10,0,0,0,0,2000000,1,60,50,90,99,,,,\n"
 
-static char *report_of(const char *name, const char *runs) {
-  static char dir[512], path[600];
-  snprintf(dir, sizeof dir, "%s/%s", test_tmpdir(), name);
-  mkdir(dir, 0755);
-  snprintf(path, sizeof path, "%s/runs.csv", dir);
-  FILE *f = fopen(path, "w");
-  fputs(runs, f);
-  fclose(f);
-  if (test_cli(NULL, NULL, "report", dir, NULL) != 0) return NULL;
-  snprintf(path, sizeof path, "%s/report.md", dir);
-  return test_read_file(path);
-}
-
 TEST(report_summary_leads_with_pytorch_settings_and_keeps_stitch_and_others_apart) {
-  char *md = report_of("lead", HDR "\n"
+  char *md = test_report_of("lead", HDR "\n"
                        ROW("w", "", "stitch", "ok", "1000", "", "1095216660", "1.02")
                        ROW("w", "", "caching", "ok", "1000", "", "1610612736", "1.50")
                        ROW("w", "", "expandable", "ok", "1000", "", "1181116006", "1.10")
@@ -55,7 +42,7 @@ TEST(report_summary_leads_with_pytorch_settings_and_keeps_stitch_and_others_apar
 TEST(report_oom_rows_show_where_they_died_and_are_never_best) {
   /* caching died halfway, holding less than the others when it did; its request is read
    * from the trace itself (event 6 of oom_fraction.pickle asks for 480 MiB) */
-  char *md = report_of("oomrows", HDR "\n"
+  char *md = test_report_of("oomrows", HDR "\n"
                        ROW("oom_fraction.pickle", "tests/variants/oom_fraction.pickle", "caching", "oom", "6", "6", "500000000", "0.47")
                        ROW("oom_fraction.pickle", "tests/variants/oom_fraction.pickle", "expandable", "ok", "12", "", "1181116006", "1.10")
                        ROW("oom_fraction.pickle", "tests/variants/oom_fraction.pickle", "bfc", "ok", "12", "", "1503238553", "1.40"));
@@ -76,7 +63,7 @@ TEST(report_model_error_makes_a_range_and_no_ranking_inside_it) {
   snprintf(runs, sizeof runs, "%s%s%s", h,
            "1,0.1.0,w,,async,,sim,simdev,,,1,ok,1,1000,500,500,0,0,,1073741824,1073741824,1127428915,1.05,0.1,0.1,0,,10,0,0,0,0,2000000,1,60,50,90,99,,,,,0.2\n",
            "2,0.1.0,w,,expandable,,sim,simdev,,,1,ok,1,1000,500,500,0,0,,1073741824,1073741824,1181116006,1.10,0.1,0.1,0,,10,0,0,0,0,2000000,1,60,50,90,99,,,,,\n");
-  char *md = report_of("modelerr", runs);
+  char *md = test_report_of("modelerr", runs);
   CHECK(md);
   /* the exact setting is ranked; the model's range is beside it, clamped at peak requested */
   CHECK_CONTAINS(md, "of PyTorch's settings, `expandable_segments:True` reserves the least: 1.10x (1.10 GiB); `backend:cudaMallocAsync` is a model: "
@@ -90,7 +77,7 @@ TEST(report_model_error_makes_a_range_and_no_ranking_inside_it) {
   snprintf(runs, sizeof runs, "%s%s%s", HDR "\n",
            "1,0.1.0,w,,async,,sim,simdev,,,1,ok,1,1000,500,500,0,0,,1073741824,1073741824,1127428915,1.05,0.1,0.1,0,,10,0,0,0,0,2000000,1,60,50,90,99,,,,\n",
            "2,0.1.0,w,,expandable,,sim,simdev,,,1,ok,1,1000,500,500,0,0,,1073741824,1073741824,1181116006,1.10,0.1,0.1,0,,10,0,0,0,0,2000000,1,60,50,90,99,,,,\n");
-  md = report_of("exact", runs);
+  md = test_report_of("exact", runs);
   CHECK(md);
   CHECK_CONTAINS(md, "`backend:cudaMallocAsync` reserves the least: 1.050x (1.05 GiB)");
   free(md);
@@ -110,7 +97,7 @@ TEST(plot_data_latency_counts_each_strategys_workloads_and_leaves_out_a_mean_tha
            "1,0.1.0,a,,caching,,sim,simdev,,,1,ok,1,1000,500,500,0,0,,100,100,150,1.5,0.1,0.1,0,,10,0,0,0,0,2000000,1,900,50,90,99,,,,,timeline\n",
            "2,0.1.0,b,,caching,,sim,simdev,,,1,ok,1,1000,500,500,0,0,,100,100,150,1.5,0.1,0.1,0,,10,0,0,0,0,2000000,1,800,50,90,99,,,,,timeline\n",
            "3,0.1.0,a,,cupy,,sim,simdev,,,1,ok,1,1000,500,500,0,0,,100,100,150,1.5,0.1,0.1,0,,10,0,0,0,0,2000000,1,70,60,95,99,,,,,\n");
-  char *md = report_of("latency", runs);
+  char *md = test_report_of("latency", runs);
   CHECK(md);
   free(md);
   char *dat = data_of("latency", "latency.dat"), *meta = data_of("latency", "latency.meta.gp");
@@ -124,7 +111,7 @@ TEST(plot_data_latency_counts_each_strategys_workloads_and_leaves_out_a_mean_tha
 }
 
 TEST(plot_data_overhead_draws_a_failed_run_and_says_the_limit) {
-  char *md = report_of("ovfail", HDR ",cap_source\n"
+  char *md = test_report_of("ovfail", HDR ",cap_source\n"
                        "1,0.1.0,w,,caching,,sim,simdev,4294967296,,1,oom,0,5,3,2,0,1,5,1073741824,1073741824,1610612736,1.5,0.3,0.1,0,,1,0,0,0,1,1000,1,60,50,90,99,,,,,inferred\n"
                        "2,0.1.0,w,,expandable,,sim,simdev,4294967296,,1,ok,1,10,5,5,0,0,,1073741824,1073741824,1181116006,1.1,0.1,0.1,0,,1,0,0,0,1,1000,1,60,50,90,99,,,,,inferred\n");
   CHECK(md);
@@ -141,7 +128,7 @@ TEST(plot_data_overhead_draws_a_failed_run_and_says_the_limit) {
 }
 
 TEST(plot_data_timeline_and_capsweep_carry_the_limit_and_where_a_run_died) {
-  char *md = report_of("limits", HDR ",cap_source,cap_lo,cap_hi\n"
+  char *md = test_report_of("limits", HDR ",cap_source,cap_lo,cap_hi\n"
                        "1,0.1.0,s.pickle,x/s.pickle,caching,,sim,simdev,3000,,1,oom,0,2,1,0,0,1,1,1000,1000,2900,2.9,0.6,0.1,0,,1,0,0,0,0,1000,1,60,50,90,99,,,,,inferred,2500,4000\n"
                        "2,0.1.0,s.pickle,x/s.pickle,expandable,,sim,simdev,3000,,1,ok,1,4,2,2,0,0,,1000,1000,2000,2.0,0.5,0.1,0,,1,0,0,0,0,1000,1,60,50,90,99,,,,,inferred,2500,4000\n");
   CHECK(md);

@@ -20,20 +20,6 @@
 #define G120 "1288490189", "1.20"
 #define G105 "1127428915", "1.05"
 
-/* report DIR on runs; the report's text (first line: what to set) */
-static char *report_of(const char *name, const char *runs) {
-  static char dir[512], path[600];
-  snprintf(dir, sizeof dir, "%s/%s", test_tmpdir(), name);
-  mkdir(dir, 0755);
-  snprintf(path, sizeof path, "%s/runs.csv", dir);
-  FILE *f = fopen(path, "w");
-  fputs(runs, f);
-  fclose(f);
-  if (test_cli(NULL, NULL, "report", dir, NULL) != 0) return NULL;
-  snprintf(path, sizeof path, "%s/report.md", dir);
-  return test_read_file(path);
-}
-
 static char *first_line(char *md) {
   if (md) md[strcspn(md, "\n")] = 0;
   return md;
@@ -41,7 +27,7 @@ static char *first_line(char *md) {
 
 TEST(report_verdict_first_line_sets_what_reserves_less_than_the_default_on_most_workloads) {
   /* expandable below caching on a, b, c, above on d; async's range (+/-20%) holds both figures */
-  char *md = report_of("v_most", HDR
+  char *md = test_report_of("v_most", HDR
                        ROW("a", "caching", "", "ok", G150, "") ROW("a", "expandable", "", "ok", G110, "") ROW("a", "async", "", "ok", G120, "0.2")
                        ROW("b", "caching", "", "ok", G150, "") ROW("b", "expandable", "", "ok", G110, "") ROW("b", "async", "", "ok", G120, "0.2")
                        ROW("c", "caching", "", "ok", G150, "") ROW("c", "expandable", "", "ok", G110, "") ROW("c", "async", "", "ok", G120, "0.2")
@@ -62,7 +48,7 @@ TEST(report_verdict_first_line_sets_what_reserves_less_than_the_default_on_most_
 }
 
 TEST(report_verdict_keeps_the_default_on_a_tie_and_bolds_both) {
-  char *md = report_of("v_tie", HDR
+  char *md = test_report_of("v_tie", HDR
                        ROW("a", "caching", "", "ok", G110, "") ROW("a", "expandable", "", "ok", G110, "")
                        ROW("b", "caching", "", "ok", G110, "") ROW("b", "expandable", "", "ok", G110, ""));
   CHECK(md);
@@ -78,7 +64,7 @@ TEST(report_verdict_keeps_the_default_on_a_tie_and_bolds_both) {
 TEST(report_verdict_weighs_a_row_that_died_by_whether_it_completed_never_by_its_figures) {
   /* a: the default died at the cap (its figure, 0.93 GiB, is where it stopped), expandable
    * completed; b: both died; c: expandable died where the default completed; d, e: expandable less */
-  char *md = report_of("v_died", HDR
+  char *md = test_report_of("v_died", HDR
                        OOM("a", "caching", "") ROW("a", "expandable", "", "ok", G150, "")
                        OOM("b", "caching", "") OOM("b", "expandable", "")
                        ROW("c", "caching", "", "ok", G110, "") OOM("c", "expandable", "")
@@ -99,7 +85,7 @@ TEST(report_verdict_weighs_a_row_that_died_by_whether_it_completed_never_by_its_
 
 TEST(report_verdict_does_not_set_a_setting_that_wins_on_few_workloads) {
   /* caching with max_split_size_mb below the default on 1 of 4, above on 2 */
-  char *md = report_of("v_few", HDR
+  char *md = test_report_of("v_few", HDR
                        ROW("a", "caching", "", "ok", G150, "") ROW("a", "caching", "max_split_size_mb=256", "ok", G110, "")
                        ROW("b", "caching", "", "ok", G110, "") ROW("b", "caching", "max_split_size_mb=256", "ok", G150, "")
                        ROW("c", "caching", "", "ok", G110, "") ROW("c", "caching", "max_split_size_mb=256", "ok", G120, "")
@@ -111,11 +97,11 @@ TEST(report_verdict_does_not_set_a_setting_that_wins_on_few_workloads) {
 }
 
 TEST(report_verdict_says_when_there_is_nothing_to_weigh) {
-  char *md = report_of("v_none", HDR ROW("a", "bfc", "", "ok", G110, "") ROW("a", "cupy", "", "ok", G150, ""));
+  char *md = test_report_of("v_none", HDR ROW("a", "bfc", "", "ok", G110, "") ROW("a", "cupy", "", "ok", G150, ""));
   CHECK(md);
   CHECK_STR(first_line(md), "No PyTorch setting was replayed here: nothing to set (the tables compare other allocators).");
   free(md);
-  md = report_of("v_nodefault", HDR ROW("a", "expandable", "", "ok", G110, "") ROW("a", "async", "", "ok", G105, "0.2"));
+  md = test_report_of("v_nodefault", HDR ROW("a", "expandable", "", "ok", G110, "") ROW("a", "async", "", "ok", G105, "0.2"));
   CHECK(md);
   CHECK_STR(first_line(md), "No row of PyTorch's default (caching) here: no setting is weighed against it (the tables rank what was "
                             "replayed). `backend:cudaMallocAsync` is a model (±20%), not ranked against the settings measured exactly.");
@@ -123,7 +109,7 @@ TEST(report_verdict_says_when_there_is_nothing_to_weigh) {
 }
 
 TEST(report_verdict_says_up_to_when_the_models_error_varies_by_workload) {
-  char *md = report_of("v_upto", HDR
+  char *md = test_report_of("v_upto", HDR
                        ROW("a", "caching", "", "ok", G150, "") ROW("a", "expandable", "", "ok", G110, "") ROW("a", "async", "", "ok", G120, "0.1")
                        ROW("b", "caching", "", "ok", G150, "") ROW("b", "expandable", "", "ok", G110, "") ROW("b", "async", "", "ok", G105, "0.3"));
   CHECK(md);
