@@ -29,6 +29,8 @@ int test_cli(const char *out_path, const char *err_path, const char *argv0, ...)
 /* is a GPU visible? probed in a child process, so this process never initializes CUDA
  * (CUDA must not be used in a child forked after the parent initialized it) */
 int test_gpu_visible(char *why);
+/* does the file at path hold s? 1, or 0 with what it holds on stderr (the test's log) */
+int test_file_has(const char *path, const char *s);
 /* whole file into a malloc'd NUL-terminated buffer (NULL if missing) */
 char *test_read_file(const char *path);
 /* write text to test_tmpdir()/name; the path (the last 4 stay valid) */

@@ -25,13 +25,7 @@ static void put(const char *path, const char *text, size_t n) {
   if (f) { fwrite(text, 1, n, f); fclose(f); }
 }
 
-static int err_has(const char *s) {
-  char *e = test_read_file(errp);
-  int ok = e && strstr(e, s);
-  if (!ok) fprintf(stderr, "stderr lacks \"%s\": %s\n", s, e ? e : "(none)");
-  free(e);
-  return ok;
-}
+static int err_has(const char *s) { return test_file_has(errp, s); }
 
 
 TEST(inputs_a_single_valued_flag_given_twice_is_refused) {

@@ -35,13 +35,17 @@ static void put(const char *path, const char *text) {
 
 static void tmp(char *buf, size_t n, const char *name) { snprintf(buf, n, "%s/%s", test_tmpdir(), name); }
 
-static int err_has(const char *s) {
-  char *e = test_read_file(errp);
-  int ok = e && strstr(e, s);
-  if (!ok) fprintf(stderr, "stderr lacks \"%s\": %s\n", s, e ? e : "(none)");
-  free(e);
-  return ok;
+static int err_has(const char *s) { return test_file_has(errp, s); }
+
+/* the count a shell command prints (its last word a number), or -1 */
+static int count_from(const char *cmd) {
+  FILE *p = popen(cmd, "r");
+  int n = -1;
+  if (p && fscanf(p, "%d", &n) != 1) n = -1;
+  if (p) pclose(p);
+  return n;
 }
+
 
 static int file_is(const char *path, const char *text) {
   char *t = test_read_file(path);
@@ -348,11 +352,7 @@ TEST(overwrites_temporaries_of_a_killed_process_do_not_stay) {
   put(out, "old\n");
   snprintf(cmd, sizeof cmd, "timeout -s KILL 1 build/fragbench run --workload train_loop:iters=400000 --device sim --quiet "
            "--out '%s' --timeline '%s/t.csv' 2>/dev/null; ls -A '%s' | grep -c tmp", out, dir, dir);
-  FILE *p = popen(cmd, "r");
-  int n = -1;
-  CHECK(p && fscanf(p, "%d", &n) == 1);
-  pclose(p);
-  CHECK_EQ(n, 0);
+  CHECK_EQ(count_from(cmd), 0);
   CHECK(file_is(out, "old\n"));
   /* a staged stdin copy of a killed command: swept by the next command that stages one */
   char tdir[512];
@@ -360,16 +360,10 @@ TEST(overwrites_temporaries_of_a_killed_process_do_not_stay) {
   mkdir(tdir, 0777);
   snprintf(cmd, sizeof cmd, "(cat '%s'; sleep 3) | TMPDIR='%s' timeout -s KILL 1 build/fragbench run --trace - --device sim --quiet "
            ">/dev/null 2>&1; ls '%s' | grep -c fragbench-input", test_data("leaky_losses.pickle.gz"), tdir, tdir);
-  p = popen(cmd, "r");
-  CHECK(p && fscanf(p, "%d", &n) == 1);
-  pclose(p);
-  CHECK_EQ(n, 1);   /* the killed one's */
+  CHECK_EQ(count_from(cmd), 1);   /* the killed one's */
   snprintf(cmd, sizeof cmd, "cat '%s' | TMPDIR='%s' build/fragbench run --trace - --device sim --quiet >/dev/null 2>&1; "
            "ls '%s' | grep -c fragbench-input", test_data("leaky_losses.pickle.gz"), tdir, tdir);
-  p = popen(cmd, "r");
-  CHECK(p && fscanf(p, "%d", &n) == 1);
-  pclose(p);
-  CHECK_EQ(n, 0);
+  CHECK_EQ(count_from(cmd), 0);
 }
 
 /* the named temporaries (file systems without O_TMPFILE): SIGTERM and SIGPIPE remove them */
@@ -383,19 +377,12 @@ TEST(overwrites_named_temporaries_go_on_sigterm_and_sigpipe) {
   put(out, "old\n");
   snprintf(cmd, sizeof cmd, "FB_OUTFILE_NAMED=1 timeout -s TERM 1 build/fragbench run --workload train_loop:iters=400000 --device sim "
            "--quiet --out '%s' 2>/dev/null; ls -A '%s' | grep -c tmp", out, dir);
-  FILE *p = popen(cmd, "r");
-  int n = -1;
-  CHECK(p && fscanf(p, "%d", &n) == 1);
-  pclose(p);
-  CHECK_EQ(n, 0);
+  CHECK_EQ(count_from(cmd), 0);
   CHECK(file_is(out, "old\n"));
   /* the timeline on a pipe whose reader goes away: SIGPIPE, the CSV's temporary removed */
   snprintf(cmd, sizeof cmd, "FB_OUTFILE_NAMED=1 build/fragbench run --workload train_loop:iters=2000 --device sim --quiet "
            "--out '%s' --timeline - 2>/dev/null | head -c 10 >/dev/null; ls -A '%s' | grep -c tmp", out, dir);
-  p = popen(cmd, "r");
-  CHECK(p && fscanf(p, "%d", &n) == 1);
-  pclose(p);
-  CHECK_EQ(n, 0);
+  CHECK_EQ(count_from(cmd), 0);
   CHECK(file_is(out, "old\n"));
   /* and a whole run with them still lands */
   snprintf(cmd, sizeof cmd, "FB_OUTFILE_NAMED=1 build/fragbench run --workload '%s' --device sim --quiet --out '%s' 2>/dev/null", WL, out);

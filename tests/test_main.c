@@ -477,3 +477,12 @@ char *test_report_of(const char *name, const char *runs) {
   snprintf(path, sizeof path, "%s/report.md", dir);
   return test_read_file(path);
 }
+
+/* does the file at path hold s? (test.h) */
+int test_file_has(const char *path, const char *s) {
+  char *e = test_read_file(path);
+  int ok = e && strstr(e, s);
+  if (!ok) fprintf(stderr, "%s lacks \"%s\": %s\n", path, s, e ? e : "(none)");
+  free(e);
+  return ok;
+}
