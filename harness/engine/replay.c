@@ -401,8 +401,8 @@ static int replay_loop(struct replay *x) {
   return 0;
 }
 
-/* Free what the workload left live, destroy the strategy, check nothing is held. */
-static int teardown(struct replay *x, int check) {
+/* Free what the workload left live (untimed calls). */
+static int free_live(struct replay *x, int check) {
   size_t n = 0;   /* in id order (the map's slot order is seeded per run); out of memory: slot order below */
   uint64_t *ids = livemap_sorted_ids(&x->live, LIVE_BLOCK, &n);
   for (size_t k = 0; k < n; k++)
@@ -417,11 +417,38 @@ static int teardown(struct replay *x, int check) {
     if (e->state == LIVE_DROPPED) { livemap_del(&x->live, e); continue; }
     i++;
   }
+  return 0;
+}
+
+/* Free what the workload left live, destroy the strategy, check nothing is held. */
+static int teardown(struct replay *x, int check) {
+  if (free_live(x, check)) return -1;
   if (x->validating && check && validator_counts(&x->v, x->err)) { set_status(x->r, 1, "error: %s", x->err); return -1; }
   x->ops->destroy(x->a);
   x->a = NULL;
   if (x->validating && check && validator_final(&x->v, x->err)) { set_status(x->r, 1, "error: %s", x->err); return -1; }
   return 0;
+}
+
+/* --warm passes (percall): the workload replayed again on the strategy as the last pass
+ * left it (its cache kept; what the pass left live freed untimed first), as PyTorch's own
+ * allocators are timed (tests/probes/torch_percall.cpp). Each pass's ns per call goes to
+ * s->warm_ns[i] (NaN: the pass did not complete); the row's figures stay the first pass's. */
+static void warm_passes(struct replay *x) {
+  const struct run_spec *s = x->s;
+  for (int p = 0; p < s->warm_passes; p++) s->warm_ns[p] = NAN;
+  for (int p = 0; p < s->warm_passes; p++) {
+    if (free_live(x, 1) || workload_rewind(&x->w, x->err)) return;
+    uint64_t host = x->host_ns, sampled = x->sampled_ns, nsampled = x->sampled_calls;
+    uint64_t calls = x->allocs - x->untimed_allocs + x->frees, oom = x->r->oom_count;
+    if (replay_loop(x) || x->r->oom_count != oom) return;
+    calls = x->allocs - x->untimed_allocs + x->frees - calls;
+    host = x->host_ns - host;
+    sampled = x->sampled_ns - sampled;
+    nsampled = x->sampled_calls - nsampled;
+    if (nsampled < calls && sampled < host) s->warm_ns[p] = (double)(host - sampled) / (double)(calls - nsampled);
+    else if (calls) s->warm_ns[p] = (double)host / (double)calls;
+  }
 }
 
 int replay_run(const struct run_spec *s, struct run_result *r) {
@@ -509,6 +536,7 @@ int replay_run(const struct run_spec *s, struct run_result *r) {
   int rc = replay_loop(x);
   if (s->timeline) timeline_finish(&x->tl, x->ev_index, x->m.iters, x->m.live_requested, x->m.live_allocated, x->dev.reserved);
   fill_result(x);
+  if (rc == 0 && !r->oom_count && s->warm_passes > 0 && !(x->ops->flags & ALLOC_OFFLINE)) warm_passes(x);
   if (rc == 1) {
     set_status(r, 0, "%s", "oom");
     r->completed = 0;

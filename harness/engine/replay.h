@@ -38,6 +38,8 @@ struct run_spec {
   int quiet;                    /* no warnings on stderr */
   int progress;                 /* progress line on stderr (terminal, long runs) */
   double fail_rate;             /* fault injection: each device allocation fails with this probability (0 = none) */
+  int warm_passes;              /* percall: after the row, this many passes more on the same strategy (its cache kept) */
+  double *warm_ns;              /* ... their ns per call, one each (NaN: not completed); the row's figures stay the first pass's */
 };
 
 struct run_result {
