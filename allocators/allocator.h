@@ -62,6 +62,11 @@ struct allocator_ops {
   /* optional (sim): the parameters of the model's other bound ("recycle=1"): the harness
    * replays once more with them and widens the row's model_err to cover both (model_bound.h) */
   const char *model_bound;
+  /* optional: 1 where, with these parameters, the strategy learns of the cap only from a
+   * refused reservation (it never reads the device's cap): a run under a cap it never meets
+   * is then the uncapped run, call for call (mincap confirms at a cap by the uncapped row;
+   * test_cap_blind.c replays each at its own uncapped peak). NULL: it reads the cap. */
+  int  (*cap_blind)(const struct params *p);
   int  (*create)(void **a, struct device *d, const struct params *p, char *err);
   /* 0, FB_OOM after the strategy's own recovery, or <0 on a device error */
   int  (*alloc)(void *a, uint64_t size, uint64_t stream, struct block *out);
@@ -103,6 +108,9 @@ static inline void pool_event(const struct allocator_ops *o, void *a, const stru
   else if (ev->op == OP_EMPTY_CACHE && o->pool_empty) o->pool_empty(a, ev->pool);
   else if (ev->op == OP_POOL_RELEASE && o->pool_release) o->pool_release(a, ev->pool);
 }
+
+/* cap_blind for a strategy that never reads the cap, whatever its parameters */
+int alloc_cap_blind_always(const struct params *p);
 
 /* registry (allocators/registry.c) */
 extern const struct allocator_ops *const allocator_table[];

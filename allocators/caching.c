@@ -485,6 +485,12 @@ static const char *caching_pool_of(void *a, uint64_t size) {
   return caching_is_small(size) ? "small" : "large";
 }
 
+/* the cap is read by the garbage collection threshold only (a fraction of it) */
+static int caching_cap_blind(const struct params *p) {
+  const char *v = param_str(p, "garbage_collection_threshold");
+  return !v[0] || strtod(v, NULL) == 0;
+}
+
 const struct allocator_ops caching_allocator = {
   .name = "caching",
   .help = "PyTorch's CUDA caching allocator: 2 MiB / 20 MiB / own segments, best fit per stream, "
@@ -493,6 +499,7 @@ const struct allocator_ops caching_allocator = {
   .validated = "PyTorch 2.11 native caching allocator (H100, make validate): peak reserved and peak allocated equal to the byte on 7 inputs, sim and cuda",
   .params = caching_param_spec,
   .alignment = CACHING_MIN_BLOCK,
+  .cap_blind = caching_cap_blind,
   .create = caching_create,
   .alloc = caching_alloc,
   .free = caching_free,

@@ -318,6 +318,7 @@ const struct allocator_ops cupy_allocator = {
   .validated = "CuPy 14.2.0 MemoryPool (H100, make validate): peak total_bytes and peak bytes in use equal to the byte on 7 inputs, sim and cuda",
   .params = cupy_params,
   .alignment = CUPY_UNIT,
+  .cap_blind = alloc_cap_blind_always,
   .create = cupy_create,
   .alloc = cupy_alloc,
   .free = cupy_free,

@@ -152,6 +152,7 @@ const struct allocator_ops oracle_allocator = {
   .params = oracle_params,
   .flags = ALLOC_OFFLINE,
   .alignment = ORACLE_ALIGN,
+  .cap_blind = alloc_cap_blind_always,
   .create = oracle_create,
   .alloc = oracle_alloc,
   .free = oracle_free,

@@ -358,6 +358,7 @@ const struct allocator_ops pool_allocator = {
   .validated = "no: RMM is not installed on the GPU host and was not built there (make validate marks the row unvalidated)",
   .params = pool_params,
   .alignment = POOL_ALIGN,
+  .cap_blind = alloc_cap_blind_always,
   .create = pool_create,
   .alloc = pool_alloc,
   .free = pool_free,

@@ -58,6 +58,7 @@ const struct allocator_ops raw_allocator = {
   .anchor = "cudaMalloc/cudaFree",
   .params = NULL,
   .alignment = 256,
+  .cap_blind = alloc_cap_blind_always,
   .create = raw_create,
   .alloc = raw_alloc,
   .free = raw_free,

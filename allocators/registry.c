@@ -31,3 +31,8 @@ const struct allocator_ops *allocator_find(const char *name) {
     if (!strcmp(allocator_table[i]->name, name)) return allocator_table[i];
   return NULL;
 }
+
+int alloc_cap_blind_always(const struct params *p) {
+  (void)p;
+  return 1;
+}

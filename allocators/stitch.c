@@ -267,6 +267,7 @@ const struct allocator_ops stitch_allocator = {
   .anchor = "GMLake (ASPLOS'24), intelligent-machine-learning/glake GMLake/src/CUDACachingAllocator.cpp",
   .params = stitch_params,
   .alignment = 512,
+  .cap_blind = alloc_cap_blind_always,
   .create = stitch_create,
   .alloc = stitch_alloc,
   .free = stitch_free,

@@ -23,8 +23,11 @@
 # run on a simulated device of the GPU's own total and free memory, on the CPU cores, in
 # parallel with the uncapped rows; then every mincap found is confirmed on the GPU (a
 # replay at it completes with the same peak reserved, one precision step below ends as
-# on sim; a disagreement is an error, printed loudly). async's decisions depend on the
-# driver, so its cap sweep and mincap are searched on the GPU itself.
+# on sim; a disagreement is an error, printed loudly; where the strategy learns of a cap
+# only from refusals and its uncapped row on the GPU reserved at most the cap found, that
+# row is its run at the cap - it never met it - and only the replay below is made: mincap
+# --uncapped). async's decisions depend on the driver, so its cap sweep and mincap are
+# searched on the GPU itself.
 #
 # Environment: DEVICE=auto|sim|cuda (default auto), SEED (default 1), CAPS (the sweep's
 # multiples of peak requested), TRACES / WORKLOADS / ALLOCATORS (space-separated; a
@@ -43,7 +46,7 @@ if [ "${1:-}" = "--job" ]; then   # one parallel job: bench.sh --job KIND LABEL 
     mincap) found=""
             if [ -n "$CONFIRM" ]; then   # a GPU host: the caps were searched on the CPU (mincap_search); wait for them
               while [ ! -f "$DIR/.parts/found-$label.done" ]; do sleep 0.2; done
-              found="--found $DIR/.parts/found-$label.csv"
+              found="--found $DIR/.parts/found-$label.csv --uncapped $DIR/.parts/run-$label.csv"
             fi
             "$BIN" mincap "$flag" "$src" $SIM_ALLOC $SIMDEV $CONFIRM $found --seed "$SEED" --quiet --out "$part.csv" 2>"$err" || rc=$? ;;
     mincap_search) "$BIN" mincap "$flag" "$src" $SIM_ALLOC $SIMDEV --seed "$SEED" --quiet --out "$DIR/.parts/found-$label.csv" 2>"$err" || rc=$?
@@ -255,9 +258,11 @@ merge "$DIR/capsweep.csv" capsweep capsweep_gpu
 merge "$DIR/mincap.csv" mincap mincap_gpu
 
 # confirmations and loud disagreements
-confirmed=""
+confirmed=""; by_uncapped=""
 if [ "$kind" = cuda ]; then
   confirmed=$(cat "$DIR"/.logs/mincap-*.log 2>/dev/null | awk '/found caps confirmed on/{a+=$2; b+=$4} END{printf "%d of %d", a, b}')
+  by_uncapped=$(cat "$DIR"/.logs/mincap-*.log 2>/dev/null | sed -n 's/.*found caps confirmed on [a-z]* (\([0-9]*\) at the mincap by their uncapped row there).*/\1/p' |
+                awk '{n += $1} END {if (n) print n}')
   if grep -h 'MINCAP NOT CONFIRMED' "$DIR"/.logs/mincap-*.log >/dev/null 2>&1; then
     echo "bench: ERROR: some mincaps found on sim did not hold on the GPU:" >&2
     grep -h 'MINCAP NOT CONFIRMED' "$DIR"/.logs/mincap-*.log >&2
@@ -290,7 +295,7 @@ fi
   if [ "$kind" = cuda ]; then
     echo "figures_uncapped: cuda (memory, host ns/op and driver time measured on the GPU)"
     echo "figures_capsweep: sim of the GPU's size ($gpu_total bytes total, $gpu_free free): every strategy's decisions on cuda equal sim's (make test-gpu)${GPU_ALLOC:+; async on cuda}"
-    echo "figures_mincap: searched on sim of the GPU's size, each confirmed on cuda ($confirmed confirmed)${GPU_ALLOC:+; async searched on cuda}"
+    echo "figures_mincap: searched on sim of the GPU's size, each confirmed on cuda ($confirmed confirmed${by_uncapped:+; $by_uncapped of them at the cap by their uncapped cuda row, which never met it})${GPU_ALLOC:+; async searched on cuda}"
   else
     echo "figures_uncapped: sim"
     echo "figures_capsweep: sim"

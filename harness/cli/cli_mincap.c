@@ -15,7 +15,7 @@
 
 /* the flags it takes (flags.def) */
 static const char *const mincap_opts[] = {
-  FLAGS_SELECTION, FLAGS_STRATEGY, FLAGS_DEVICE, FLAGS_LIMIT, "--precision", "--confirm-on", "--found", FLAGS_CHECKS, "--out",
+  FLAGS_SELECTION, FLAGS_STRATEGY, FLAGS_DEVICE, FLAGS_LIMIT, "--precision", "--confirm-on", "--found", "--uncapped", FLAGS_CHECKS, "--out",
   "--quiet",
   NULL,
 };
@@ -46,7 +46,30 @@ struct mincap_job {
   int progress, pooled, worst, nconfirmed, ndisagree;
   struct row_pool_line line;      /* one progress line for the searches */
   struct results *found;          /* --found: the rows of an earlier search, row i for task i */
+  struct results *uncapped;       /* --uncapped: the inputs' uncapped rows on the confirming device */
+  int nby_uncapped;               /* confirmations made by such a row */
 };
+
+/* --uncapped: the row of r's input and strategy (workload, allocator, params, seed), no
+ * cap, on the confirming device; 0 with *u filled, or -1 where there is none */
+static int uncapped_row(const struct mincap_job *j, const struct run_result *r, struct run_result *u) {
+  const struct results *t = j->uncapped;
+  char seed[32];
+  snprintf(seed, sizeof seed, "%llu", (unsigned long long)r->seed);
+  size_t kind = strlen(j->o->confirm_on);
+  for (int i = 0; t && i < t->nrows; i++) {
+    if (strcmp(results_get(t, i, "workload"), r->workload) || strcmp(results_get(t, i, "allocator"), r->allocator) ||
+        strcmp(results_get(t, i, "params"), r->params) || strcmp(results_get(t, i, "seed"), seed) ||
+        strncmp(results_get(t, i, "device"), j->o->confirm_on, kind) || results_u64(t, i, "cap_bytes", NULL))
+      continue;
+    run_result_init(u);
+    snprintf(u->status, sizeof u->status, "%s", results_get(t, i, "status"));
+    u->completed = (int)results_u64(t, i, "completed", NULL);
+    u->peak_reserved = results_u64(t, i, "peak_reserved", NULL);
+    return 0;
+  }
+  return -1;
+}
 
 /* --found: task i's row of the earlier search replayed at its cap (or uncapped where it
  * found none) - the search's surviving run, replayed once - and checked to be that row:
@@ -138,7 +161,10 @@ static int mincap_done(int i, void *ctx) {
     char msg[FB_ERRLEN];
     struct run_spec s = j->spec[si];
     s.allocator = j->allocs[ai];
-    int ok = mincap_confirm(&s, j->confirm, &r, o->precision, msg, sizeof msg, NULL);
+    struct run_result u;
+    const struct run_result *up = j->uncapped && !uncapped_row(j, &r, &u) ? &u : NULL;
+    if (mincap_uncapped_stands(&r, up)) j->nby_uncapped++;
+    int ok = mincap_confirm(&s, j->confirm, &r, up, o->precision, msg, sizeof msg, NULL);
     if (ok == 1) {
       j->nconfirmed++;
       if (!o->quiet) fprintf(stderr, "mincap: %s x %s: confirmed on %s: %s\n", r.workload, r.allocator, o->confirm_on, msg);
@@ -232,9 +258,29 @@ int cmd_mincap(struct cli_opts *o) {
     }
     job.found = &found;
   }
+  struct results uncapped;
+  memset(&uncapped, 0, sizeof uncapped);
+  if (o->uncapped) {
+    char uerr[FB_ERRLEN];
+    if (!o->confirm_on) {
+      fprintf(stderr, "fragbench mincap: --uncapped names rows on the device of --confirm-on: give --confirm-on too\n");
+      rc = 2;
+    } else if (results_load(o->uncapped, &uncapped, uerr, sizeof uerr)) {
+      fprintf(stderr, "fragbench mincap: --uncapped %s\n", uerr);
+      rc = 2;
+    }
+    if (rc) {
+      if (o->found) results_free(&found);
+      free(job.lim); free(job.res); free(job.cls);
+      output_abort(&out);
+      return rc;
+    }
+    job.uncapped = &uncapped;
+  }
   row_pool_line_start(&job.line, "mincap", "searches", job.progress);
   row_pool_run(nok * rows.nalloc, job.pooled, mincap_task, mincap_done, mincap_wait, &job);
   if (o->found) results_free(&found);
+  if (o->uncapped) results_free(&uncapped);
   row_pool_line_end(&job.line);
   int worst = job.worst;
   nconfirmed = job.nconfirmed;
@@ -247,8 +293,11 @@ int cmd_mincap(struct cli_opts *o) {
   free(job.res);
   free(job.cls);
   if (output_finish(&out, worst == 0) && worst < 2) worst = 2;   /* --out only when every row was found */
-  if (o->confirm_on)
-    fprintf(stderr, "mincap: %d of %d found caps confirmed on %s%s\n", nconfirmed, nconfirmed + ndisagree, o->confirm_on,
+  if (o->confirm_on) {
+    char by[96] = "";
+    if (job.nby_uncapped) snprintf(by, sizeof by, " (%d at the mincap by their uncapped row there)", job.nby_uncapped);
+    fprintf(stderr, "mincap: %d of %d found caps confirmed on %s%s%s\n", nconfirmed, nconfirmed + ndisagree, o->confirm_on, by,
             ndisagree ? " - SEE THE ERRORS ABOVE" : "");
+  }
   return worst;
 }

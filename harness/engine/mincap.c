@@ -217,8 +217,13 @@ int mincap_need(const struct run_spec *base, double precision, struct run_result
   return search(base, precision, 0, 0, out, rep);
 }
 
+int mincap_uncapped_stands(const struct run_result *row, const struct run_result *uncapped) {
+  return uncapped && row->cap_blind && row->mincap_bytes && !uncapped->cap_bytes && completes(uncapped) &&
+         uncapped->peak_reserved <= row->mincap_bytes;
+}
+
 int mincap_confirm(const struct run_spec *base, const struct device_config *on, const struct run_result *row,
-                   double precision, char *msg, size_t len, int *runs) {
+                   const struct run_result *uncapped, double precision, char *msg, size_t len, int *runs) {
   if (!(precision > 0 && precision < 1)) precision = MINCAP_PRECISION_DEFAULT;
   uint64_t cap = row->mincap_bytes;
   uint64_t below = (uint64_t)floor((double)cap * (1.0 - precision));
@@ -226,8 +231,10 @@ int mincap_confirm(const struct run_spec *base, const struct device_config *on, 
   struct run_result *r = malloc(3 * sizeof *r);
   if (!r) { snprintf(msg, len, "out of host memory"); return -1; }
   int rc = 1;
-  if (runs) *runs = 3;
-  replay_at(base, on, cap, &r[0]);          /* on the other device, at the mincap */
+  int by_uncapped = mincap_uncapped_stands(row, uncapped);
+  if (runs) *runs = by_uncapped ? 2 : 3;
+  if (by_uncapped) r[0] = *uncapped;        /* never met the cap: the run at it, call for call */
+  else replay_at(base, on, cap, &r[0]);     /* on the other device, at the mincap */
   replay_at(base, NULL, below, &r[1]);      /* where the search ran, one step below */
   replay_at(base, on, below, &r[2]);        /* on the other device, one step below */
   char b[32], c[32];
@@ -251,8 +258,9 @@ int mincap_confirm(const struct run_spec *base, const struct device_config *on, 
              on->kind, fmt_bytes(r[2].peak_reserved, b, sizeof b), base->device.kind, fmt_bytes(r[1].peak_reserved, c, sizeof c));
     rc = 0;
   } else {
-    snprintf(msg, len, "completes at %llu bytes with %s reserved, %s one step below, as on %s", (unsigned long long)cap,
-             fmt_bytes(r[0].peak_reserved, b, sizeof b), completes(&r[2]) ? "completes" : "runs out", base->device.kind);
+    snprintf(msg, len, "completes at %llu bytes with %s reserved%s, %s one step below, as on %s", (unsigned long long)cap,
+             fmt_bytes(r[0].peak_reserved, b, sizeof b), by_uncapped ? " (its uncapped run there, which never met the cap)" : "",
+             completes(&r[2]) ? "completes" : "runs out", base->device.kind);
   }
 out:
   free(r);

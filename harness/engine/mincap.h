@@ -42,9 +42,17 @@ int mincap_need(const struct run_spec *base, double precision, struct run_result
 /* Confirm a found mincap on another device (the GPU, after a search on sim): a replay
  * at row->mincap_bytes there must complete with the same peak reserved as row, and a
  * replay one precision step below must end as it does on base's own device (on sim: it
- * fails, unless the row is non-monotonic there). Returns 1 confirmed, 0 a disagreement
- * (described in msg), -1 an error in a replay (msg). runs: replays made (may be NULL). */
+ * fails, unless the row is non-monotonic there). uncapped (may be NULL): the same input
+ * and strategy replayed uncapped on that device; where the strategy is cap-blind
+ * (row->cap_blind) and that run completed reserving at most the mincap, it is the run at
+ * the mincap there (it never met the cap), and only the replay below is made. Returns 1
+ * confirmed, 0 a disagreement (described in msg), -1 an error in a replay (msg). runs:
+ * replays made (may be NULL). */
 int mincap_confirm(const struct run_spec *base, const struct device_config *on, const struct run_result *row,
-                   double precision, char *msg, size_t len, int *runs);
+                   const struct run_result *uncapped, double precision, char *msg, size_t len, int *runs);
+
+/* Whether uncapped (a run on the confirming device, no cap) stands for row's run at its
+ * mincap there: the strategy is cap-blind, and that run completed reserving at most it. */
+int mincap_uncapped_stands(const struct run_result *row, const struct run_result *uncapped);
 
 #endif

@@ -66,6 +66,7 @@ struct run_result {
   uint64_t cap_lo, cap_hi;           /* the limit the snapshot ran under: lo <= L < hi; 0 = n/a */
   double model_err;                  /* the relative +/- error of peak_reserved the strategy's model carries
                                         (allocator_ops.model_err on sim; 0 on cuda, where it is measured) */
+  int cap_blind;                     /* the strategy, with these parameters, learns of a cap only from refusals (allocator.h) */
   char ns_per_op_includes[40];       /* work inside the timed loop besides the strategy's: "validate", "validate+timeline",
                                         "timeline", "verify"...; "" = ns_per_op is the strategy's own (p50/p99/max always are) */
 };
