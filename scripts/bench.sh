@@ -46,7 +46,7 @@ if [ "${1:-}" = "--job" ]; then   # one parallel job: bench.sh --job KIND LABEL 
     mincap) found=""
             if [ -n "$CONFIRM" ]; then   # a GPU host: the caps were searched on the CPU (mincap_search); wait for them
               while [ ! -f "$DIR/.parts/found-$label.done" ]; do sleep 0.2; done
-              found="--found $DIR/.parts/found-$label.csv --uncapped $DIR/.parts/run-$label.csv"
+              found="--found $DIR/.parts/found-$label.csv --uncapped $DIR/runs.csv"
             fi
             "$BIN" mincap "$flag" "$src" $SIM_ALLOC $SIMDEV $CONFIRM $found --seed "$SEED" --quiet --out "$part.csv" 2>"$err" || rc=$? ;;
     mincap_search) "$BIN" mincap "$flag" "$src" $SIM_ALLOC $SIMDEV --seed "$SEED" --quiet --out "$DIR/.parts/found-$label.csv" 2>"$err" || rc=$?
@@ -155,30 +155,52 @@ if "$BIN" explain --help >/dev/null 2>&1; then
     case $t in *.pickle|*.pickle.gz) echo "explain $(label_of "$t") --trace $t" >> "$DIR/.jobs_cpu" ;; esac
   done
 fi
-TOTAL=$((nsrc + $(wc -l < "$DIR/.jobs_cpu") + $(wc -l < "$DIR/.jobs_gpu")))
+TOTAL=$((1 + $(wc -l < "$DIR/.jobs_cpu") + $(wc -l < "$DIR/.jobs_gpu")))
 # one thread a process: the bench's parallelism is its jobs' (a pool of threads in each
 # would share the cores the uncapped rows are timed on)
 FB_THREADS=1
 export BIN DIR SEED CAPS SIMDEV EXPLAINDEV SIM_ALLOC GPU_ALLOC CONFIRM T0 TOTAL FB_THREADS
-echo "bench: $nsrc inputs x $(echo $allocators | wc -w) strategies: $TOTAL steps ($nsrc uncapped on $kind, $(wc -l < "$DIR/.jobs_cpu") on the CPU in parallel, $(wc -l < "$DIR/.jobs_gpu") on the GPU)" >&2
+echo "bench: $nsrc inputs x $(echo $allocators | wc -w) strategies: $TOTAL steps (the uncapped rows on $kind, $(wc -l < "$DIR/.jobs_cpu") on the CPU in parallel, $(wc -l < "$DIR/.jobs_gpu") on the GPU)" >&2
 
 # the CPU jobs, in the background, JOBS at a time (one core kept for the uncapped rows)
 cpu_jobs=$((JOBS > 2 ? JOBS - 1 : JOBS))
 xargs -P "$cpu_jobs" -L 1 sh "$0" --job < "$DIR/.jobs_cpu" &
 cpu_pid=$!
 
-# the uncapped rows: one invocation per source (each gets its own timeline), in order
+# the uncapped rows: one process, every source in order (the device opened once, not once
+# per source: on an H100 a process that opens the GPU pays 0.3-0.4 s first), its timeline
+# split per source afterwards
 rc=0
-printf '%s\n' "$sources" | while read -r label flag src; do
-  t_run=$(date +%s.%N)
-  "$BIN" run "$flag" "$src" $aargs --device "$kind" --seed "$SEED" --out "$DIR/.parts/run-$label.csv" \
-    --timeline "$DIR/timeline-$label.csv" 2>"$DIR/.logs/run-$label.log" || echo "run $label" >> "$DIR/.failed"
-  echo "run $label" >> "$DIR/.done"
-  echo "run,$label,$t_run,$(date +%s.%N),0" | awk -F, -v t0="$T0" '{printf "%s,%s,%.2f,%.2f,%s\n", $1, $2, $3 - t0, $4 - $3, $5}' >> "$DIR/timing.csv"
-  n=$(wc -l < "$DIR/.done"); el=$(($(date +%s) - T0))
-  printf 'bench: [%d/%d] run %s on %s done, %ds elapsed, ~%ds left\n' "$n" "$TOTAL" "$label" "$kind" "$el" \
-    "$(( el * (TOTAL - n) / n ))" >&2
-done
+t_run=$(date +%s.%N)
+srcargs=$(printf '%s\n' "$sources" | while read -r label flag src; do printf ' %s %s' "$flag" "$src"; done)
+echo "bench: the uncapped rows: $nsrc inputs x $(echo $allocators | wc -w) strategies on $kind, in one process, one row after another" >&2
+# shellcheck disable=SC2086
+"$BIN" run $srcargs $aargs --device "$kind" --seed "$SEED" --out "$DIR/runs.csv" --timeline "$DIR/.parts/timeline.csv" \
+  2>"$DIR/.logs/run.log" || echo "run all: exit $? (see $DIR/.logs/run.log)" >> "$DIR/.failed"
+echo "run,all inputs,$t_run,$(date +%s.%N),0" | awk -F, -v t0="$T0" '{printf "%s,%s,%.2f,%.2f,%s\n", $1, $2, $3 - t0, $4 - $3, $5}' >> "$DIR/timing.csv"
+# timeline-LABEL.csv per source: the rows whose first field is "SOURCE/allocator", that
+# field cut back to the allocator (quoted where it must be)
+if [ -f "$DIR/.parts/timeline.csv" ]; then
+  printf '%s\n' "$sources" | awk -v dir="$DIR" '
+    function unq(x) { if (x ~ /^"/) { x = substr(x, 2, length(x) - 2); gsub(/""/, "\"", x) } return x }
+    function q(x) { if (x ~ /[,"]/) { gsub(/"/, "\"\"", x); return "\"" x "\"" } return x }
+    FNR == NR { n++; lab[n] = $1; src[n] = $3; next }
+    FNR == 1 { hdr = $0; next }
+    {
+      if (match($0, /^"([^"]|"")*"/) || match($0, /^[^,]*/)) { first = unq(substr($0, 1, RLENGTH)); rest = substr($0, RLENGTH + 1) }
+      for (i = 1; i <= n; i++) {
+        p = src[i] "/"
+        if (substr(first, 1, length(p)) != p) continue
+        f = dir "/timeline-" lab[i] ".csv"
+        if (!(f in seen)) { print hdr > f; seen[f] = 1 }
+        print q(substr(first, length(p) + 1)) rest > f
+        break
+      }
+    }' - "$DIR/.parts/timeline.csv"
+fi
+printf 'run all inputs\n' >> "$DIR/.done"
+el=$(($(date +%s) - T0)); n=$(wc -l < "$DIR/.done")
+printf 'bench: [%d/%d] the uncapped rows on %s done, %ds elapsed, ~%ds left\n' "$n" "$TOTAL" "$kind" "$el" "$(( el * (TOTAL - n) / n ))" >&2
 
 # concatenate results files in source order: one header, run_id renumbered
 merge() {   # merge OUT PREFIX...: the parts PREFIX-<label>.csv of every source, in order
@@ -197,8 +219,6 @@ merge() {   # merge OUT PREFIX...: the parts PREFIX-<label>.csv of every source,
   awk -F, 'BEGIN{OFS=","} {$1=NR; print}' "$out.rows" >> "$out"
   rm -f "$out.rows"
 }
-merge "$DIR/runs.csv" run
-
 # the GPU jobs (cuda only): the confirmations of the caps searched on the CPU and async's
 # own searches, side by side. What a job holds on the GPU at most: a confirmation, the
 # largest cap it confirms (+5%); async's searches, what async reserved uncapped on the GPU
@@ -305,14 +325,8 @@ fi
   :
 } > "$DIR/env.txt"
 
-# the table of the uncapped rows: one header
-first=1
-printf '%s\n' "$sources" | while read -r label flag src; do
-  f="$DIR/.logs/run-$label.log"
-  [ -f "$f" ] || continue
-  if [ $first = 1 ]; then grep -v '^fragbench: device' "$f" >&2 || true; first=0
-  else grep -v -e '^fragbench: device' -e '^workload ' "$f" >&2 || true; fi
-done
+# the table of the uncapped rows
+grep -v '^fragbench: device' "$DIR/.logs/run.log" >&2 || true
 rm -rf "$DIR/.parts" "$DIR/.jobs_cpu" "$DIR/.jobs_gpu" "$DIR/.done" "$DIR/.needs" "$DIR/.async_needs" "$DIR/.inputs" "$DIR"/.input[0-9]*
 [ -s "$DIR/.failed" ] || rm -rf "$DIR/.logs" "$DIR/.failed"
 t1=$(date +%s)
