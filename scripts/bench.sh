@@ -41,29 +41,44 @@ if [ "${1:-}" = "--job" ]; then   # one parallel job: bench.sh --job KIND LABEL 
   err="$DIR/.logs/$kind-$label.log"
   rc=0
   t_start=$(date +%s.%N)
+  srcs="$flag $src" labels=$label
+  if [ "$flag" = --batch ]; then   # a GPU job over a batch of inputs, one process ($DIR/.batch-N: "LABEL FLAG SOURCE" lines)
+    srcs=$(awk '{printf " %s %s", $2, $3}' "$DIR/.batch-$src")
+    labels=$(awk '{printf "%s%s", (NR > 1 ? " " : ""), $1}' "$DIR/.batch-$src")
+  fi
   case $kind in
     capsweep) "$BIN" run "$flag" "$src" $SIM_ALLOC $SIMDEV --seed "$SEED" --cap-x "$CAPS" --quiet --out "$part.csv" 2>"$err" || rc=$? ;;
     mincap) found=""
-            if [ -n "$CONFIRM" ]; then   # a GPU host: the caps were searched on the CPU (mincap_search); wait for them
-              while [ ! -f "$DIR/.parts/found-$label.done" ]; do sleep 0.2; done
-              found="--found $DIR/.parts/found-$label.csv --uncapped $DIR/runs.csv"
+            if [ -n "$CONFIRM" ]; then   # a GPU host: the caps were searched on the CPU (mincap_search); wait for them, in order
+              : > "$part.found.csv"
+              for l in $labels; do
+                while [ ! -f "$DIR/.parts/found-$l.done" ]; do sleep 0.2; done
+                f="$DIR/.parts/found-$l.csv"
+                skip=1; head -n 1 "$f" | grep -q '^#' && skip=2
+                if [ -s "$part.found.csv" ]; then tail -n +$((skip + 1)) "$f" >> "$part.found.csv"; else cat "$f" > "$part.found.csv"; fi
+              done
+              found="--found $part.found.csv --uncapped $DIR/runs.csv"
             fi
-            "$BIN" mincap "$flag" "$src" $SIM_ALLOC $SIMDEV $CONFIRM $found --seed "$SEED" --quiet --out "$part.csv" 2>"$err" || rc=$? ;;
+            # shellcheck disable=SC2086
+            "$BIN" mincap $srcs $SIM_ALLOC $SIMDEV $CONFIRM $found --seed "$SEED" --quiet --out "$part.csv" 2>"$err" || rc=$? ;;
     mincap_search) "$BIN" mincap "$flag" "$src" $SIM_ALLOC $SIMDEV --seed "$SEED" --quiet --out "$DIR/.parts/found-$label.csv" 2>"$err" || rc=$?
                    : > "$DIR/.parts/found-$label.done" ;;
-    capsweep_gpu) "$BIN" run "$flag" "$src" $GPU_ALLOC --device cuda --seed "$SEED" --cap-x "$CAPS" --quiet --out "$part.csv" 2>"$err" || rc=$? ;;
-    mincap_gpu) "$BIN" mincap "$flag" "$src" $GPU_ALLOC --device cuda --seed "$SEED" --quiet --out "$part.csv" 2>"$err" || rc=$? ;;
+    # shellcheck disable=SC2086
+    capsweep_gpu) "$BIN" run $srcs $GPU_ALLOC --device cuda --seed "$SEED" --cap-x "$CAPS" --quiet --out "$part.csv" 2>"$err" || rc=$? ;;
+    # shellcheck disable=SC2086
+    mincap_gpu) "$BIN" mincap $srcs $GPU_ALLOC --device cuda --seed "$SEED" --quiet --out "$part.csv" 2>"$err" || rc=$? ;;
     advise) "$BIN" advise --trace "$src" --quiet --out "$DIR/advise-$label.csv" >/dev/null 2>"$err" || rc=$?
             [ $rc = 1 ] && rc=0 ;;   # 1: no setting fits the budget - an answer, in the csv and the report
     explain) "$BIN" explain --trace "$src" $EXPLAINDEV --plot "$DIR/plots/explain-$label.png" --html "$DIR/plots/explain-$label.html" \
                >"$DIR/explain-$label.txt" 2>"$err" || rc=$? ;;
   esac
   [ $rc = 0 ] || echo "$kind $label: exit $rc (see $err)" >> "$DIR/.failed"
-  echo "$kind,$label,$t_start,$(date +%s.%N),$rc" | awk -F, -v t0="$T0" '{printf "%s,%s,%.2f,%.2f,%s\n", $1, $2, $3 - t0, $4 - $3, $5}' >> "$DIR/timing.csv"
-  echo "$kind $label" >> "$DIR/.done"
+  echo "$t_start $(date +%s.%N) $rc" | awk -v t0="$T0" -v k="$kind" -v l="$labels" \
+    '{if (l ~ /[,"]/) {gsub(/"/, "\"\"", l); l = "\"" l "\""}; printf "%s,%s,%.2f,%.2f,%s\n", k, l, $1 - t0, $2 - $1, $3}' >> "$DIR/timing.csv"
+  echo "$kind $labels" >> "$DIR/.done"
   n=$(wc -l < "$DIR/.done"); now=$(date +%s); el=$((now - T0))
   left=$(( n > 0 ? el * (TOTAL - n) / n : 0 ))
-  printf 'bench: [%d/%d] %s %s done, %ds elapsed, ~%ds left\n' "$n" "$TOTAL" "$kind" "$label" "$el" "$left" >&2
+  printf 'bench: [%d/%d] %s %s done, %ds elapsed, ~%ds left\n' "$n" "$TOTAL" "$kind" "$labels" "$el" "$left" >&2
   exit 0
 fi
 
@@ -136,9 +151,8 @@ for t in $traces; do case $t in *.pickle|*.pickle.gz) nsnap=$((nsnap + 1)) ;; es
 : > "$DIR/.jobs_cpu"; : > "$DIR/.jobs_gpu"
 printf '%s\n' "$sources" | while read -r label flag src; do
   [ -n "$SIM_ALLOC" ] && echo "capsweep $label $flag $src" >> "$DIR/.jobs_cpu"
-  if [ "$kind" = cuda ]; then   # the caps searched on the CPU now, confirmed on the GPU after the uncapped rows
-    [ -n "$SIM_ALLOC" ] && { echo "mincap_search $label $flag $src" >> "$DIR/.jobs_cpu"; echo "mincap $label $flag $src" >> "$DIR/.jobs_gpu"; }
-    [ -n "$GPU_ALLOC" ] && { echo "capsweep_gpu $label $flag $src" >> "$DIR/.jobs_gpu"; echo "mincap_gpu $label $flag $src" >> "$DIR/.jobs_gpu"; }
+  if [ "$kind" = cuda ]; then   # the caps searched on the CPU now, confirmed on the GPU after the uncapped rows (in batches, below)
+    [ -n "$SIM_ALLOC" ] && echo "mincap_search $label $flag $src" >> "$DIR/.jobs_cpu"
   else
     [ -n "$SIM_ALLOC" ] && echo "mincap $label $flag $src" >> "$DIR/.jobs_cpu"
   fi
@@ -153,6 +167,22 @@ fi
 if "$BIN" explain --help >/dev/null 2>&1; then
   for t in $traces; do
     case $t in *.pickle|*.pickle.gz) echo "explain $(label_of "$t") --trace $t" >> "$DIR/.jobs_cpu" ;; esac
+  done
+fi
+# the GPU jobs (cuda only), in batches of inputs: one process a batch and kind, so that a
+# process opening the GPU (0.3-0.6 s on an H100) is paid once a batch, not once an input.
+# The largest input (its peak requested uncapped) is a batch alone, the others go BATCH at
+# a time (default: enough for two batches per GPU lane), largest first; the batches are
+# formed once the uncapped rows have said what each input needs (below)
+lanes_max=${GPU_LANES:-4}
+nbatch=0
+if [ "$kind" = cuda ] && [ "$nsrc" -gt 0 ]; then
+  BATCH=${BATCH:-$(( (nsrc - 1 + 2 * lanes_max - 1) / (2 * lanes_max) ))}
+  [ "$BATCH" -ge 1 ] || BATCH=1
+  nbatch=$(( 1 + (nsrc - 1 + BATCH - 1) / BATCH ))
+  for b in $(seq 1 "$nbatch"); do
+    [ -n "$SIM_ALLOC" ] && echo "mincap b$b --batch $b" >> "$DIR/.jobs_gpu"
+    [ -n "$GPU_ALLOC" ] && { echo "capsweep_gpu b$b --batch $b" >> "$DIR/.jobs_gpu"; echo "mincap_gpu b$b --batch $b" >> "$DIR/.jobs_gpu"; }
   done
 fi
 TOTAL=$((1 + $(wc -l < "$DIR/.jobs_cpu") + $(wc -l < "$DIR/.jobs_gpu")))
@@ -202,22 +232,37 @@ printf 'run all inputs\n' >> "$DIR/.done"
 el=$(($(date +%s) - T0)); n=$(wc -l < "$DIR/.done")
 printf 'bench: [%d/%d] the uncapped rows on %s done, %ds elapsed, ~%ds left\n' "$n" "$TOTAL" "$kind" "$el" "$(( el * (TOTAL - n) / n ))" >&2
 
-# concatenate results files in source order: one header, run_id renumbered
-merge() {   # merge OUT PREFIX...: the parts PREFIX-<label>.csv of every source, in order
+# concatenate results files in source order: one header, run_id renumbered. A part holds
+# one source's rows (a CPU job) or a batch's (a GPU job): the rows go by their workload
+# column in source order, then by PREFIX order, then as they were
+merge() {   # merge OUT PREFIX...: the parts PREFIX-*.csv
   out=$1; shift
-  : > "$out.rows"; hdr=""
-  printf '%s\n' "$sources" | while read -r label flag src; do
-    for p in "$@"; do
-      f="$DIR/.parts/$p-$label.csv"
-      [ -f "$f" ] || continue
-      skip=1; head -n 1 "$f" | grep -q '^#' && skip=2
-      [ -f "$out" ] || head -n "$skip" "$f" > "$out"
-      tail -n +$((skip + 1)) "$f" >> "$out.rows"
+  files=""
+  for p in "$@"; do
+    for f in "$DIR/.parts/$p"-*.csv; do
+      case $f in *.found.csv) continue ;; esac
+      [ -f "$f" ] && files="$files $f"
     done
   done
-  [ -f "$out" ] || return 0
-  awk -F, 'BEGIN{OFS=","} {$1=NR; print}' "$out.rows" >> "$out"
-  rm -f "$out.rows"
+  [ -n "$files" ] || return 0
+  # shellcheck disable=SC2086
+  printf '%s\n' "$sources" | awk -v prefixes="$*" -v out="$out" "$CSV_AWK"'
+    FNR == NR { idx[$1] = NR; next }
+    FNR == 1 {
+      np = split(prefixes, P, " "); base = FILENAME; sub(/.*\//, "", base); pi = 0
+      for (i = 1; i <= np; i++) if (index(base, P[i] "-") == 1) pi = i
+      inhdr = 1; first = ""
+    }
+    inhdr && /^#/ { first = $0; next }
+    inhdr {
+      inhdr = 0
+      if (!wrote) { if (first != "") print first > out; print $0 > out; wrote = 1 }
+      n = splitcsv($0, h); wc = 0
+      for (i = 1; i <= n; i++) if (h[i] == "workload") wc = i
+      next
+    }
+    { n = splitcsv($0, f); w = wc ? f[wc] : ""; printf "%d\t%d\t%d\t%s\n", (w in idx) ? idx[w] : 999999, pi, ++seq, $0 }' - $files |
+    sort -t "$(printf '\t')" -k1,1n -k2,2n -k3,3n | cut -f 4- | awk -F, 'BEGIN{OFS=","} {$1=NR; print}' >> "$out"
 }
 # the GPU jobs (cuda only): the confirmations of the caps searched on the CPU and async's
 # own searches, side by side. What a job holds on the GPU at most: a confirmation, the
@@ -235,7 +280,6 @@ if [ -s "$DIR/.jobs_gpu" ]; then
     c && f[c] + 0 > need[f[w]] {need[f[w]] = f[c] + 0}
     END {for (x in need) printf "%.0f %s\n", need[x], x}' "$DIR/runs.csv" | sort -n -r > "$DIR/.needs"
   budget=$(awk -v free="${gpu_free:-0}" 'BEGIN {printf "%.0f", 0.9 * free}')
-  lanes_max=${GPU_LANES:-4}
   # async's uncapped peak reserved on the GPU, per input
   awk "$CSV_AWK"'
     FNR == 1 && /^#/ {next}
@@ -252,25 +296,38 @@ if [ -s "$DIR/.jobs_gpu" ]; then
       c && f[c] + 0 > m {m = f[c] + 0}
       END {if (m > 0) printf "%.0f\n", m}' "$DIR/.parts/found-$1.csv"
   }
-  # one list per job, the inputs in the order of .needs (largest first; async's search,
-  # the longest, first of each), then any input not in it
+  # the batches: the inputs in the order of .needs (largest first), then any not in it; the
+  # first alone, then BATCH at a time. One list per batch and kind (async's search, the
+  # longest, first of each), holding the most any of its inputs holds
   : > "$DIR/.inputs"
-  { cat "$DIR/.needs"; awk '{print 0, $2}' "$DIR/.jobs_gpu"; } | awk '!seen[$2]++' | while read -r need label; do
+  { cat "$DIR/.needs"; printf '%s\n' "$sources" | awk '{print 0, $1}'; } | awk '!seen[$2]++' > "$DIR/.order"
+  b=0; k=0
+  while read -r need label; do
+    if [ "$b" -lt "$nbatch" ] && { [ "$b" -le 1 ] || [ "$k" -ge "$BATCH" ]; }; then b=$((b + 1)); k=0; fi
+    printf '%s\n' "$sources" | awk -v l="$label" '$1 == l' >> "$DIR/.batch-$b"
+    k=$((k + 1))
+  done < "$DIR/.order"
+  for b in $(seq 1 "$nbatch"); do
+    [ -s "$DIR/.batch-$b" ] || continue
     for k in mincap_gpu mincap capsweep_gpu; do
-      awk -v l="$label" -v k="$k" '$2 == l && $1 == k' "$DIR/.jobs_gpu" | while read -r line; do
-        n=$(($(wc -l < "$DIR/.inputs") + 1))
-        echo "$line" > "$DIR/.input$n"
-        held=""
+      line=$(awk -v k="$k" -v b="b$b" '$1 == k && $2 == b' "$DIR/.jobs_gpu")
+      [ -n "$line" ] || continue
+      held=0
+      for label in $(awk '{print $1}' "$DIR/.batch-$b"); do
+        h=""
         case $k in
-          mincap) held=$(largest_cap "$label"); [ -n "$held" ] && held=$(awk -v x="$held" 'BEGIN {printf "%.0f", 1.05 * x + 1073741824}') ;;
-          *) held=$(awk -v l="$label" '$2 == l {printf "%.0f", 1.3 * $1 + 1073741824; exit}' "$DIR/.async_needs") ;;
+          mincap) h=$(largest_cap "$label"); [ -n "$h" ] && h=$(awk -v x="$h" 'BEGIN {printf "%.0f", 1.05 * x + 1073741824}') ;;
+          *) h=$(awk -v l="$label" '$2 == l {printf "%.0f", 1.3 * $1 + 1073741824; exit}' "$DIR/.async_needs") ;;
         esac
-        [ -n "$held" ] || held=$(awk -v x="$need" 'BEGIN {printf "%.0f", 1.55 * x}')
-        echo "$DIR/.input$n $held" >> "$DIR/.inputs"
+        [ -n "$h" ] || h=$(awk -v l="$label" '$2 == l {printf "%.0f", 1.55 * $1; exit}' "$DIR/.needs")
+        [ -n "$h" ] && [ "$h" -gt "$held" ] && held=$h
       done
+      n=$(($(wc -l < "$DIR/.inputs") + 1))
+      echo "$line" > "$DIR/.input$n"
+      echo "$DIR/.input$n $held" >> "$DIR/.inputs"
     done
   done
-  echo "bench: GPU phase: $(wc -l < "$DIR/.jobs_gpu") jobs, up to $lanes_max side by side within 90% of the GPU's free memory" >&2
+  echo "bench: GPU phase: $(wc -l < "$DIR/.jobs_gpu") jobs ($nbatch batches of inputs), up to $lanes_max side by side within 90% of the GPU's free memory" >&2
   sh "$(dirname "$0")/gpu_lanes.sh" "$budget" "$lanes_max" "$DIR/.inputs" sh "$0" --job
 fi
 wait "$cpu_pid" || rc=1
@@ -327,7 +384,8 @@ fi
 
 # the table of the uncapped rows
 grep -v '^fragbench: device' "$DIR/.logs/run.log" >&2 || true
-rm -rf "$DIR/.parts" "$DIR/.jobs_cpu" "$DIR/.jobs_gpu" "$DIR/.done" "$DIR/.needs" "$DIR/.async_needs" "$DIR/.inputs" "$DIR"/.input[0-9]*
+rm -rf "$DIR/.parts" "$DIR/.jobs_cpu" "$DIR/.jobs_gpu" "$DIR/.done" "$DIR/.needs" "$DIR/.async_needs" "$DIR/.inputs" "$DIR"/.input[0-9]* \
+  "$DIR/.order" "$DIR"/.batch-[0-9]*
 [ -s "$DIR/.failed" ] || rm -rf "$DIR/.logs" "$DIR/.failed"
 t1=$(date +%s)
 echo "bench: $(($(wc -l < "$DIR/runs.csv") - $(head -n 1 "$DIR/runs.csv" | grep -c '^#') - 1)) runs in $((t1 - T0)) s -> $DIR${confirmed:+ (mincaps confirmed on the GPU: $confirmed)}" >&2
