@@ -307,6 +307,10 @@ if [ -s "$DIR/.jobs_gpu" ]; then
     printf '%s\n' "$sources" | awk -v l="$label" '$1 == l' >> "$DIR/.batch-$b"
     k=$((k + 1))
   done < "$DIR/.order"
+  for f in "$DIR"/.batch-[0-9]*; do   # in fragbench's own order of sources: the workloads, then the traces
+    [ -f "$f" ] || continue
+    { awk '$2 == "--workload"' "$f"; awk '$2 != "--workload"' "$f"; } > "$f.sorted" && mv "$f.sorted" "$f"
+  done
   for b in $(seq 1 "$nbatch"); do
     [ -s "$DIR/.batch-$b" ] || continue
     for k in mincap_gpu mincap capsweep_gpu; do

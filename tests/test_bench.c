@@ -155,3 +155,47 @@ TEST(bench_gpu_lanes_keep_within_the_memory_budget_and_the_lanes) {
   CHECK_EQ(lanes_most_at_once("100", "8", big, 2, &jobs, &held), 1);   /* each larger than the budget: alone, still run */
   CHECK_EQ(jobs, 4);
 }
+
+/* make bench's GPU path on a stand-in GPU (tests/stand_in_gpu.sh: a cuda device of an
+ * H100's size that is sim underneath): every step completes and every mincap found is
+ * confirmed - with a trace larger than a workload in one batch, the order fragbench takes
+ * sources in (workloads first) differs from the batch's largest-first one; the rows come
+ * back in source order */
+TEST(bench_gpu_path_on_a_stand_in_gpu_confirms_every_cap) {
+  if (access("scripts/bench.sh", R_OK) || access("tests/stand_in_gpu.sh", R_OK)) SKIP("run from the repository root");
+  char exe[512] = "", bin[600], dir[600], log[600], cmd[3000];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) SKIP("cannot find the test binary's folder");
+  exe[n] = 0;
+  snprintf(bin, sizeof bin, "%s/fragbench", dirname(exe));
+  if (access(bin, X_OK)) SKIP("no fragbench binary beside the tests");
+  snprintf(dir, sizeof dir, "%s/bench_gpu", test_tmpdir());
+  snprintf(log, sizeof log, "%s/bench_gpu.log", test_tmpdir());
+  snprintf(cmd, sizeof cmd,
+           "STAND_IN_FOR='%s' BENCH_DIR='%s' WORKLOADS='leaky_losses' TRACES='%s %s' ALLOCATORS='caching raw async' GPU_LANES=1 BATCH=2 "
+           "JOBS=2 sh scripts/bench.sh tests/stand_in_gpu.sh > '%s' 2>&1", bin, dir, test_data("leaky_losses.pickle.gz"),
+           test_data("gpt_train_short_frames.pickle"), log);
+  int st = system(cmd);
+  char *out = test_read_file(log);
+  CHECK_MSG(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "bench.sh failed:\n%s", out ? out : "");
+  CHECK_CONTAINS(out, "(2 batches of inputs)");
+  CHECK_CONTAINS(out, "mincaps confirmed on the GPU: 6 of 6");   /* 3 inputs x caching and raw */
+  char p[700];
+  snprintf(p, sizeof p, "%s/mincap.csv", dir);
+  char *m = test_read_file(p);
+  CHECK(m);
+  const char *order[] = {",leaky_losses,", ",leaky_losses.pickle,", ",gpt_train_short_frames.pickle,"};   /* source order */
+  char *at = m;
+  for (int i = 0; i < 3 && at; i++) {
+    char *hit = strstr(at, order[i]);
+    CHECK_MSG(hit, "mincap.csv: %s missing or out of order", order[i] + 1);
+    at = hit;
+  }
+  CHECK_EQ(count(m, "\n") - count(m, "# fragbench") - 1, 9);   /* 3 inputs x 3 strategies, async's searched "on the GPU" */
+  free(m);
+  snprintf(p, sizeof p, "%s/env.txt", dir);
+  char *env = test_read_file(p);
+  CHECK_CONTAINS(env, "6 of 6 confirmed");
+  free(env);
+  free(out);
+}
