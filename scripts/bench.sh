@@ -270,8 +270,9 @@ merge() {   # merge OUT PREFIX...: the parts PREFIX-*.csv
 # (+30%: the driver's pool varies run to run); each with 1 GiB for its CUDA context; where
 # those are not known, 1.55x the input's peak requested. The jobs, largest input first,
 # each start as soon as what the running ones hold and its own fit in 90% of the free
-# memory, at most GPU_LANES (default 4: on one H100 90 s against 95 s with 8, the jobs'
-# driver calls contend) at once (scripts/gpu_lanes.sh).
+# memory, at most GPU_LANES (default 4: on one H100 the GPU phase took 35 s with 4 and
+# 37-40 s with 6 or 8 on the same machine, the jobs' driver calls contending) at once
+# (scripts/gpu_lanes.sh).
 if [ -s "$DIR/.jobs_gpu" ]; then
   awk "$CSV_AWK"'
     FNR == 1 && /^#/ {next}
