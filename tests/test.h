@@ -16,6 +16,8 @@ int test_failed_now(void);
 const char *test_tmpdir(void);
 /* path of a bundled data file: tests/data/NAME (works from the repository root) */
 const char *test_data(const char *name);
+/* the fragbench binary beside the test binary, or NULL (then the caller skips) */
+const char *test_fragbench_bin(void);
 /* the value of column col in the first row of a CSV text (quoted fields skipped whole), into out */
 int test_csv_cell(const char *text, const char *col, char *out, size_t len);
 /* a results CSV text with its timing columns (wall_ns, ns_per_op, p50_ns, p99_ns, max_ns)

@@ -1,7 +1,6 @@
 /* test_bench.c - `make bench` on a user's own inputs (TRACES=, WORKLOADS=, ALLOCATORS=)
  * writes the same files as the full suite, and its stderr reads as one table: one header
  * row, the no-GPU notice once, long trace names in full, a progress line per step. */
-#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,12 +15,9 @@ static int count(const char *hay, const char *needle) {
 
 TEST(bench_on_own_inputs_writes_every_file_and_one_table) {
   if (access("scripts/bench.sh", R_OK)) SKIP("scripts/bench.sh not found (run from the repository root)");
-  char exe[512] = "", bin[600], dir[600], log[600], cmd[3000];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) SKIP("cannot find the test binary's folder");
-  exe[n] = 0;
-  snprintf(bin, sizeof bin, "%s/fragbench", dirname(exe));
-  if (access(bin, X_OK)) SKIP("no fragbench binary beside the tests");
+  char dir[600], log[600], cmd[3000];
+  const char *bin = test_fragbench_bin();
+  if (!bin) SKIP("no fragbench binary beside the tests");
   snprintf(dir, sizeof dir, "%s/bench", test_tmpdir());
   snprintf(log, sizeof log, "%s/bench.log", test_tmpdir());
   snprintf(cmd, sizeof cmd,
@@ -163,12 +159,9 @@ TEST(bench_gpu_lanes_keep_within_the_memory_budget_and_the_lanes) {
  * back in source order */
 TEST(bench_gpu_path_on_a_stand_in_gpu_confirms_every_cap) {
   if (access("scripts/bench.sh", R_OK) || access("tests/stand_in_gpu.sh", R_OK)) SKIP("run from the repository root");
-  char exe[512] = "", bin[600], dir[600], log[600], cmd[3000];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) SKIP("cannot find the test binary's folder");
-  exe[n] = 0;
-  snprintf(bin, sizeof bin, "%s/fragbench", dirname(exe));
-  if (access(bin, X_OK)) SKIP("no fragbench binary beside the tests");
+  char dir[600], log[600], cmd[3000];
+  const char *bin = test_fragbench_bin();
+  if (!bin) SKIP("no fragbench binary beside the tests");
   snprintf(dir, sizeof dir, "%s/bench_gpu", test_tmpdir());
   snprintf(log, sizeof log, "%s/bench_gpu.log", test_tmpdir());
   snprintf(cmd, sizeof cmd,

@@ -2,7 +2,6 @@
  * the spec rewriting, the answer's defining rule checked by independent replays, the
  * margin, both kinds of non-monotonic point, the issue's figures for train_loop, the
  * CLI's columns and bad input, and bench's FIT= table (scripts/bench_fit.sh). */
-#include <libgen.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <sys/wait.h>
@@ -246,12 +245,9 @@ TEST(fit_cli_bad_input_exits_2) {
 
 TEST(fit_bench_table_has_a_row_per_strategy_and_a_plot_when_gnuplot_is_there) {
   if (access("scripts/bench_fit.sh", R_OK)) SKIP("scripts/bench_fit.sh not found (run from the repository root)");
-  char exe[512] = "", bin[600], dir[600], log[600], cmd[3000], p[700];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) SKIP("cannot find the test binary's folder");
-  exe[n] = 0;
-  snprintf(bin, sizeof bin, "%s/fragbench", dirname(exe));
-  if (access(bin, X_OK)) SKIP("no fragbench binary beside the tests");
+  char dir[600], log[600], cmd[3000], p[700];
+  const char *bin = test_fragbench_bin();
+  if (!bin) SKIP("no fragbench binary beside the tests");
   snprintf(dir, sizeof dir, "%s/benchfit", test_tmpdir());
   snprintf(log, sizeof log, "%s/benchfit.log", test_tmpdir());
   snprintf(cmd, sizeof cmd, "FIT=batch FIT_LIMIT=600Mi WORKLOADS='" TL " random' sh scripts/bench_fit.sh '%s' '%s' > '%s' 2>&1", bin,

@@ -77,6 +77,18 @@ const char *test_data(const char *name) {
   return b;
 }
 
+const char *test_fragbench_bin(void) {
+  static char bin[600];
+  char exe[512] = "";
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return NULL;
+  exe[n] = 0;
+  char *slash = strrchr(exe, '/');
+  if (slash) *slash = 0;
+  snprintf(bin, sizeof bin, "%s/fragbench", slash ? exe : ".");
+  return access(bin, X_OK) ? NULL : bin;
+}
+
 const char *test_write_tmp(const char *name, const char *text) {
   static char path[4][512];
   static int k;
