@@ -121,11 +121,11 @@ TEST(inputs_where_from_memory_is_the_readers) {
 /* each input read once per command (strace counts the opens of the file itself): a 4-row
  * run of a snapshot, mincap of two strategies (async's second bound included), advise over
  * 3 variations, an RMM log's rows. Skipped where strace is missing or cannot trace. */
-static int opens_of(const char *file, const char *args) {
+/* how often `fragbench ARGS` opens file (strace), or -1 where it fails */
+static int opens_in(const char *file, const char *args) {
   char cmd[2048], out[512];
   snprintf(out, sizeof out, "%s/strace.txt", test_tmpdir());
-  snprintf(cmd, sizeof cmd, "strace -f -qq -e trace=openat -o '%s' build/fragbench %s --quiet --out '%s/o.csv' >/dev/null 2>&1", out, args,
-           test_tmpdir());
+  snprintf(cmd, sizeof cmd, "strace -f -qq -e trace=openat -o '%s' build/fragbench %s >/dev/null 2>&1", out, args);
   if (system(cmd) != 0) return -1;
   char *t = test_read_file(out);
   if (!t) return -1;
@@ -137,6 +137,13 @@ static int opens_of(const char *file, const char *args) {
   return n;
 }
 
+/* the same, the command's rows to a file and nothing on stderr */
+static int opens_of(const char *file, const char *args) {
+  char full[1600];
+  snprintf(full, sizeof full, "%s --quiet --out '%s/o.csv'", args, test_tmpdir());
+  return opens_in(file, full);
+}
+
 TEST(inputs_each_trace_opened_once_per_command) {
   if (system("strace -f -qq -e trace=openat -o /dev/null true >/dev/null 2>&1")) SKIP("strace missing or not allowed to trace (apt-get install strace)");
   if (access("build/fragbench", X_OK)) SKIP("build/fragbench not built");
@@ -145,4 +152,8 @@ TEST(inputs_each_trace_opened_once_per_command) {
   CHECK_EQ(opens_of(snap, "mincap --trace tests/data/gpt_train.pickle.gz --allocator async --allocator caching"), 1);
   CHECK_EQ(opens_of("tests/data/resnet_varsize.pickle.gz", "advise --trace tests/data/resnet_varsize.pickle.gz --variations 3"), 1);
   CHECK_EQ(opens_of(rmm, "run --trace tests/data/leaky_losses.rmm.csv --allocator caching --allocator pool --cap-x 1.1,1.5"), 1);
+  CHECK_EQ(opens_in(snap, "stress --trace tests/data/gpt_train.pickle.gz --allocator caching --threads 3 --quiet"), 1);   /* every thread */
+  CHECK_EQ(opens_of(snap, "percall --trace tests/data/gpt_train.pickle.gz --allocator caching --passes 2"), 1);
+  CHECK_EQ(opens_in(snap, "explain --trace tests/data/gpt_train.pickle.gz"), 1);
+  CHECK_EQ(opens_of(snap, "export --trace tests/data/gpt_train.pickle.gz"), 1);
 }

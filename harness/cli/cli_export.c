@@ -5,6 +5,7 @@
 #include <string.h>
 #include "trace_native.h"
 #include "replay_open.h"
+#include "trace_src.h"
 
 /* the flags it takes (flags.def) */
 static const char *const export_opts[] = {
@@ -31,8 +32,14 @@ int cmd_export(struct cli_opts *o) {
   struct workload_ctx ctx = {.world = 1, .seed = o->seed, .path = src.trace, .trace_device = src.trace_device};
   const struct workload_ops *ops;
   const char *params = NULL;
+  struct trace_src tsrc;   /* the trace opened once: its format told from its first bytes, then read by that reader */
   if (src.trace) {
-    ops = trace_detect(src.trace, err);
+    ops = NULL;
+    if (!src_open_path(&tsrc, src.trace, err)) {
+      ops = trace_detect_src(&tsrc, src.trace, err);
+      if (ops) ctx.src = &tsrc;   /* the reader owns it from here, failing or not */
+      else src_close(&tsrc);
+    }
   } else {
     char name[64];
     struct params tmp;

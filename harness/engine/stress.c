@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "replay_open.h"
+#include "inputs.h"
 #include "livemap.h"
 #include "timing.h"
 #include "validator.h"
@@ -286,8 +287,9 @@ static void *worker_main(void *arg) {
 /* a generator by name, or a trace by content (as replay.c opens them) */
 static int open_source(const struct stress_spec *s, struct workload *w, uint64_t seed, uint64_t percent_base, char *err) {
   struct workload_ctx ctx = {.rank = 0, .world = 1, .seed = seed, .path = s->trace, .trace_device = s->trace_device};
-  if (s->trace) {
-    const struct workload_ops *ops = trace_detect(s->trace, err);
+  if (s->trace) {   /* held in memory for the command (inputs.h): every thread replays the one read */
+    ctx.events = inputs_get(s->trace, s->trace_device);
+    const struct workload_ops *ops = ctx.events ? &trace_mem_workload : trace_detect(s->trace, err);
     if (!ops || workload_open(w, ops, NULL, &ctx, percent_base, err)) return -1;
     return 0;
   }
