@@ -90,20 +90,23 @@ struct cseg;              /* a strategy's segment record (opaque here); each str
 struct cpool;
 struct cstream;           /* one stream's free blocks in one pool (caching_pool.c) */
 
+/* The fields a free's merge reads of each neighbour (the flags, addr, size, prev, next)
+ * and a bin's descent (node, size, addr) come first, within the block's first 72 bytes:
+ * a neighbour check touches one cache line where the flags at the end took two. */
 struct cblock {
   struct ordnode node;      /* in its size bin's set while free (in_pool) */
-  uint64_t addr, size;      /* size after rounding / the segment piece */
-  uint64_t stream;
-  uint64_t requested;       /* what the request asked for (allocated blocks) */
-  uint64_t gc_base;         /* pool->get_free_calls when it entered the pool */
-  struct cblock *prev, *next;  /* address neighbours in the same segment */
-  struct cpool *pool;
-  struct cstream *cs;       /* its stream's record in pool: cpool_stream(pool, stream, 1) */
-  struct cseg *seg;
   uint8_t allocated;
   uint8_t in_pool;
   uint8_t mapped;           /* 1 unless an expandable segment's unmapped range */
   uint16_t bin;             /* its size bin while in_pool (set by cpool_insert) */
+  uint64_t addr, size;      /* size after rounding / the segment piece */
+  struct cblock *prev, *next;  /* address neighbours in the same segment */
+  uint64_t stream;
+  struct cstream *cs;       /* its stream's record in pool: cpool_stream(pool, stream, 1) */
+  struct cpool *pool;
+  uint64_t requested;       /* what the request asked for (allocated blocks) */
+  uint64_t gc_base;         /* pool->get_free_calls when it entered the pool */
+  struct cseg *seg;
 };
 
 static inline int cblock_is_split(const struct cblock *b) { return b->prev || b->next; }
