@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <sys/wait.h>
+#include "results_read.h"
 #include "test.h"
 #include "fit.h"
 #include "replay.h"
@@ -271,4 +272,46 @@ TEST(fit_bench_table_has_a_row_per_strategy_and_a_plot_when_gnuplot_is_there) {
       if (*c == ':' || *c == ',') *c = '_';
     CHECK_MSG(!access(p, R_OK), "no plot %s", p);
   }
+}
+
+/* fit's searches and its plot's points run on the engine's pool: the rows, the sentences
+ * and the plot data are the same on 1 and 3 threads */
+TEST(fit_same_answer_whatever_the_number_of_threads) {
+  char out[2][512], err[2][512], plot[2][512];
+  const char *threads[] = {"1", "3"};
+  for (int k = 0; k < 2; k++) {
+    snprintf(out[k], sizeof out[k], "%s/fit_t%s.csv", test_tmpdir(), threads[k]);
+    snprintf(err[k], sizeof err[k], "%s/fit_t%s.err", test_tmpdir(), threads[k]);
+    snprintf(plot[k], sizeof plot[k], "%s/fit_t%s.png", test_tmpdir(), threads[k]);
+    setenv("FB_THREADS", threads[k], 1);
+    int rc = test_cli(NULL, err[k], "fit", "--workload", TL, "--vary", "batch", "--limit", "600MiB", "--allocator", "caching",
+                      "--allocator", "expandable", "--allocator", "bfc", "--allocator", "stitch", "--out", out[k], "--plot", plot[k], NULL);
+    unsetenv("FB_THREADS");
+    CHECK_EQ(rc, 0);
+  }
+  const char *cols[] = {"vary", "max_value", "headroom_bytes", "next_value", "next_needs_bytes", "allocator", "peak_reserved", "status"};
+  struct results t[2];
+  char e[FB_ERRLEN];
+  CHECK_EQ(results_load(out[0], &t[0], e, sizeof e), 0);
+  CHECK_EQ(results_load(out[1], &t[1], e, sizeof e), 0);
+  CHECK_EQ(t[0].nrows, 4);
+  CHECK_EQ(t[1].nrows, 4);
+  for (int r = 0; r < 4 && r < t[0].nrows && r < t[1].nrows; r++)
+    for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++)
+      CHECK_MSG(!strcmp(results_get(&t[0], r, cols[c]), results_get(&t[1], r, cols[c])), "row %d %s: %s on 1 thread, %s on 3", r,
+                cols[c], results_get(&t[0], r, cols[c]), results_get(&t[1], r, cols[c]));
+  results_free(&t[0]);
+  results_free(&t[1]);
+  char *a = test_read_file(err[0]), *b = test_read_file(err[1]);
+  CHECK(a && b && !strcmp(a, b));   /* the sentences, in the same order */
+  free(a);
+  free(b);
+  char d0[600], d1[600];
+  snprintf(d0, sizeof d0, "%s.dat", plot[0]);
+  snprintf(d1, sizeof d1, "%s.dat", plot[1]);
+  a = test_read_file(d0);
+  b = test_read_file(d1);
+  CHECK(a && b && !strcmp(a, b) && strlen(a) > 100);   /* every point, in order */
+  free(a);
+  free(b);
 }

@@ -4,7 +4,10 @@
  * next_needs_bytes, limit_bytes, margin_bytes) then the usual results row of the run at
  * max_value; a sentence per strategy on stderr; --plot draws peak reserved against the
  * parameter per strategy with the limit (plots/fit.gp). Runs on sim unless --device
- * cuda is given: the point is to answer without a GPU. */
+ * cuda is given: the point is to answer without a GPU. The strategies' searches, and the
+ * plot's points, are tasks of the engine's pool (row_pool.h: one worker per core on sim,
+ * one after another on a GPU), written in order: the output is the same on any number of
+ * cores. A search's own probes run one after another: each depends on the last. */
 #include "cli.h"
 #include "options.h"
 #include "limit.h"
@@ -14,6 +17,7 @@
 #include <unistd.h>
 #include "fit.h"
 #include "gnuplot_run.h"
+#include "row_pool.h"
 
 /* the flags it takes (flags.def) */
 static const char *const fit_opts[] = {
@@ -91,6 +95,26 @@ void fit_plot_paths(const char *plot, char *dat, char *meta, size_t n) {
   snprintf(meta, n, "%s.meta.gp", plot);
 }
 
+/* the plot's points: strategy i's k-th value, uncapped, one task each */
+struct point { int cls, completed; uint64_t peak_reserved; };
+struct points {
+  const struct run_spec *base;
+  const char **allocs;
+  const char *vary;
+  uint64_t from, step;
+  int per;
+  struct point *pt;
+};
+
+static void point_task(int t, void *ctx) {
+  struct points *P = ctx;
+  struct run_spec s = *P->base;
+  s.allocator = P->allocs[t / P->per];
+  struct run_result r;
+  int cls = fit_point_uncapped(&s, P->vary, P->from + (uint64_t)(t % P->per) * P->step, &r);
+  P->pt[t] = (struct point){cls, r.completed, r.peak_reserved};
+}
+
 /* --plot: uncapped peak reserved over the searched range, per strategy */
 static int plot(const struct cli_opts *o, const struct run_spec *base, const char **allocs, int nalloc,
                 const struct fit_report *reps, const uint64_t *answer_reserved) {
@@ -112,15 +136,18 @@ static int plot(const struct cli_opts *o, const struct run_spec *base, const cha
     return 2;
   }
   fprintf(m, "n = %d\narray names[%d]\n", nalloc, nalloc);
+  struct points pts = {.base = base, .allocs = allocs, .vary = o->vary, .from = from, .step = step,
+                       .per = (int)((hi - from) / step + 1)};
+  pts.pt = calloc((size_t)(nalloc * pts.per), sizeof *pts.pt);
+  if (!pts.pt) { fprintf(stderr, "fragbench fit: out of host memory\n"); outfile_abort(&od); outfile_abort(&om); return 1; }
+  row_pool_run(nalloc * pts.per, o->device && !strcmp(o->device, "sim") ? 0 : 1, point_task, NULL, NULL, &pts);
   for (int i = 0; i < nalloc; i++) {
-    struct run_spec s = *base;
-    s.allocator = allocs[i];
     fprintf(d, "# %s\n", allocs[i]);
-    for (uint64_t v = from; v <= hi; v += step) {
-      struct run_result r;
-      if (fit_point_uncapped(&s, o->vary, v, &r)) break;
-      if (!r.completed) break;   /* beyond the device */
-      fprintf(d, "%llu\t%llu\t%d\n", (unsigned long long)v, (unsigned long long)r.peak_reserved,
+    for (int k = 0; k < pts.per; k++) {
+      const struct point *pt = &pts.pt[i * pts.per + k];
+      if (pt->cls || !pt->completed) break;   /* an error, or beyond the device */
+      uint64_t v = from + (uint64_t)k * step;
+      fprintf(d, "%llu\t%llu\t%d\n", (unsigned long long)v, (unsigned long long)pt->peak_reserved,
               reps[i].found && v <= reps[i].max_value);
     }
     fprintf(d, "\n\n");
@@ -130,6 +157,7 @@ static int plot(const struct cli_opts *o, const struct run_spec *base, const cha
           (unsigned long long)reps[0].margin, o->vary, base->workload);
   fprintf(m, "array maxv[%d]\n", nalloc);
   for (int i = 0; i < nalloc; i++) fprintf(m, "maxv[%d] = %lld\n", i + 1, reps[i].found ? (long long)reps[i].max_value : -1LL);
+  free(pts.pt);
   fprintf(m, "array ansr[%d]\n", nalloc);   /* peak reserved of the answer's run, under limit - margin */
   for (int i = 0; i < nalloc; i++) fprintf(m, "ansr[%d] = %llu.0\n", i + 1, (unsigned long long)answer_reserved[i]);
   if (fflush(d) || ferror(d) || fflush(m) || ferror(m)) {
@@ -147,6 +175,42 @@ static int plot(const struct cli_opts *o, const struct run_spec *base, const cha
   if (rc == 1) fprintf(stderr, "fragbench fit: gnuplot is not installed: no picture (data in %s; apt-get install gnuplot-nox)\n", dat);
   if (rc == 3) fprintf(stderr, "fragbench fit: %s (%s) drawing %s: no picture; any existing one is as it was\n", err, script, o->plot);
   return rc == 1 ? 0 : rc == 3 ? 1 : rc;
+}
+
+/* the strategies' searches, one task each, written in order */
+struct searches {
+  const struct cli_opts *o;
+  const struct run_spec *base;
+  const char **allocs;
+  uint64_t limit, margin;
+  FILE *f;
+  struct fit_report *reps;
+  uint64_t *ansr;
+  struct run_result *res;
+  int *cls;
+  int progress, worst;
+};
+
+static void search_task(int i, void *ctx) {
+  struct searches *S = ctx;
+  struct run_spec s = *S->base;
+  s.allocator = S->allocs[i];
+  S->cls[i] = fit_find(&s, S->o->vary, S->limit, S->margin, S->o->from, S->o->to, S->progress, &S->res[i], &S->reps[i]);
+}
+
+static int search_done(int i, void *ctx) {
+  struct searches *S = ctx;
+  const struct cli_opts *o = S->o;
+  struct run_result *r = &S->res[i];
+  if (S->cls[i]) {
+    fprintf(stderr, "fragbench fit: %s x %s: %s\n", o->workloads[0], S->allocs[i], r->status);
+    if (S->cls[i] > S->worst) S->worst = S->cls[i];
+    return S->cls[i] == 2;   /* bad input: no row after it */
+  }
+  row(S->f, i + 1, o->vary, &S->reps[i], r);
+  S->ansr[i] = S->reps[i].found ? r->peak_reserved : 0;
+  if (!o->quiet || S->reps[i].nonmono_value) say(o->workloads[0], o->vary, &S->reps[i], r);
+  return 0;
 }
 
 int cmd_fit(struct cli_opts *o) {
@@ -214,21 +278,15 @@ int cmd_fit(struct cli_opts *o) {
   struct fit_report *reps = calloc((size_t)nalloc, sizeof *reps);
   uint64_t *ansr = calloc((size_t)nalloc, sizeof *ansr);
   if (!reps || !ansr) { fprintf(stderr, "fragbench fit: out of host memory\n"); free(reps); free(ansr); return 1; }
-  int worst = 0, progress = !o->quiet && isatty(2);
-  for (int ai = 0; ai < nalloc; ai++) {
-    base.allocator = allocs[ai];
-    struct run_result r;
-    int cls = fit_find(&base, o->vary, limit, margin, o->from, o->to, progress, &r, &reps[ai]);
-    if (cls) {
-      fprintf(stderr, "fragbench fit: %s x %s: %s\n", o->workloads[0], allocs[ai], r.status);
-      worst = cls > worst ? cls : worst;
-      if (cls == 2) break;
-      continue;
-    }
-    row(f, ai + 1, o->vary, &reps[ai], &r);
-    ansr[ai] = reps[ai].found ? r.peak_reserved : 0;
-    if (!o->quiet || reps[ai].nonmono_value) say(o->workloads[0], o->vary, &reps[ai], &r);
-  }
+  struct searches S = {.o = o, .base = &base, .allocs = allocs, .limit = limit, .margin = margin, .f = f, .reps = reps,
+                       .ansr = ansr, .res = calloc((size_t)nalloc, sizeof *S.res), .cls = calloc((size_t)nalloc, sizeof *S.cls)};
+  if (!S.res || !S.cls) { fprintf(stderr, "fragbench fit: out of host memory\n"); free(S.res); free(S.cls); free(reps); free(ansr); return 1; }
+  int threads = strcmp(cfg.kind ? cfg.kind : "", "sim") ? 1 : row_pool_threads(0);
+  S.progress = !o->quiet && isatty(2) && threads == 1;   /* a probe line each, only where they come one at a time */
+  row_pool_run(nalloc, threads, search_task, search_done, NULL, &S);
+  int worst = S.worst;
+  free(S.res);
+  free(S.cls);
   if (f != stdout && outfile_finish(&of, worst < 2) && !worst) worst = 1;
   if (!worst && o->plot) {
     int rc = plot(o, &base, allocs, nalloc, reps, ansr);
