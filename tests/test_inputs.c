@@ -157,3 +157,22 @@ TEST(inputs_each_trace_opened_once_per_command) {
   CHECK_EQ(opens_in(snap, "explain --trace tests/data/gpt_train.pickle.gz"), 1);
   CHECK_EQ(opens_of(snap, "export --trace tests/data/gpt_train.pickle.gz"), 1);
 }
+
+/* explain reads the snapshot's frames in a second pass where asked (the OOM's largest
+ * blocks, --html, --blocks-csv): from the bytes read once (trace_hold.c), not the file again */
+TEST(inputs_explain_opens_the_snapshot_once_with_its_frames) {
+  if (system("strace -f -qq -e trace=openat -o /dev/null true >/dev/null 2>&1")) SKIP("strace missing or not allowed to trace (apt-get install strace)");
+  if (access("build/fragbench", X_OK)) SKIP("build/fragbench not built");
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "explain --trace tests/data/gpt_train.pickle.gz --html %s/e.html --blocks-csv %s/e.csv", test_tmpdir(),
+           test_tmpdir());
+  CHECK_EQ(opens_in("tests/data/gpt_train.pickle.gz", cmd), 1);
+  snprintf(cmd, sizeof cmd, "explain --trace tests/data/gpt_train_short_frames.pickle --html %s/f.html --blocks-csv %s/f.csv",
+           test_tmpdir(), test_tmpdir());
+  CHECK_EQ(opens_in("tests/data/gpt_train_short_frames.pickle", cmd), 1);
+  char p[600];
+  snprintf(p, sizeof p, "%s/f.csv", test_tmpdir());
+  char *t = test_read_file(p);
+  CHECK(t && strstr(t, ".py"));   /* the frames were read, from the bytes held: the blocks' call sites */
+  free(t);
+}

@@ -14,7 +14,8 @@
 int src_open_path(struct trace_src *s, const char *path, char *err) {
   memset(s, 0, sizeof *s);
   snprintf(s->name, sizeof s->name, "%s", path);
-  s->f = fopen(path, "rb");
+  s->f = src_held_open(path);   /* held in memory for this command (trace_hold.c), or the file */
+  if (!s->f) s->f = fopen(path, "rb");
   if (!s->f) {
     snprintf(err, FB_ERRLEN, "%s: cannot open: %s", path, strerror(errno));
     return -1;

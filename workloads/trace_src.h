@@ -44,6 +44,12 @@ struct trace_src {
 };
 
 int  src_open_path(struct trace_src *s, const char *path, char *err);
+/* trace_hold.c: the file read whole into memory once (at most max_bytes); while held,
+ * src_open_path(path) reads it from there. 0 held, 1 not held (too large or empty: its
+ * readers open the file), -1 it cannot be opened (err). src_release_all frees them. */
+int  src_hold(const char *path, size_t max_bytes, char *err);
+FILE *src_held_open(const char *path);
+void src_release_all(void);
 void src_open_mem(struct trace_src *s, const void *buf, size_t n, const char *name);
 int  src_rewind(struct trace_src *s, char *err);
 void src_close(struct trace_src *s);

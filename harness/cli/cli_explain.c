@@ -3,6 +3,7 @@
  * moment, in words on stdout (explain.c computes it), as a picture (explain_plot.c,
  * through gnuplot), as a page to hover (html_explain.c) and as a list of its blocks
  * (explain_csv.c); --allocator repeated explains the same moment under each. */
+#include "trace_src.h"
 #include "cli.h"
 #include "options.h"
 #include <stdlib.h>
@@ -210,7 +211,7 @@ static int write_outputs(const struct cli_opts *o, struct explain_state *st, cha
   return 0;
 }
 
-int cmd_explain(struct cli_opts *o) {
+static int explain_cmd(struct cli_opts *o) {
   if (o->ntraces != 1) {
     fprintf(stderr, "fragbench explain: give one --trace FILE\n(see fragbench explain --help)\n");
     return 2;
@@ -292,5 +293,17 @@ int cmd_explain(struct cli_opts *o) {
   for (int k = 0; k < done; k++) { explain_free(&st[k]); free(text[k]); }
   free(st);
   free(text);
+  return rc;
+}
+
+/* the snapshot read once: held in memory for the events and, where asked, the frames
+ * (the OOM's largest blocks, --html, --blocks-csv), which are read from it a second time */
+#define EXPLAIN_HOLD_MAX (1ull << 30)
+
+int cmd_explain(struct cli_opts *o) {
+  char err[FB_ERRLEN];
+  if (o->ntraces == 1) (void)src_hold(o->traces[0], EXPLAIN_HOLD_MAX, err);   /* not held: each pass opens it, as before */
+  int rc = explain_cmd(o);
+  src_release_all();
   return rc;
 }
