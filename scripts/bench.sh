@@ -32,7 +32,9 @@
 # Environment: DEVICE=auto|sim|cuda (default auto), SEED (default 1), CAPS (the sweep's
 # multiples of peak requested), TRACES / WORKLOADS / ALLOCATORS (space-separated; a
 # TRACES or WORKLOADS list alone replaces the default inputs), JOBS (parallel CPU jobs,
-# default the number of cores), BENCH_DIR (the output folder instead of results/bench-<stamp>).
+# default the number of cores), BENCH_DIR (the output folder instead of results/bench-<stamp>);
+# on a GPU host GPU_LANES (GPU jobs side by side, default 4) and BATCH (inputs per GPU job,
+# default two batches per lane).
 set -eu
 
 if [ "${1:-}" = "--job" ]; then   # one parallel job: bench.sh --job KIND LABEL FLAG SOURCE

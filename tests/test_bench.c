@@ -189,6 +189,7 @@ TEST(bench_gpu_path_on_a_stand_in_gpu_confirms_every_cap) {
   snprintf(p, sizeof p, "%s/env.txt", dir);
   char *env = test_read_file(p);
   CHECK_CONTAINS(env, "6 of 6 confirmed");
+  CHECK_CONTAINS(env, "of them at the cap by their uncapped cuda row");   /* raw's, at least (cap-blind, mincap = its peak) */
   free(env);
   free(out);
 }

@@ -449,3 +449,41 @@ TEST(mincap_found_replays_each_cap_once_to_the_same_rows) {
   CHECK_CONTAINS(e, "the same inputs and strategies, in order");
   free(e);
 }
+
+/* --uncapped: a cap-blind strategy's confirmation at the cap is its uncapped row there (the
+ * same rows and confirmations as replaying it), a strategy that reads the cap is replayed
+ * all the same, and the flag without --confirm-on is refused */
+TEST(mincap_uncapped_rows_confirm_cap_blind_strategies_only) {
+  char runs[512], found[512], a[512], b[512], err[512];
+  snprintf(runs, sizeof runs, "%s/u_runs.csv", test_tmpdir());
+  snprintf(found, sizeof found, "%s/u_found.csv", test_tmpdir());
+  snprintf(a, sizeof a, "%s/u_a.csv", test_tmpdir());
+  snprintf(b, sizeof b, "%s/u_b.csv", test_tmpdir());
+  snprintf(err, sizeof err, "%s/u.err", test_tmpdir());
+  const char *tr = test_data("gpt_train_short_frames.pickle");
+  CHECK_EQ(test_cli(NULL, err, "run", "--trace", tr, "--allocator", "raw", "--allocator", "expandable", "--device", "sim", "--quiet",
+                    "--out", runs, NULL), 0);
+  CHECK_EQ(test_cli(NULL, err, "mincap", "--trace", tr, "--allocator", "raw", "--allocator", "expandable", "--device", "sim", "--quiet",
+                    "--out", found, NULL), 0);
+  CHECK_EQ(test_cli(NULL, err, "mincap", "--trace", tr, "--allocator", "raw", "--allocator", "expandable", "--device", "sim",
+                    "--confirm-on", "sim", "--found", found, "--uncapped", runs, "--out", a, NULL), 0);
+  char *e = test_read_file(err);
+  CHECK_CONTAINS(e, "2 of 2 found caps confirmed on sim (1 at the mincap by their uncapped row there)");   /* raw's, not expandable's */
+  CHECK_CONTAINS(e, "x raw: confirmed on sim: completes at");
+  CHECK_CONTAINS(e, "(its uncapped run there, which never met the cap)");
+  free(e);
+  CHECK_EQ(test_cli(NULL, err, "mincap", "--trace", tr, "--allocator", "raw", "--allocator", "expandable", "--device", "sim",
+                    "--confirm-on", "sim", "--found", found, "--out", b, NULL), 0);
+  char *x = test_read_file(a), *y = test_read_file(b);
+  CHECK(x && y);
+  test_csv_drop_timed(x);
+  test_csv_drop_timed(y);
+  CHECK_STR(x, y);   /* the same rows either way */
+  free(x);
+  free(y);
+  CHECK_EQ(test_cli(NULL, err, "mincap", "--trace", tr, "--allocator", "raw", "--device", "sim", "--uncapped", runs, "--quiet", "--out", b,
+                    NULL), 2);
+  e = test_read_file(err);
+  CHECK_CONTAINS(e, "--uncapped names rows on the device of --confirm-on");
+  free(e);
+}
