@@ -173,9 +173,9 @@ if "$BIN" explain --help >/dev/null 2>&1; then
 fi
 # the GPU jobs (cuda only), in batches of inputs: one process a batch and kind, so that a
 # process opening the GPU (0.3-0.6 s on an H100) is paid once a batch, not once an input.
-# The largest input (its peak requested uncapped) is a batch alone, the others go BATCH at
-# a time (default: enough for two batches per GPU lane), largest first; the batches are
-# formed once the uncapped rows have said what each input needs (below)
+# The longest input (its uncapped rows' time on the GPU) is a batch alone, the others go
+# BATCH at a time (default: enough for two batches per GPU lane), longest first; the
+# batches are formed once the uncapped rows have said what each input takes (below)
 lanes_max=${GPU_LANES:-4}
 nbatch=0
 if [ "$kind" = cuda ] && [ "$nsrc" -gt 0 ]; then
@@ -270,18 +270,22 @@ merge() {   # merge OUT PREFIX...: the parts PREFIX-*.csv
 # own searches, side by side. What a job holds on the GPU at most: a confirmation, the
 # largest cap it confirms (+5%); async's searches, what async reserved uncapped on the GPU
 # (+30%: the driver's pool varies run to run); each with 1 GiB for its CUDA context; where
-# those are not known, 1.55x the input's peak requested. The jobs, largest input first,
+# those are not known, 1.55x the input's peak requested. The jobs, longest input first,
 # each start as soon as what the running ones hold and its own fit in 90% of the free
 # memory, at most GPU_LANES (default 4: on one H100 the GPU phase took 35 s with 4 and
 # 37-40 s with 6 or 8 on the same machine, the jobs' driver calls contending) at once
 # (scripts/gpu_lanes.sh).
 if [ -s "$DIR/.jobs_gpu" ]; then
+  # per input: its peak requested (what its jobs hold) and its uncapped rows' wall time on
+  # the GPU (what its jobs take: the longest go first, so that none is left running alone
+  # at the end), longest first
   awk "$CSV_AWK"'
     FNR == 1 && /^#/ {next}
     {n = splitcsv($0, f)}
-    !h {for (i = 1; i <= n; i++) {if (f[i] == "peak_requested") c = i; if (f[i] == "workload") w = i}; h = 1; next}
+    !h {for (i = 1; i <= n; i++) {if (f[i] == "peak_requested") c = i; if (f[i] == "workload") w = i; if (f[i] == "wall_ns") t = i}; h = 1; next}
     c && f[c] + 0 > need[f[w]] {need[f[w]] = f[c] + 0}
-    END {for (x in need) printf "%.0f %s\n", need[x], x}' "$DIR/runs.csv" | sort -n -r > "$DIR/.needs"
+    t {took[f[w]] += f[t]}
+    END {for (x in need) printf "%.0f %.0f %s\n", took[x], need[x], x}' "$DIR/runs.csv" | sort -n -r | cut -d' ' -f2- > "$DIR/.needs"
   budget=$(awk -v free="${gpu_free:-0}" 'BEGIN {printf "%.0f", 0.9 * free}')
   # async's uncapped peak reserved on the GPU, per input
   awk "$CSV_AWK"'
@@ -299,7 +303,7 @@ if [ -s "$DIR/.jobs_gpu" ]; then
       c && f[c] + 0 > m {m = f[c] + 0}
       END {if (m > 0) printf "%.0f\n", m}' "$DIR/.parts/found-$1.csv"
   }
-  # the batches: the inputs in the order of .needs (largest first), then any not in it; the
+  # the batches: the inputs in the order of .needs (longest first), then any not in it; the
   # first alone, then BATCH at a time. One list per batch and kind (async's search, the
   # longest, first of each), holding the most any of its inputs holds
   : > "$DIR/.inputs"
