@@ -18,6 +18,9 @@ const char *test_tmpdir(void);
 const char *test_data(const char *name);
 /* the fragbench binary beside the test binary, or NULL (then the caller skips) */
 const char *test_fragbench_bin(void);
+/* the value of "key" in one JSON line (a quoted string without its quotes, or the text of
+ * a number up to the next , or }) into out; 0, or -1 when the key is not there */
+int test_json_field(const char *line, const char *key, char *out, size_t len);
 /* the value of column col in the first row of a CSV text (quoted fields skipped whole), into out */
 int test_csv_cell(const char *text, const char *col, char *out, size_t len);
 /* a results CSV text with its timing columns (wall_ns, ns_per_op, p50_ns, p99_ns, max_ns)

@@ -13,19 +13,28 @@ static int count(const char *hay, const char *needle) {
   return n;
 }
 
+/* bench.sh on BIN with the environment assignments VARS, into test_tmpdir()/NAME (its
+ * folder in dir): the log's text (NULL when unreadable); *ok whether it exited 0 */
+static char *bench_run(const char *name, const char *vars, const char *bin, char *dir, size_t dirlen, int *ok) {
+  char log[700], cmd[3000];
+  snprintf(dir, dirlen, "%s/%s", test_tmpdir(), name);
+  snprintf(log, sizeof log, "%s/%s.log", test_tmpdir(), name);
+  snprintf(cmd, sizeof cmd, "%s BENCH_DIR='%s' JOBS=2 sh scripts/bench.sh '%s' > '%s' 2>&1", vars, dir, bin, log);
+  int st = system(cmd);
+  *ok = st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+  return test_read_file(log);
+}
+
 TEST(bench_on_own_inputs_writes_every_file_and_one_table) {
   if (access("scripts/bench.sh", R_OK)) SKIP("scripts/bench.sh not found (run from the repository root)");
-  char dir[600], log[600], cmd[3000];
+  char dir[600], vars[1000];
   const char *bin = test_fragbench_bin();
   if (!bin) SKIP("no fragbench binary beside the tests");
-  snprintf(dir, sizeof dir, "%s/bench", test_tmpdir());
-  snprintf(log, sizeof log, "%s/bench.log", test_tmpdir());
-  snprintf(cmd, sizeof cmd,
-           "DEVICE=sim BENCH_DIR='%s' WORKLOADS='leaky_losses' TRACES='%s' ALLOCATORS='caching stitch' "
-           "JOBS=2 sh scripts/bench.sh '%s' > '%s' 2>&1", dir, test_data("gpt_train_short_frames.pickle"), bin, log);
-  int st = system(cmd);
-  char *out = test_read_file(log);
-  CHECK_MSG(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "bench.sh failed:\n%s", out ? out : "");
+  snprintf(vars, sizeof vars, "DEVICE=sim WORKLOADS='leaky_losses' TRACES='%s' ALLOCATORS='caching stitch'",
+           test_data("gpt_train_short_frames.pickle"));
+  int ok;
+  char *out = bench_run("bench", vars, bin, dir, sizeof dir, &ok);
+  CHECK_MSG(ok, "bench.sh failed:\n%s", out ? out : "");
   const char *files[] = {"runs.csv", "capsweep.csv", "mincap.csv", "env.txt", "timeline-leaky_losses.csv",
                          "timeline-gpt_train_short_frames.pickle.csv", "advise-gpt_train_short_frames.pickle.csv", "report.md"};
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
@@ -159,18 +168,14 @@ TEST(bench_gpu_lanes_keep_within_the_memory_budget_and_the_lanes) {
  * back in source order */
 TEST(bench_gpu_path_on_a_stand_in_gpu_confirms_every_cap) {
   if (access("scripts/bench.sh", R_OK) || access("tests/stand_in_gpu.sh", R_OK)) SKIP("run from the repository root");
-  char dir[600], log[600], cmd[3000];
+  char dir[600], vars[1600];
   const char *bin = test_fragbench_bin();
   if (!bin) SKIP("no fragbench binary beside the tests");
-  snprintf(dir, sizeof dir, "%s/bench_gpu", test_tmpdir());
-  snprintf(log, sizeof log, "%s/bench_gpu.log", test_tmpdir());
-  snprintf(cmd, sizeof cmd,
-           "STAND_IN_FOR='%s' BENCH_DIR='%s' WORKLOADS='leaky_losses' TRACES='%s %s' ALLOCATORS='caching raw async' GPU_LANES=1 BATCH=2 "
-           "JOBS=2 sh scripts/bench.sh tests/stand_in_gpu.sh > '%s' 2>&1", bin, dir, test_data("leaky_losses.pickle.gz"),
-           test_data("gpt_train_short_frames.pickle"), log);
-  int st = system(cmd);
-  char *out = test_read_file(log);
-  CHECK_MSG(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "bench.sh failed:\n%s", out ? out : "");
+  snprintf(vars, sizeof vars, "STAND_IN_FOR='%s' WORKLOADS='leaky_losses' TRACES='%s %s' ALLOCATORS='caching raw async' GPU_LANES=1 BATCH=2",
+           bin, test_data("leaky_losses.pickle.gz"), test_data("gpt_train_short_frames.pickle"));
+  int ok;
+  char *out = bench_run("bench_gpu", vars, "tests/stand_in_gpu.sh", dir, sizeof dir, &ok);
+  CHECK_MSG(ok, "bench.sh failed:\n%s", out ? out : "");
   CHECK_CONTAINS(out, "(2 batches of inputs)");
   CHECK_CONTAINS(out, "mincaps confirmed on the GPU: 6 of 6");   /* 3 inputs x caching and raw */
   char p[700];

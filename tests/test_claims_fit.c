@@ -40,22 +40,6 @@ static const char *alloc_of(const char *conf) {
   return NULL;
 }
 
-/* "key": "text" or "key": number, from one JSON line */
-static int json_field(const char *line, const char *key, char *out, size_t len) {
-  char pat[64];
-  snprintf(pat, sizeof pat, "\"%s\":", key);
-  const char *p = strstr(line, pat);
-  if (!p) return -1;
-  p += strlen(pat);
-  while (*p == ' ') p++;
-  int quoted = *p == '"';
-  p += quoted;
-  size_t n = 0;
-  while (*p && (quoted ? *p != '"' : *p != ',' && *p != '}') && n + 1 < len) out[n++] = *p++;
-  out[n] = 0;
-  return 0;
-}
-
 TEST(claims_fit_never_answers_above_the_real_largest_batch_on_the_recorded_h100_searches) {
   char *text = test_read_file("tests/data/recorded/fit/summary.jsonl");
   CHECK_MSG(text != NULL, "tests/data/recorded/fit/summary.jsonl missing");
@@ -63,8 +47,8 @@ TEST(claims_fit_never_answers_above_the_real_largest_batch_on_the_recorded_h100_
   char *save = NULL;
   for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
     char job[64], conf[64], frac[32], maxv[32];
-    if (json_field(line, "job", job, sizeof job) || json_field(line, "conf", conf, sizeof conf) ||
-        json_field(line, "fraction", frac, sizeof frac) || json_field(line, "max_value", maxv, sizeof maxv)) {
+    if (test_json_field(line, "job", job, sizeof job) || test_json_field(line, "conf", conf, sizeof conf) ||
+        test_json_field(line, "fraction", frac, sizeof frac) || test_json_field(line, "max_value", maxv, sizeof maxv)) {
       free(text);
       CHECK_MSG(0, "summary.jsonl: a line without job, conf, fraction or max_value: %.200s", line);
     }

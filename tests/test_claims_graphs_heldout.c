@@ -9,23 +9,12 @@
 #include "test.h"
 #include "replay.h"
 
+/* a number field of one JSON line (test_json_field), whole */
 static int json_u64(const char *line, const char *key, unsigned long long *v) {
-  char pat[64];
-  snprintf(pat, sizeof pat, "\"%s\": ", key);
-  const char *p = strstr(line, pat);
-  return p && sscanf(p + strlen(pat), "%llu", v) == 1 ? 0 : -1;
-}
-
-static int json_str(const char *line, const char *key, char *out, size_t len) {
-  char pat[64];
-  snprintf(pat, sizeof pat, "\"%s\": \"", key);
-  const char *p = strstr(line, pat);
-  if (!p) return -1;
-  p += strlen(pat);
-  size_t n = 0;
-  while (*p && *p != '"' && n + 1 < len) out[n++] = *p++;
-  out[n] = 0;
-  return 0;
+  char text[32], *end;
+  if (test_json_field(line, key, text, sizeof text) || !text[0]) return -1;
+  *v = strtoull(text, &end, 10);
+  return *end ? -1 : 0;
 }
 
 TEST(claims_graphs_heldout_jobs_replay_to_pytorchs_peaks_to_the_byte) {
@@ -36,7 +25,7 @@ TEST(claims_graphs_heldout_jobs_replay_to_pytorchs_peaks_to_the_byte) {
   for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
     char job[64], conf[64], path[256];
     unsigned long long res, al;
-    if (json_str(line, "job", job, sizeof job) || json_str(line, "conf", conf, sizeof conf) || json_u64(line, "peak_reserved", &res) ||
+    if (test_json_field(line, "job", job, sizeof job) || test_json_field(line, "conf", conf, sizeof conf) || json_u64(line, "peak_reserved", &res) ||
         json_u64(line, "peak_allocated", &al)) {
       free(text);
       CHECK_MSG(0, "runs.jsonl: a line without job, conf, peak_reserved or peak_allocated: %.200s", line);

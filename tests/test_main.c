@@ -89,6 +89,21 @@ const char *test_fragbench_bin(void) {
   return access(bin, X_OK) ? NULL : bin;
 }
 
+int test_json_field(const char *line, const char *key, char *out, size_t len) {
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\":", key);
+  const char *p = strstr(line, pat);
+  if (!p) return -1;
+  p += strlen(pat);
+  while (*p == ' ') p++;
+  int quoted = *p == '"';
+  p += quoted;
+  size_t n = 0;
+  while (*p && (quoted ? *p != '"' : *p != ',' && *p != '}') && n + 1 < len) out[n++] = *p++;
+  out[n] = 0;
+  return 0;
+}
+
 const char *test_write_tmp(const char *name, const char *text) {
   static char path[4][512];
   static int k;
