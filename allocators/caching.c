@@ -487,8 +487,9 @@ static const char *caching_pool_of(void *a, uint64_t size) {
 
 /* the cap is read by the garbage collection threshold only (a fraction of it) */
 static int caching_cap_blind(const struct params *p) {
-  const char *v = param_str(p, "garbage_collection_threshold");
-  return !v[0] || strtod(v, NULL) == 0;
+  struct caching_config cfg;
+  char err[FB_ERRLEN];
+  return !caching_config_parse(p, &cfg, err) && !(cfg.gc_threshold > 0);   /* a setting it refuses: not said blind */
 }
 
 const struct allocator_ops caching_allocator = {

@@ -115,9 +115,10 @@ static void point_task(int t, void *ctx) {
   P->pt[t] = (struct point){cls, r.completed, r.peak_reserved};
 }
 
-/* --plot: uncapped peak reserved over the searched range, per strategy */
+/* --plot: uncapped peak reserved over the searched range, per strategy, its points on
+ * `threads` workers (the searches' own: every core on sim, one on a GPU) */
 static int plot(const struct cli_opts *o, const struct run_spec *base, const char **allocs, int nalloc,
-                const struct fit_report *reps, const uint64_t *answer_reserved) {
+                const struct fit_report *reps, const uint64_t *answer_reserved, int threads) {
   uint64_t from = o->from ? o->from : 1, hi = from + 4;
   for (int i = 0; i < nalloc; i++) {
     uint64_t top = reps[i].found ? reps[i].max_value + reps[i].max_value / 4 + 2 : from + 4;
@@ -140,7 +141,7 @@ static int plot(const struct cli_opts *o, const struct run_spec *base, const cha
                        .per = (int)((hi - from) / step + 1)};
   pts.pt = calloc((size_t)(nalloc * pts.per), sizeof *pts.pt);
   if (!pts.pt) { fprintf(stderr, "fragbench fit: out of host memory\n"); outfile_abort(&od); outfile_abort(&om); return 1; }
-  row_pool_run(nalloc * pts.per, o->device && !strcmp(o->device, "sim") ? 0 : 1, point_task, NULL, NULL, &pts);
+  row_pool_run(nalloc * pts.per, threads, point_task, NULL, NULL, &pts);
   for (int i = 0; i < nalloc; i++) {
     fprintf(d, "# %s\n", allocs[i]);
     for (int k = 0; k < pts.per; k++) {
@@ -289,7 +290,7 @@ int cmd_fit(struct cli_opts *o) {
   free(S.cls);
   if (f != stdout && outfile_finish(&of, worst < 2) && !worst) worst = 1;
   if (!worst && o->plot) {
-    int rc = plot(o, &base, allocs, nalloc, reps, ansr);
+    int rc = plot(o, &base, allocs, nalloc, reps, ansr, threads);
     worst = rc > worst ? rc : worst;
   }
   free(reps);

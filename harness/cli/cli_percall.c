@@ -78,7 +78,7 @@ int cmd_percall(struct cli_opts *o) {
         }
         if (warm_run) {
           double wbest = r.ns_per_op;
-          k += (size_t)snprintf(passes + k, k < sizeof passes ? sizeof passes - k : 0, " | %.1f", r.ns_per_op);
+          if (k < sizeof passes) k += (size_t)snprintf(passes + k, sizeof passes - k, " | %.1f", r.ns_per_op);
           for (int w = 0; w < o->passes - 1; w++) {
             if (isnan(warm[w])) {   /* a warm pass that did not complete: said, and no warm figure */
               fprintf(stderr, "fragbench percall: %s x %s: warm pass %d did not complete\n", r.workload, rows.allocs[ai], w + 2);
