@@ -65,10 +65,15 @@ if [ "${1:-}" = "--job" ]; then   # one parallel job: bench.sh --job KIND LABEL 
             "$BIN" mincap $srcs $SIM_ALLOC $SIMDEV $CONFIRM $found --seed "$SEED" --quiet --out "$part.csv" 2>"$err" || rc=$? ;;
     mincap_search) "$BIN" mincap "$flag" "$src" $SIM_ALLOC $SIMDEV --seed "$SEED" --quiet --out "$DIR/.parts/found-$label.csv" 2>"$err" || rc=$?
                    : > "$DIR/.parts/found-$label.done" ;;
+    # async on the GPU: its cap sweep, then its searches, which take their first step from
+    # the uncapped rows and every probe at a cap the sweep ran out under from the sweep
+    # (mincap --uncapped, --known: each a replay fewer)
     # shellcheck disable=SC2086
-    capsweep_gpu) "$BIN" run $srcs $GPU_ALLOC --device cuda --seed "$SEED" --cap-x "$CAPS" --quiet --out "$part.csv" 2>"$err" || rc=$? ;;
-    # shellcheck disable=SC2086
-    mincap_gpu) "$BIN" mincap $srcs $GPU_ALLOC --device cuda --seed "$SEED" --quiet --out "$part.csv" 2>"$err" || rc=$? ;;
+    async_gpu) sweep="$DIR/.parts/capsweep_gpu-$label.csv"
+               "$BIN" run $srcs $GPU_ALLOC --device cuda --seed "$SEED" --cap-x "$CAPS" --quiet --out "$sweep" 2>"$err" || rc=$?
+               # shellcheck disable=SC2086
+               [ $rc != 0 ] || "$BIN" mincap $srcs $GPU_ALLOC --device cuda --seed "$SEED" --uncapped "$DIR/runs.csv" --known "$sweep" \
+                 --out "$DIR/.parts/mincap_gpu-$label.csv" >/dev/null 2>>"$err" || rc=$? ;;
     advise) "$BIN" advise --trace "$src" --quiet --out "$DIR/advise-$label.csv" >/dev/null 2>"$err" || rc=$?
             [ $rc = 1 ] && rc=0 ;;   # 1: no setting fits the budget - an answer, in the csv and the report
     explain) "$BIN" explain --trace "$src" $EXPLAINDEV --plot "$DIR/plots/explain-$label.png" --html "$DIR/plots/explain-$label.html" \
@@ -184,7 +189,7 @@ if [ "$kind" = cuda ] && [ "$nsrc" -gt 0 ]; then
   nbatch=$(( 1 + (nsrc - 1 + BATCH - 1) / BATCH ))
   for b in $(seq 1 "$nbatch"); do
     [ -n "$SIM_ALLOC" ] && echo "mincap b$b --batch $b" >> "$DIR/.jobs_gpu"
-    [ -n "$GPU_ALLOC" ] && { echo "capsweep_gpu b$b --batch $b" >> "$DIR/.jobs_gpu"; echo "mincap_gpu b$b --batch $b" >> "$DIR/.jobs_gpu"; }
+    [ -n "$GPU_ALLOC" ] && echo "async_gpu b$b --batch $b" >> "$DIR/.jobs_gpu"
   done
 fi
 TOTAL=$((1 + $(wc -l < "$DIR/.jobs_cpu") + $(wc -l < "$DIR/.jobs_gpu")))
@@ -320,7 +325,7 @@ if [ -s "$DIR/.jobs_gpu" ]; then
   done
   for b in $(seq 1 "$nbatch"); do
     [ -s "$DIR/.batch-$b" ] || continue
-    for k in mincap_gpu mincap capsweep_gpu; do
+    for k in async_gpu mincap; do
       line=$(awk -v k="$k" -v b="b$b" '$1 == k && $2 == b' "$DIR/.jobs_gpu")
       [ -n "$line" ] || continue
       held=0
@@ -346,10 +351,13 @@ merge "$DIR/capsweep.csv" capsweep capsweep_gpu
 merge "$DIR/mincap.csv" mincap mincap_gpu
 
 # confirmations and loud disagreements
-confirmed=""; by_uncapped=""
+confirmed=""; by_uncapped=""; async_known=""
 if [ "$kind" = cuda ]; then
   confirmed=$(cat "$DIR"/.logs/mincap-*.log 2>/dev/null | awk '/found caps confirmed on/{a+=$2; b+=$4} END{printf "%d of %d", a, b}')
   by_uncapped=$(cat "$DIR"/.logs/mincap-*.log 2>/dev/null | sed -n 's/.*found caps confirmed on [a-z]* (\([0-9]*\) at the mincap by their uncapped row there).*/\1/p' |
+                awk '{n += $1} END {if (n) print n}')
+  # async's searches on the GPU: the probes the uncapped rows and the cap sweep answered
+  async_known=$(cat "$DIR"/.logs/async_gpu-*.log 2>/dev/null | sed -n 's/^mincap: \([0-9]*\) probes* answered by rows.*/\1/p' |
                 awk '{n += $1} END {if (n) print n}')
   if grep -h 'MINCAP NOT CONFIRMED' "$DIR"/.logs/mincap-*.log >/dev/null 2>&1; then
     echo "bench: ERROR: some mincaps found on sim did not hold on the GPU:" >&2
@@ -383,7 +391,7 @@ fi
   if [ "$kind" = cuda ]; then
     echo "figures_uncapped: cuda (memory, host ns/op and driver time measured on the GPU)"
     echo "figures_capsweep: sim of the GPU's size ($gpu_total bytes total, $gpu_free free): every strategy's decisions on cuda equal sim's (make test-gpu)${GPU_ALLOC:+; async on cuda}"
-    echo "figures_mincap: searched on sim of the GPU's size, each confirmed on cuda ($confirmed confirmed${by_uncapped:+; $by_uncapped of them at the cap by their uncapped cuda row, which never met it})${GPU_ALLOC:+; async searched on cuda}"
+    echo "figures_mincap: searched on sim of the GPU's size, each confirmed on cuda ($confirmed confirmed${by_uncapped:+; $by_uncapped of them at the cap by their uncapped cuda row, which never met it})${GPU_ALLOC:+; async searched on cuda}${async_known:+ ($async_known of its probes answered by its uncapped rows and cap sweep there, not replayed)}"
   else
     echo "figures_uncapped: sim"
     echo "figures_capsweep: sim"

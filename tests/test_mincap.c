@@ -481,9 +481,89 @@ TEST(mincap_uncapped_rows_confirm_cap_blind_strategies_only) {
   CHECK_STR(x, y);   /* the same rows either way */
   free(x);
   free(y);
-  CHECK_EQ(test_cli(NULL, err, "mincap", "--trace", tr, "--allocator", "raw", "--device", "sim", "--uncapped", runs, "--quiet", "--out", b,
-                    NULL), 2);
+  CHECK_EQ(test_cli(NULL, err, "mincap", "--trace", tr, "--allocator", "raw", "--device", "sim", "--found", found, "--uncapped", runs,
+                    "--quiet", "--out", b, NULL), 2);
   e = test_read_file(err);
-  CHECK_CONTAINS(e, "--uncapped names rows on the device of --confirm-on");
+  CHECK_CONTAINS(e, "--uncapped with --found names rows on the device of --confirm-on");
+  free(e);
+}
+
+/* SCRIPT_SMALL under caching (by hand above): uncapped P = 8 MiB, R = 20 MiB; the search
+ * probes P (fails), R (completes), bisects, then checks +1/2/5% */
+TEST(mincap_known_runs_stand_for_their_probes) {
+  if (!registered("caching")) SKIP("caching not registered");
+  struct run_spec s;
+  base_spec(&s, SCRIPT_SMALL, "caching");
+  struct run_result r0, r;
+  struct mincap_report rep0, rep;
+  CHECK_EQ(mincap_find(&s, 0.005, 0, &r0, &rep0), 0);
+  CHECK_EQ(rep0.known, 0);
+  /* the uncapped run known: one replay fewer, the same row */
+  struct mincap_known k = {.uncapped = 1, .peak_requested = 8 * MiB, .peak_reserved = 20 * MiB};
+  CHECK_EQ(mincap_find_known(&s, 0.005, 0, &k, &r, &rep), 0);
+  CHECK_EQ(rep.runs, rep0.runs - 1);
+  CHECK_EQ(rep.known, 1);
+  CHECK_EQ(r.mincap_bytes, r0.mincap_bytes);
+  CHECK_EQ(r.peak_reserved, r0.peak_reserved);
+  CHECK_STR(r.status, r0.status);
+  /* and a run that ran out under P (the floor probe): two fewer */
+  uint64_t at_p = 8 * MiB;
+  k.ran_out = &at_p;
+  k.nran_out = 1;
+  CHECK_EQ(mincap_find_known(&s, 0.005, 0, &k, &r, &rep), 0);
+  CHECK_EQ(rep.runs, rep0.runs - 2);
+  CHECK_EQ(rep.known, 2);
+  CHECK_EQ(r.mincap_bytes, r0.mincap_bytes);
+  /* the known run decides, not a replay: one said to have run out under 20 MiB (where a
+   * replay completes) leaves the mincap above it */
+  uint64_t at_r = 20 * MiB;
+  k.ran_out = &at_r;
+  CHECK_EQ(mincap_find_known(&s, 0.005, 0, &k, &r, &rep), 0);
+  CHECK(r.mincap_bytes > 20 * MiB);
+  CHECK(rep.known >= 2);
+  /* a known uncapped run that allocated nothing is replayed (its run would be the row) */
+  struct mincap_known none = {.uncapped = 1};
+  CHECK_EQ(mincap_find_known(&s, 0.005, 0, &none, &r, &rep), 0);
+  CHECK_EQ(rep.runs, rep0.runs);
+  CHECK_EQ(rep.known, 0);
+}
+
+/* the CLI: a search from run's uncapped rows and a cap sweep's rows writes the rows a
+ * search from nothing writes, says how many probes they answered, and --known is refused
+ * where nothing is searched */
+TEST(mincap_searches_from_known_rows_write_the_same_rows) {
+  char runs[512], sweep[512], a[512], b[512], err[512];
+  snprintf(runs, sizeof runs, "%s/k_runs.csv", test_tmpdir());
+  snprintf(sweep, sizeof sweep, "%s/k_sweep.csv", test_tmpdir());
+  snprintf(a, sizeof a, "%s/k_a.csv", test_tmpdir());
+  snprintf(b, sizeof b, "%s/k_b.csv", test_tmpdir());
+  snprintf(err, sizeof err, "%s/k.err", test_tmpdir());
+  const char *tr = test_data("gpt_train_short_frames.pickle");
+  CHECK_EQ(test_cli(NULL, err, "run", "--trace", tr, "--workload", "train_loop", "--allocator", "async", "--allocator", "caching",
+                    "--device", "sim", "--quiet", "--out", runs, NULL), 0);
+  CHECK_EQ(test_cli(NULL, err, "run", "--trace", tr, "--workload", "train_loop", "--allocator", "async", "--allocator", "caching",
+                    "--device", "sim", "--cap-x", "1.0,1.05,1.1,1.2", "--quiet", "--out", sweep, NULL), 0);
+  CHECK_EQ(test_cli(NULL, err, "mincap", "--trace", tr, "--workload", "train_loop", "--allocator", "async", "--allocator", "caching",
+                    "--device", "sim", "--quiet", "--out", a, NULL), 0);
+  CHECK_EQ(test_cli(NULL, err, "mincap", "--trace", tr, "--workload", "train_loop", "--allocator", "async", "--allocator", "caching",
+                    "--device", "sim", "--uncapped", runs, "--known", sweep, "--out", b, NULL), 0);
+  char *e = test_read_file(err);
+  CHECK_CONTAINS(e, "probes answered by rows of --uncapped and --known instead of replayed");
+  int n = 0;
+  const char *m = e ? strstr(e, "mincap: ") : NULL;
+  while (m && sscanf(m, "mincap: %d probes answered", &n) != 1) m = strstr(m + 1, "mincap: ");
+  CHECK(n >= 4 + 4);   /* at least the four uncapped runs and the four floors (cap-x 1.0 is the peak requested) */
+  free(e);
+  char *x = test_read_file(a), *y = test_read_file(b);
+  CHECK(x && y);
+  test_csv_drop_timed(x);
+  test_csv_drop_timed(y);
+  CHECK_STR(x, y);
+  free(x);
+  free(y);
+  CHECK_EQ(test_cli(NULL, err, "mincap", "--trace", tr, "--allocator", "caching", "--device", "sim", "--found", a, "--known", sweep,
+                    "--quiet", "--out", b, NULL), 2);
+  e = test_read_file(err);
+  CHECK_CONTAINS(e, "--known answers a search's probes");
   free(e);
 }

@@ -57,6 +57,7 @@ int cli_check_files(const struct cli_opts *o) {
   if (o->tolerance) in[nin++] = (struct named){"--tolerance", o->tolerance};
   if (o->found) in[nin++] = (struct named){"--found", o->found};
   if (o->uncapped) in[nin++] = (struct named){"--uncapped", o->uncapped};
+  if (o->known) in[nin++] = (struct named){"--known", o->known};
   static char script[OUTFILE_PATH_MAX + 16];   /* fit --plot reads plots/fit.gp */
   if (o->plot && !strcmp(o->cmd, "fit")) {
     char dir[OUTFILE_PATH_MAX];

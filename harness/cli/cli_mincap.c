@@ -12,10 +12,11 @@
 #include "model_bound.h"
 #include "cap_infer.h"
 #include "limit.h"
+#include "replay_open.h"
 
 /* the flags it takes (flags.def) */
 static const char *const mincap_opts[] = {
-  FLAGS_SELECTION, FLAGS_STRATEGY, FLAGS_DEVICE, FLAGS_LIMIT, "--precision", "--confirm-on", "--found", "--uncapped", FLAGS_CHECKS, "--out",
+  FLAGS_SELECTION, FLAGS_STRATEGY, FLAGS_DEVICE, FLAGS_LIMIT, "--precision", "--confirm-on", "--found", "--uncapped", "--known", FLAGS_CHECKS, "--out",
   "--quiet",
   NULL,
 };
@@ -27,7 +28,11 @@ const struct cmd_def cmd_mincap_def = {
   "(--limit, or the one a snapshot's OOM implies) is where each strategy's need is placed:\n"
   "below, inside or above it. --found FILE.csv (an earlier mincap's rows, the same inputs and\n"
   "strategies): each cap replayed once from there instead of searched - make bench searches on\n"
-  "the CPU while the GPU replays the uncapped rows, then confirms the caps found (--confirm-on).\n",
+  "the CPU while the GPU replays the uncapped rows, then confirms the caps found (--confirm-on).\n"
+  "A search starts from the input's uncapped row in --uncapped FILE (on the search's device)\n"
+  "instead of replaying it, and a probe at a cap under which a row of --known FILE ran out\n"
+  "takes that row's outcome: make bench's searches on the GPU reuse its uncapped rows and cap\n"
+  "sweep.\n",
   mincap_opts, cmd_mincap, NULL, NULL,
 };
 
@@ -46,21 +51,30 @@ struct mincap_job {
   int progress, pooled, worst, nconfirmed, ndisagree;
   struct row_pool_line line;      /* one progress line for the searches */
   struct results *found;          /* --found: the rows of an earlier search, row i for task i */
-  struct results *uncapped;       /* --uncapped: the inputs' uncapped rows on the confirming device */
+  struct results *uncapped;       /* --uncapped: the inputs' uncapped rows (on the confirming device, or the search's) */
+  struct results *known;          /* --known: rows under caps on the search's device */
+  const char *kind;               /* the search's device kind (rows of --uncapped and --known must be on it) */
   int nby_uncapped;               /* confirmations made by such a row */
+  int *nknown;                    /* per task: probes answered by a row of --uncapped or --known */
 };
 
-/* --uncapped: the row of r's input and strategy (workload, allocator, params, seed), no
- * cap, on the confirming device; 0 with *u filled, or -1 where there is none */
+/* whether row i of t is of this input and strategy (workload, allocator, params, seed) on
+ * a device of this kind */
+static int same_input_row(const struct results *t, int i, const char *workload, const char *allocator, const char *params,
+                          uint64_t seed, const char *kind) {
+  char sd[32];
+  snprintf(sd, sizeof sd, "%llu", (unsigned long long)seed);
+  return !strcmp(results_get(t, i, "workload"), workload) && !strcmp(results_get(t, i, "allocator"), allocator) &&
+         !strcmp(results_get(t, i, "params"), params) && !strcmp(results_get(t, i, "seed"), sd) &&
+         !strncmp(results_get(t, i, "device"), kind, strlen(kind));
+}
+
+/* --uncapped: the row of r's input and strategy, no cap, on the confirming device; 0 with
+ * *u filled, or -1 where there is none */
 static int uncapped_row(const struct mincap_job *j, const struct run_result *r, struct run_result *u) {
   const struct results *t = j->uncapped;
-  char seed[32];
-  snprintf(seed, sizeof seed, "%llu", (unsigned long long)r->seed);
-  size_t kind = strlen(j->o->confirm_on);
   for (int i = 0; t && i < t->nrows; i++) {
-    if (strcmp(results_get(t, i, "workload"), r->workload) || strcmp(results_get(t, i, "allocator"), r->allocator) ||
-        strcmp(results_get(t, i, "params"), r->params) || strcmp(results_get(t, i, "seed"), seed) ||
-        strncmp(results_get(t, i, "device"), j->o->confirm_on, kind) || results_u64(t, i, "cap_bytes", NULL))
+    if (!same_input_row(t, i, r->workload, r->allocator, r->params, r->seed, j->o->confirm_on) || results_u64(t, i, "cap_bytes", NULL))
       continue;
     run_result_init(u);
     snprintf(u->status, sizeof u->status, "%s", results_get(t, i, "status"));
@@ -118,12 +132,59 @@ static int replay_found(struct mincap_job *j, int i, const struct run_spec *base
   return r->exit_class;
 }
 
+/* A search's known runs (searching, not confirming): its uncapped row in --uncapped that
+ * completed, and the caps under which its rows in --known ran out ("oom", not completed),
+ * all on the search's device. The input's label and the strategy's params are a row's own:
+ * a dry run names them (replay_describe). 0, or -1 (out of host memory). */
+static int known_runs(const struct mincap_job *j, const struct run_spec *s, struct mincap_known *k) {
+  memset(k, 0, sizeof *k);
+  if (!j->uncapped && !j->known) return 0;
+  struct run_result d;
+  char err[FB_ERRLEN];
+  run_result_init(&d);
+  if (replay_identity(s, &d, err)) return 0;   /* the search itself will say what is wrong */
+  for (int i = 0; j->uncapped && i < j->uncapped->nrows; i++) {
+    const struct results *t = j->uncapped;
+    if (!same_input_row(t, i, d.workload, d.allocator, d.params, s->seed, j->kind) || results_u64(t, i, "cap_bytes", NULL) ||
+        strcmp(results_get(t, i, "status"), "ok") || results_u64(t, i, "completed", NULL) != 1)
+      continue;
+    k->uncapped = 1;
+    k->peak_requested = results_u64(t, i, "peak_requested", NULL);
+    k->peak_reserved = results_u64(t, i, "peak_reserved", NULL);
+    break;
+  }
+  const struct results *t = j->known;
+  uint64_t *caps = NULL;
+  for (int i = 0; t && i < t->nrows; i++) {
+    uint64_t cap = results_u64(t, i, "cap_bytes", NULL);
+    if (!cap || !same_input_row(t, i, d.workload, d.allocator, d.params, s->seed, j->kind) ||
+        strncmp(results_get(t, i, "status"), "oom", 3) || results_u64(t, i, "completed", NULL))
+      continue;
+    uint64_t *c = realloc(caps, (size_t)(k->nran_out + 1) * sizeof *c);
+    if (!c) { free(caps); return -1; }
+    caps = c;
+    caps[k->nran_out++] = cap;
+  }
+  k->ran_out = caps;
+  return 0;
+}
+
 static void mincap_task(int i, void *ctx) {
   struct mincap_job *j = ctx;
   struct run_spec s = j->spec[i / j->nalloc];
   s.allocator = j->allocs[i % j->nalloc];
-  if (j->found) j->cls[i] = replay_found(j, i, &s, &j->res[i]);
-  else j->cls[i] = mincap_find(&s, j->o->precision, j->progress && j->pooled == 1, &j->res[i], NULL);   /* probe lines only one at a time */
+  if (j->found) { j->cls[i] = replay_found(j, i, &s, &j->res[i]); return; }
+  struct mincap_known k;
+  if (known_runs(j, &s, &k)) {
+    run_result_init(&j->res[i]);
+    snprintf(j->res[i].status, sizeof j->res[i].status, "error: out of host memory");
+    j->cls[i] = j->res[i].exit_class = 1;
+    return;
+  }
+  struct mincap_report rep;
+  j->cls[i] = mincap_find_known(&s, j->o->precision, j->progress && j->pooled == 1, &k, &j->res[i], &rep);   /* probe lines only one at a time */
+  j->nknown[i] = rep.known;
+  free((void *)k.ran_out);
 }
 
 static void mincap_wait(int k, int n, int running, void *ctx) { row_pool_line_wait(&((struct mincap_job *)ctx)->line, k, n, running); }
@@ -258,30 +319,49 @@ int cmd_mincap(struct cli_opts *o) {
     }
     job.found = &found;
   }
-  struct results uncapped;
+  struct results uncapped, known;
   memset(&uncapped, 0, sizeof uncapped);
-  if (o->uncapped) {
-    char uerr[FB_ERRLEN];
-    if (!o->confirm_on) {
-      fprintf(stderr, "fragbench mincap: --uncapped names rows on the device of --confirm-on: give --confirm-on too\n");
-      rc = 2;
-    } else if (results_load(o->uncapped, &uncapped, uerr, sizeof uerr)) {
-      fprintf(stderr, "fragbench mincap: --uncapped %s\n", uerr);
-      rc = 2;
-    }
-    if (rc) {
-      if (o->found) results_free(&found);
-      free(job.lim); free(job.res); free(job.cls);
-      output_abort(&out);
-      return rc;
-    }
-    job.uncapped = &uncapped;
+  memset(&known, 0, sizeof known);
+  job.kind = rows.cfg.kind ? rows.cfg.kind : "sim";
+  job.nknown = calloc((size_t)(rows.nsrc > 0 && rows.nalloc > 0 ? rows.nsrc * rows.nalloc : 1), sizeof *job.nknown);
+  char uerr[FB_ERRLEN];
+  if (!job.nknown) {
+    fprintf(stderr, "fragbench: out of host memory\n");
+    rc = 1;
+  } else if (o->uncapped && o->found && !o->confirm_on) {
+    fprintf(stderr, "fragbench mincap: --uncapped with --found names rows on the device of --confirm-on: give --confirm-on too\n");
+    rc = 2;
+  } else if (o->known && o->found) {
+    fprintf(stderr, "fragbench mincap: --known answers a search's probes; with --found nothing is searched\n");
+    rc = 2;
+  } else if (o->uncapped && results_load(o->uncapped, &uncapped, uerr, sizeof uerr)) {
+    fprintf(stderr, "fragbench mincap: --uncapped %s\n", uerr);
+    rc = 2;
+  } else if (o->known && results_load(o->known, &known, uerr, sizeof uerr)) {
+    fprintf(stderr, "fragbench mincap: --known %s\n", uerr);
+    rc = 2;
   }
+  if (rc) {
+    if (o->found) results_free(&found);
+    if (o->uncapped) results_free(&uncapped);
+    free(job.lim); free(job.res); free(job.cls); free(job.nknown);
+    output_abort(&out);
+    return rc;
+  }
+  if (o->uncapped) job.uncapped = &uncapped;
+  if (o->known) job.known = &known;
   row_pool_line_start(&job.line, "mincap", "searches", job.progress);
   row_pool_run(nok * rows.nalloc, job.pooled, mincap_task, mincap_done, mincap_wait, &job);
   if (o->found) results_free(&found);
   if (o->uncapped) results_free(&uncapped);
+  if (o->known) results_free(&known);
   row_pool_line_end(&job.line);
+  int nknown = 0;
+  for (int i = 0; i < nok * rows.nalloc; i++) nknown += job.nknown[i];
+  free(job.nknown);
+  if (!o->found && (o->uncapped || o->known) && !o->quiet)
+    fprintf(stderr, "mincap: %d probe%s answered by rows of %s instead of replayed\n", nknown, nknown == 1 ? "" : "s",
+            o->uncapped && o->known ? "--uncapped and --known" : o->uncapped ? "--uncapped" : "--known");
   int worst = job.worst;
   nconfirmed = job.nconfirmed;
   ndisagree = job.ndisagree;

@@ -15,6 +15,8 @@
  *      too; the first that completes becomes hi, bisection runs again below it, and the
  *      row is flagged (a larger cap, the old lo, fails).
  *   7. hi * (1 + step) for each step must complete too; else the row is flagged.
+ * A probe that equals a known run (mincap_find_known: the uncapped run, caps under which
+ * one ran out) is answered by it instead of a replay.
  * mincap_need is steps 1-6 alone: the same cap, without the check above it (the three
  * replays of step 7 are a third of a search's completing replays; advise reads the cap
  * only). */
@@ -72,15 +74,39 @@ static uint64_t device_usable(const struct run_spec *base) {
 /* Search state: the best (completing) run so far and a scratch run, swapped on success. */
 struct search {
   const struct run_spec *base;
+  const struct mincap_known *known;
   int progress;
   struct mincap_report *rep;
   struct run_result runs[2];
   int best;                 /* index of the run at cap = rep->hi; -1 none yet */
 };
 
+/* whether a known run ran out under exactly this cap */
+static int known_ran_out(const struct search *S, uint64_t cap) {
+  for (int i = 0; S->known && i < S->known->nran_out; i++)
+    if (S->known->ran_out[i] == cap) return 1;
+  return 0;
+}
+
+/* a probe a known run answers: it ran out under cap (r: a failing run, nothing else read) */
+static void probe_known(const struct search *S, uint64_t cap, struct run_result *r) {
+  run_result_init(r);
+  snprintf(r->status, sizeof r->status, "oom");
+  S->rep->known++;
+  if (S->progress) {
+    char b[32];
+    fprintf(stderr, "mincap: %s: probe: cap %s: oom (a known run)\n", S->base->allocator, fmt_bytes(cap, b, sizeof b));
+  }
+}
+
 /* Probe cap; on completion it becomes the best. 1 completes, 0 fails, -1 error (in scratch). */
 static int try_cap(struct search *S, uint64_t cap, struct run_result **scratch_out) {
   int k = S->best == 0 ? 1 : 0;
+  if (known_ran_out(S, cap)) {
+    probe_known(S, cap, &S->runs[k]);
+    *scratch_out = &S->runs[k];
+    return 0;
+  }
   probe(S->base, cap, S->progress, S->rep, &S->runs[k]);
   *scratch_out = &S->runs[k];
   if (S->runs[k].exit_class) return -1;
@@ -111,7 +137,7 @@ static int finish_with(struct run_result *out, const struct run_result *r) {
 }
 
 /* steps 1-6, and 7 when check_above */
-static int search(const struct run_spec *base, double precision, int progress, int check_above,
+static int search(const struct run_spec *base, double precision, int progress, int check_above, const struct mincap_known *known,
                   struct run_result *out, struct mincap_report *rep_out) {
   struct mincap_report rep_local;
   struct mincap_report *rep = rep_out ? rep_out : &rep_local;
@@ -125,17 +151,27 @@ static int search(const struct run_spec *base, double precision, int progress, i
     return 1;
   }
   S->base = base;
+  S->known = known;
   S->progress = progress;
   S->rep = rep;
   S->best = -1;
   struct run_result *scratch;
   int rc;
 
-  /* 1. uncapped */
-  probe(base, 0, progress, rep, &S->runs[0]);
+  /* 1. uncapped (a known completed run: its peaks; one that allocated nothing is replayed,
+   * its run being the row then) */
   struct run_result *r0 = &S->runs[0];
-  if (r0->exit_class || !completes(r0)) { rc = finish_with(out, r0); goto done; }   /* error, skipped, or oom on the whole device */
-  uint64_t P = r0->peak_requested, R = r0->peak_reserved;
+  uint64_t P, R;
+  if (known && known->uncapped && known->peak_requested) {
+    P = known->peak_requested;
+    R = known->peak_reserved;
+    rep->known++;
+  } else {
+    probe(base, 0, progress, rep, r0);
+    if (r0->exit_class || !completes(r0)) { rc = finish_with(out, r0); goto done; }   /* error, skipped, or oom on the whole device */
+    P = r0->peak_requested;
+    R = r0->peak_reserved;
+  }
   rep->peak_requested = P;
   if (!P) { rc = finish_with(out, r0); goto done; }   /* nothing allocated: no cap applies */
 
@@ -176,7 +212,8 @@ static int search(const struct run_spec *base, double precision, int progress, i
   for (int i = 0; check_above && i < MINCAP_NSTEPS && !rep->fails_above; i++) {
     uint64_t cap = (uint64_t)ceil((double)rep->hi * (1.0 + mincap_steps[i]));
     struct run_result *chk = &S->runs[S->best == 0 ? 1 : 0];
-    probe(base, cap, progress, rep, chk);
+    if (known_ran_out(S, cap)) probe_known(S, cap, chk);
+    else probe(base, cap, progress, rep, chk);
     if (chk->exit_class) { rc = finish_with(out, chk); goto done; }
     if (!completes(chk)) {
       rep->fails_above = cap;
@@ -210,11 +247,16 @@ done:
 
 int mincap_find(const struct run_spec *base, double precision, int progress,
                 struct run_result *out, struct mincap_report *rep) {
-  return search(base, precision, progress, 1, out, rep);
+  return search(base, precision, progress, 1, NULL, out, rep);
+}
+
+int mincap_find_known(const struct run_spec *base, double precision, int progress, const struct mincap_known *known,
+                      struct run_result *out, struct mincap_report *rep) {
+  return search(base, precision, progress, 1, known, out, rep);
 }
 
 int mincap_need(const struct run_spec *base, double precision, struct run_result *out, struct mincap_report *rep) {
-  return search(base, precision, 0, 0, out, rep);
+  return search(base, precision, 0, 0, NULL, out, rep);
 }
 
 int mincap_uncapped_stands(const struct run_result *row, const struct run_result *uncapped) {

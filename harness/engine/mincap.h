@@ -18,6 +18,7 @@ extern const double mincap_steps[MINCAP_NSTEPS];
 
 struct mincap_report {
   int runs;                  /* replays made */
+  int known;                 /* probes answered by a known run (struct mincap_known) instead */
   uint64_t peak_requested;   /* the lower bound */
   uint64_t lo;               /* largest cap seen failing (0: peak_requested itself completed) */
   uint64_t hi;               /* the mincap (0: none found) */
@@ -32,6 +33,23 @@ struct mincap_report {
  * probe. Returns out->exit_class (0, 1 or 2). rep may be NULL. */
 int mincap_find(const struct run_spec *base, double precision, int progress,
                 struct run_result *out, struct mincap_report *rep);
+
+/* Runs already made of the same input and strategy on the search's device, each standing
+ * for the probe it equals, which is then not replayed: a completed uncapped run (its peak
+ * requested and reserved are all step 1 reads) and caps under which a run ran out (a
+ * failing probe's outcome is all the search reads of it; a completing probe is replayed,
+ * its run being the row a search may keep). On sim such a run is the probe's replay,
+ * event for event; on a GPU it is as good a sample of it as a fresh one. */
+struct mincap_known {
+  int uncapped;              /* 1: an uncapped run completed with these peaks */
+  uint64_t peak_requested, peak_reserved;
+  const uint64_t *ran_out;   /* caps (bytes) under which a run ran out */
+  int nran_out;
+};
+
+/* mincap_find with known runs (NULL: none) */
+int mincap_find_known(const struct run_spec *base, double precision, int progress, const struct mincap_known *known,
+                      struct run_result *out, struct mincap_report *rep);
 
 /* The same search without step 7 (the replays at +1%, +2%, +5% above the cap found): the
  * same mincap_bytes and surviving run as mincap_find, its status never "non-monotonic"

@@ -484,13 +484,8 @@ int replay_run(const struct run_spec *s, struct run_result *r) {
   struct workload_info info;
   memset(&info, 0, sizeof info);
   if (x->w.ops->info) x->w.ops->info(x->w.st, &info);
-  if (s->trace) {
-    replay_trace_label(s->trace, r->workload, sizeof r->workload);
-    snprintf(r->trace, sizeof r->trace, "%s", s->trace);
-    if (s->trace_device > 0) snprintf(r->workload + strlen(r->workload), sizeof r->workload - strlen(r->workload), "@%d", s->trace_device);
-  } else {
-    snprintf(r->workload, sizeof r->workload, "%s", s->workload);
-  }
+  replay_workload_label(s, r->workload, sizeof r->workload);
+  if (s->trace) snprintf(r->trace, sizeof r->trace, "%s", s->trace);
   r->trace_peak_reserved = info.trace_peak_reserved;
   if (info.unmodelled[0]) note_unmodelled(x, info.unmodelled);
   if (!x->is_cuda && !s->device.sim_usable && info.usable_bytes) x->dev.usable = info.usable_bytes;

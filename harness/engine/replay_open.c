@@ -1,5 +1,5 @@
-/* replay_open.c - what one row replays, opened (see replay_open.h), and the peak
- * requested of a workload alone (for --cap-x). */
+/* replay_open.c - what one row replays, opened (see replay_open.h), the peak requested of
+ * a workload alone (for --cap-x), and what a row will be named (replay_identity). */
 #include "replay_open.h"
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +18,16 @@ void replay_trace_label(const char *path, char *out, size_t len) {
   snprintf(out, len, "%s", basename_of(path));
   size_t n = strlen(out);
   if (n > 3 && !strcmp(out + n - 3, ".gz")) out[n - 3] = 0;
+}
+
+void replay_workload_label(const struct run_spec *s, char *out, size_t len) {
+  if (!s->trace) {
+    snprintf(out, len, "%s", s->workload ? s->workload : "");
+    return;
+  }
+  replay_trace_label(s->trace, out, len);
+  size_t n = strlen(out);
+  if (s->trace_device > 0 && n < len) snprintf(out + n, len - n, "@%d", s->trace_device);
 }
 
 void replay_unknown_workload(const char *name, char *err) {
@@ -83,6 +93,23 @@ int workload_peak_requested(const struct run_spec *s, uint64_t *peak, char *err)
   livemap_free(&live);
   workload_close(&w);
   return rc < 0 ? -1 : 0;
+}
+
+int replay_identity(const struct run_spec *s, struct run_result *r, char *err) {
+  struct workload w;
+  if (replay_open_workload(s, &w, SIM_TOTAL_DEFAULT, err)) return -1;
+  struct workload_info info;
+  memset(&info, 0, sizeof info);
+  if (w.ops->info) w.ops->info(w.st, &info);
+  struct params ap;
+  int adopted = 0;
+  const struct allocator_ops *ops = replay_resolve_allocator(s, &info, &ap, SIM_TOTAL_DEFAULT, &adopted, err);
+  workload_close(&w);
+  if (!ops) return -1;
+  replay_workload_label(s, r->workload, sizeof r->workload);
+  snprintf(r->allocator, sizeof r->allocator, "%s", ops->name);
+  params_format(&ap, r->params, sizeof r->params);
+  return 0;
 }
 
 /* Resolve "recorded", parse the allocator's params, adopt the trace's settings. */

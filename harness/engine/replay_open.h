@@ -16,6 +16,12 @@ void replay_unknown_workload(const char *name, char *err);
 void replay_unknown_allocator(const char *name, int with_recorded, char *err);
 /* "gpt_train.pickle.gz" -> "gpt_train.pickle" */
 void replay_trace_label(const char *path, char *out, size_t len);
+/* a row's workload column: the generator spec, or the trace's label ("@N" for device N > 0) */
+void replay_workload_label(const struct run_spec *s, char *out, size_t len);
+/* what a row of s will be named, without replaying it: r's workload, allocator (resolved
+ * from "recorded") and params (percentages against the simulated H100's total). 0, or -1
+ * with err */
+int replay_identity(const struct run_spec *s, struct run_result *r, char *err);
 /* 0, or -1 with err */
 int replay_open_workload(const struct run_spec *s, struct workload *w, uint64_t percent_base, char *err);
 /* the strategy's ops and its parameters in p, or NULL with err */
