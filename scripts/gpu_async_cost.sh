@@ -27,5 +27,5 @@ for src in "--workload varlen" "--workload train_loop" "--trace tests/data/resne
   c=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b - a}')
   printf '%s %s %s %s %s\n' "$(echo "$src" | sed 's/.* //; s/.*\///')" "$gb" "$a" "$b" "$c" >> "$f"
 done
-rm -f "$OUT/.ex.csv" "$OUT/.r.csv" "$OUT/.m.csv"
+rm -f "$OUT/.ex.csv" "$OUT/.r.csv" "$OUT/.m.csv" "$OUT/.m.log"
 cat "$f"
