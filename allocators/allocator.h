@@ -77,6 +77,11 @@ struct allocator_ops {
   void (*destroy)(void *a);
   /* optional: offline planning pass (ALLOC_OFFLINE); the harness rewinds afterwards */
   int  (*plan)(void *a, struct workload *w, char *err);
+  /* optional: the work plan() does that depends on the workload and parameters alone,
+   * done now and kept in this process for the row that needs it (w read to its end): the
+   * engine runs it ahead, on another thread, while a GPU replays earlier rows (plan_ahead.c).
+   * 0, or -1 with err */
+  int  (*prepare)(const struct params *p, struct workload *w, char *err);
   /* optional: internal consistency check for --validate; 0 ok, -1 with err */
   int  (*check)(void *a, char *err);
   /* optional: every segment's blocks in address order, fn once per block (explain) */

@@ -1,5 +1,7 @@
 /* oracle.c - the `oracle` reference row: what an allocator with perfect foresight needs.
- * plan() reads the whole workload (the harness rewinds it afterwards), and an offline
+ * plan() reads the whole workload (the harness rewinds it afterwards; a plan this process
+ * made for the same workload already, or ahead through prepare(), is taken instead:
+ * oracle_cache.c), and an offline
  * planner (oracle_plan.c: greedy by size over lifetime intervals, as static memory
  * planners in inference compilers do) fixes every allocation's offset in one arena. The
  * replay then reserves exactly the plan's total - one cudaMalloc, at the first request,
@@ -27,18 +29,30 @@ struct oracle {
   uint64_t last_start;    /* event index of the latest allocation handed out */
 };
 
-static int oracle_create(void **a, struct device *d, const struct params *p, char *err) {
+/* the gap rule: 0 lowest, 1 best, -1 (err) neither */
+static int gap_rule(const struct params *p, char *err) {
   const char *gap = p ? param_str(p, "gap") : "";
   if (gap[0] && strcmp(gap, "lowest") && strcmp(gap, "best")) {
     snprintf(err, FB_ERRLEN, "oracle: gap=%s: expected lowest or best", gap);
     return -1;
   }
+  return !strcmp(gap, "best");
+}
+
+static int oracle_create(void **a, struct device *d, const struct params *p, char *err) {
+  int best = gap_rule(p, err);
+  if (best < 0) return -1;
   struct oracle *o = calloc(1, sizeof *o);
   if (!o) { snprintf(err, FB_ERRLEN, "oracle: out of host memory"); return -1; }
   o->dev = d;
-  o->plan.best_gap = !strcmp(gap, "best");
+  o->plan.best_gap = best;
   *a = o;
   return 0;
+}
+
+static int oracle_prepare(const struct params *p, struct workload *w, char *err) {
+  int best = gap_rule(p, err);
+  return best < 0 ? -1 : oracle_plan_ahead(w, best, err);
 }
 
 static int oracle_plan(void *a, struct workload *w, char *err) {
@@ -46,7 +60,8 @@ static int oracle_plan(void *a, struct workload *w, char *err) {
   int best = o->plan.best_gap;
   oracle_plan_free(&o->plan);
   o->plan.best_gap = best;
-  if (oracle_plan_record(&o->plan, w, err) || oracle_plan_place(&o->plan, err)) return -1;
+  int made;
+  if (oracle_plan_cached(&o->plan, w, &made, err)) return -1;
   o->planned = 1;
   o->next = 0;
   return 0;
@@ -154,6 +169,7 @@ const struct allocator_ops oracle_allocator = {
   .alignment = ORACLE_ALIGN,
   .cap_blind = alloc_cap_blind_always,
   .create = oracle_create,
+  .prepare = oracle_prepare,
   .alloc = oracle_alloc,
   .free = oracle_free,
   .empty_cache = oracle_empty_cache,

@@ -34,4 +34,15 @@ int oracle_plan_place(struct oracle_plan *p, char *err);
 int64_t oracle_plan_overlapping(const struct oracle_plan *p, uint64_t t0, uint64_t t1, uint64_t limit, uint64_t **out, uint64_t *cap);
 void oracle_plan_free(struct oracle_plan *p);
 
+/* oracle_cache.c: the plans made in this process, by workload and gap rule.
+ * oracle_plan_cached: p (empty, best_gap set) becomes the plan of w - a copy of the one
+ * kept, or recorded and placed now and kept (*made = 1). 0, or -1 with err.
+ * oracle_plan_ahead: the plan of w made and kept now unless one is (w read to its end).
+ * oracle_cache_counts: plans made and plans taken from the kept ones, in this process.
+ * oracle_cache_clear: every kept plan dropped. */
+int oracle_plan_cached(struct oracle_plan *p, struct workload *w, int *made, char *err);
+int oracle_plan_ahead(struct workload *w, int best_gap, char *err);
+void oracle_cache_counts(uint64_t *made, uint64_t *taken);
+void oracle_cache_clear(void);
+
 #endif

@@ -199,8 +199,12 @@ FB_THREADS=1
 export BIN DIR SEED CAPS SIMDEV EXPLAINDEV SIM_ALLOC GPU_ALLOC CONFIRM T0 TOTAL FB_THREADS
 echo "bench: $nsrc inputs x $(echo $allocators | wc -w) strategies: $TOTAL steps (the uncapped rows on $kind, $(wc -l < "$DIR/.jobs_cpu") on the CPU in parallel, $(wc -l < "$DIR/.jobs_gpu") on the GPU)" >&2
 
-# the CPU jobs, in the background, JOBS at a time (one core kept for the uncapped rows)
+# the CPU jobs, in the background, JOBS at a time (one core kept for the uncapped rows; on
+# a GPU host of 4 cores or more, two: the second for the thread that makes the oracle's
+# plans ahead of its rows, FB_THREADS=2 for that run below)
 cpu_jobs=$((JOBS > 2 ? JOBS - 1 : JOBS))
+run_threads=1
+if [ "$kind" = cuda ] && [ "$JOBS" -ge 4 ]; then cpu_jobs=$((JOBS - 2)); run_threads=2; fi
 xargs -P "$cpu_jobs" -L 1 sh "$0" --job < "$DIR/.jobs_cpu" &
 cpu_pid=$!
 
@@ -212,7 +216,7 @@ t_run=$(date +%s.%N)
 srcargs=$(printf '%s\n' "$sources" | while read -r label flag src; do printf ' %s %s' "$flag" "$src"; done)
 echo "bench: the uncapped rows: $nsrc inputs x $(echo $allocators | wc -w) strategies on $kind, in one process, one row after another" >&2
 # shellcheck disable=SC2086
-"$BIN" run $srcargs $aargs --device "$kind" --seed "$SEED" --out "$DIR/runs.csv" --timeline "$DIR/.parts/timeline.csv" \
+FB_THREADS=$run_threads "$BIN" run $srcargs $aargs --device "$kind" --seed "$SEED" --out "$DIR/runs.csv" --timeline "$DIR/.parts/timeline.csv" \
   2>"$DIR/.logs/run.log" || echo "run all: exit $? (see $DIR/.logs/run.log)" >> "$DIR/.failed"
 echo "run,all inputs,$t_run,$(date +%s.%N),0" | awk -F, -v t0="$T0" '{printf "%s,%s,%.2f,%.2f,%s\n", $1, $2, $3 - t0, $4 - $3, $5}' >> "$DIR/timing.csv"
 # timeline-LABEL.csv per source: the rows whose first field is "SOURCE/allocator", that

@@ -1,6 +1,7 @@
 /* plan.c - the rows of a run built once, their caps resolved in one place, run by one
  * loop; see plan.h. */
 #include "plan.h"
+#include "plan_ahead.h"
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -320,6 +321,28 @@ static int pooled_ok(const struct plan *p, plan_exec_fn exec) {
   return 1;
 }
 
+/* rows on one GPU run one after another here: what their strategies make from the workload
+ * alone is made ahead on a helper thread (plan_ahead.h), where a second thread may run
+ * (FB_THREADS, --threads: not 1), each row's device total asked here first */
+static void start_ahead(struct plan *p, plan_exec_fn exec, struct plan_ahead *a) {
+  memset(a, 0, sizeof *a);
+  if (exec != plan_exec_here || row_pool_threads(p->o.threads) < 2) return;   /* a thread more than the rows' own */
+  int gpu = 0;
+  for (int i = 0; i < p->n && !gpu; i++) gpu = p->rows[i].spec.device.kind && strcmp(p->rows[i].spec.device.kind, "sim");
+  if (!gpu || p->n < 2) return;
+  struct run_spec *specs = malloc((size_t)p->n * sizeof *specs);
+  uint64_t *base = malloc((size_t)p->n * sizeof *base);
+  if (specs && base) {
+    for (int i = 0; i < p->n; i++) {
+      specs[i] = p->rows[i].spec;
+      base[i] = slot_total(p, &p->rows[i]);
+    }
+    plan_ahead_start(a, specs, base, p->n);
+  }
+  free(specs);
+  free(base);
+}
+
 int plan_run(struct plan *p, plan_exec_fn exec, void *exec_ctx, plan_emit_fn emit, void *emit_ctx) {
   if (pooled_ok(p, exec) && row_pool_threads(p->o.threads) > 1) {
     struct pooled q = {.p = p, .emit = emit, .emit_ctx = emit_ctx};
@@ -339,12 +362,15 @@ int plan_run(struct plan *p, plan_exec_fn exec, void *exec_ctx, plan_emit_fn emi
   int worst = 0;
   struct run_result *res = calloc((size_t)p->width, sizeof *res);
   if (!res) return 1;
+  struct plan_ahead ahead;
+  start_ahead(p, exec, &ahead);
   for (int g = 0; g < p->ngroups && worst < 2; g++) {
     struct plan_row *rows = &p->rows[g * p->width];
     exec(p, rows, p->width, res, exec_ctx);
     int w = emit_group(p, g, res, emit, emit_ctx);
     if (w > worst) worst = w;
   }
+  plan_ahead_stop(&ahead);
   free(res);
   return worst;
 }

@@ -13,7 +13,7 @@
 #   PERCALL_RUNS=N        fragbench passes per cell in one process, fastest kept (default 5)
 #   PERCALL_PASSES=N      PyTorch passes per process, best kept (default 5)
 #   PERCALL_ROUNDS=N      rounds of (PyTorch, fragbench sim, fragbench cuda) one after the
-#                         other, each side's best over them kept (default 3)
+#                         other, each side's best over them kept (default 5)
 #   PYTHON=python3        the Python that has torch
 #   CXX=g++
 #
@@ -29,7 +29,7 @@ OUT=${PERCALL_OUT:-build/percall}
 PY=${PYTHON:-python3}
 CXX=${CXX:-g++}
 RUNS=${PERCALL_RUNS:-5}
-ROUNDS=${PERCALL_ROUNDS:-3}
+ROUNDS=${PERCALL_ROUNDS:-5}
 PASSES=${PERCALL_PASSES:-5}
 TRACES=${PERCALL_TRACES:-"tests/data/gpt_train.pickle.gz tests/data/leaky_losses.pickle.gz tests/data/resnet_varsize.pickle.gz tests/data/gpt_train_short_frames.pickle"}
 HERE=$(dirname "$0")
