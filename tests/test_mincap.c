@@ -450,16 +450,25 @@ TEST(mincap_found_replays_each_cap_once_to_the_same_rows) {
   free(e);
 }
 
+/* the files a CLI test of mincap writes: test_tmpdir()/PREFIX_runs.csv, _second.csv
+ * (found rows or a cap sweep), _a.csv, _b.csv and PREFIX.err */
+struct cli_files { char runs[512], second[512], a[512], b[512], err[512]; };
+
+static void cli_files(struct cli_files *f, const char *prefix, const char *second) {
+  snprintf(f->runs, sizeof f->runs, "%s/%s_runs.csv", test_tmpdir(), prefix);
+  snprintf(f->second, sizeof f->second, "%s/%s_%s.csv", test_tmpdir(), prefix, second);
+  snprintf(f->a, sizeof f->a, "%s/%s_a.csv", test_tmpdir(), prefix);
+  snprintf(f->b, sizeof f->b, "%s/%s_b.csv", test_tmpdir(), prefix);
+  snprintf(f->err, sizeof f->err, "%s/%s.err", test_tmpdir(), prefix);
+}
+
 /* --uncapped: a cap-blind strategy's confirmation at the cap is its uncapped row there (the
  * same rows and confirmations as replaying it), a strategy that reads the cap is replayed
- * all the same, and the flag without --confirm-on is refused */
+ * all the same, and the flag with --found but without --confirm-on is refused */
 TEST(mincap_uncapped_rows_confirm_cap_blind_strategies_only) {
-  char runs[512], found[512], a[512], b[512], err[512];
-  snprintf(runs, sizeof runs, "%s/u_runs.csv", test_tmpdir());
-  snprintf(found, sizeof found, "%s/u_found.csv", test_tmpdir());
-  snprintf(a, sizeof a, "%s/u_a.csv", test_tmpdir());
-  snprintf(b, sizeof b, "%s/u_b.csv", test_tmpdir());
-  snprintf(err, sizeof err, "%s/u.err", test_tmpdir());
+  struct cli_files f;
+  cli_files(&f, "u", "found");
+  char *runs = f.runs, *found = f.second, *a = f.a, *b = f.b, *err = f.err;
   const char *tr = test_data("gpt_train_short_frames.pickle");
   CHECK_EQ(test_cli(NULL, err, "run", "--trace", tr, "--allocator", "raw", "--allocator", "expandable", "--device", "sim", "--quiet",
                     "--out", runs, NULL), 0);
@@ -532,12 +541,9 @@ TEST(mincap_known_runs_stand_for_their_probes) {
  * search from nothing writes, says how many probes they answered, and --known is refused
  * where nothing is searched */
 TEST(mincap_searches_from_known_rows_write_the_same_rows) {
-  char runs[512], sweep[512], a[512], b[512], err[512];
-  snprintf(runs, sizeof runs, "%s/k_runs.csv", test_tmpdir());
-  snprintf(sweep, sizeof sweep, "%s/k_sweep.csv", test_tmpdir());
-  snprintf(a, sizeof a, "%s/k_a.csv", test_tmpdir());
-  snprintf(b, sizeof b, "%s/k_b.csv", test_tmpdir());
-  snprintf(err, sizeof err, "%s/k.err", test_tmpdir());
+  struct cli_files f;
+  cli_files(&f, "k", "sweep");
+  char *runs = f.runs, *sweep = f.second, *a = f.a, *b = f.b, *err = f.err;
   const char *tr = test_data("gpt_train_short_frames.pickle");
   CHECK_EQ(test_cli(NULL, err, "run", "--trace", tr, "--workload", "train_loop", "--allocator", "async", "--allocator", "caching",
                     "--device", "sim", "--quiet", "--out", runs, NULL), 0);

@@ -25,14 +25,10 @@ static int may_prepare(const struct run_spec *s) {
 static void prepare_row(const struct run_spec *s, uint64_t percent_base) {
   char err[FB_ERRLEN];
   struct workload w;
-  if (replay_open_workload(s, &w, percent_base, err)) return;
-  struct workload_info info;
-  memset(&info, 0, sizeof info);
-  if (w.ops->info) w.ops->info(w.st, &info);
   struct params ap;
-  int adopted = 0;
-  const struct allocator_ops *ops = replay_resolve_allocator(s, &info, &ap, percent_base, &adopted, err);
-  if (ops && ops->prepare) (void)ops->prepare(&ap, &w, err);
+  const struct allocator_ops *ops = replay_open_row(s, &w, &ap, percent_base, err);
+  if (!ops) return;
+  if (ops->prepare) (void)ops->prepare(&ap, &w, err);
   workload_close(&w);
 }
 

@@ -95,17 +95,24 @@ int workload_peak_requested(const struct run_spec *s, uint64_t *peak, char *err)
   return rc < 0 ? -1 : 0;
 }
 
-int replay_identity(const struct run_spec *s, struct run_result *r, char *err) {
-  struct workload w;
-  if (replay_open_workload(s, &w, SIM_TOTAL_DEFAULT, err)) return -1;
+const struct allocator_ops *replay_open_row(const struct run_spec *s, struct workload *w, struct params *ap,
+                                            uint64_t percent_base, char *err) {
+  if (replay_open_workload(s, w, percent_base, err)) return NULL;
   struct workload_info info;
   memset(&info, 0, sizeof info);
-  if (w.ops->info) w.ops->info(w.st, &info);
-  struct params ap;
+  if (w->ops->info) w->ops->info(w->st, &info);
   int adopted = 0;
-  const struct allocator_ops *ops = replay_resolve_allocator(s, &info, &ap, SIM_TOTAL_DEFAULT, &adopted, err);
-  workload_close(&w);
+  const struct allocator_ops *ops = replay_resolve_allocator(s, &info, ap, percent_base, &adopted, err);
+  if (!ops) workload_close(w);
+  return ops;
+}
+
+int replay_identity(const struct run_spec *s, struct run_result *r, char *err) {
+  struct workload w;
+  struct params ap;
+  const struct allocator_ops *ops = replay_open_row(s, &w, &ap, SIM_TOTAL_DEFAULT, err);
   if (!ops) return -1;
+  workload_close(&w);
   replay_workload_label(s, r->workload, sizeof r->workload);
   snprintf(r->allocator, sizeof r->allocator, "%s", ops->name);
   params_format(&ap, r->params, sizeof r->params);

@@ -18,6 +18,11 @@ void replay_unknown_allocator(const char *name, int with_recorded, char *err);
 void replay_trace_label(const char *path, char *out, size_t len);
 /* a row's workload column: the generator spec, or the trace's label ("@N" for device N > 0) */
 void replay_workload_label(const struct run_spec *s, char *out, size_t len);
+/* the workload of s opened (percentages against percent_base) and its strategy resolved
+ * against it, with its parameters in ap: the strategy's ops, w left open for the caller to
+ * close; or NULL with err, nothing left open */
+const struct allocator_ops *replay_open_row(const struct run_spec *s, struct workload *w, struct params *ap,
+                                            uint64_t percent_base, char *err);
 /* what a row of s will be named, without replaying it: r's workload, allocator (resolved
  * from "recorded") and params (percentages against the simulated H100's total). 0, or -1
  * with err */
