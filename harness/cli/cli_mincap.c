@@ -135,7 +135,7 @@ static int replay_found(struct mincap_job *j, int i, const struct run_spec *base
 /* A search's known runs (searching, not confirming): its uncapped row in --uncapped that
  * completed, and the caps under which its rows in --known ran out ("oom", not completed),
  * all on the search's device. The input's label and the strategy's params are a row's own:
- * a dry run names them (replay_describe). 0, or -1 (out of host memory). */
+ * replay_identity names them without a replay. 0, or -1 (out of host memory). */
 static int known_runs(const struct mincap_job *j, const struct run_spec *s, struct mincap_known *k) {
   memset(k, 0, sizeof *k);
   if (!j->uncapped && !j->known) return 0;
