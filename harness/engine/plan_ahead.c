@@ -32,9 +32,16 @@ static void prepare_row(const struct run_spec *s, uint64_t percent_base) {
   workload_close(&w);
 }
 
+static int stopped(struct plan_ahead *a) {
+  pthread_mutex_lock(&a->mu);
+  int s = a->stop;
+  pthread_mutex_unlock(&a->mu);
+  return s;
+}
+
 static void *ahead_main(void *arg) {
   struct plan_ahead *a = arg;
-  for (int i = 0; i < a->n && !__atomic_load_n(&a->stop, __ATOMIC_RELAXED); i++)
+  for (int i = 0; i < a->n && !stopped(a); i++)
     if (may_prepare(&a->specs[i])) prepare_row(&a->specs[i], a->percent_base[i]);
   return NULL;
 }
@@ -57,7 +64,8 @@ int plan_ahead_start(struct plan_ahead *a, const struct run_spec *specs, const u
     a->specs[i].quiet = 1;
   }
   a->n = n;
-  if (pthread_create(&a->thread, NULL, ahead_main, a)) goto none;
+  if (pthread_mutex_init(&a->mu, NULL)) goto none;
+  if (pthread_create(&a->thread, NULL, ahead_main, a)) { pthread_mutex_destroy(&a->mu); goto none; }
   a->started = 1;
   return 1;
 none:
@@ -69,8 +77,11 @@ none:
 
 void plan_ahead_stop(struct plan_ahead *a) {
   if (a->started) {
-    __atomic_store_n(&a->stop, 1, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&a->mu);
+    a->stop = 1;
+    pthread_mutex_unlock(&a->mu);
     pthread_join(a->thread, NULL);
+    pthread_mutex_destroy(&a->mu);
   }
   free(a->specs);
   free(a->percent_base);

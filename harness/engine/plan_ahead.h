@@ -10,6 +10,7 @@
 struct plan_ahead {
   pthread_t thread;
   int started;
+  pthread_mutex_t mu;           /* guards stop */
   int stop;
   struct run_spec *specs;       /* the rows' specs, copied (their outputs cleared) */
   uint64_t *percent_base;       /* each row's device total: what its percentages are taken of */
