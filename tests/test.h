@@ -26,6 +26,8 @@ int test_csv_cell(const char *text, const char *col, char *out, size_t len);
 /* a results CSV text with its timing columns (wall_ns, ns_per_op, p50_ns, p99_ns, max_ns)
  * emptied in place: what two runs of the same rows must agree on */
 void test_csv_drop_timed(char *text);
+/* a results CSV file's text (malloc'd) with test_csv_drop_timed applied; NULL when unreadable */
+char *test_read_untimed(const char *path);
 /* `fragbench report` on test_tmpdir()/name holding runs.csv = runs: report.md's text
  * (malloc'd), NULL when report failed */
 char *test_report_of(const char *name, const char *runs);

@@ -491,6 +491,13 @@ void test_csv_drop_timed(char *t) {
   *w = 0;
 }
 
+/* a results CSV file's text with its timing columns emptied (test.h) */
+char *test_read_untimed(const char *path) {
+  char *t = test_read_file(path);
+  if (t) test_csv_drop_timed(t);
+  return t;
+}
+
 /* `fragbench report` on a folder holding runs.csv = runs (test.h) */
 char *test_report_of(const char *name, const char *runs) {
   static char dir[512], path[600];

@@ -483,10 +483,8 @@ TEST(mincap_uncapped_rows_confirm_cap_blind_strategies_only) {
   free(e);
   CHECK_EQ(test_cli(NULL, err, "mincap", "--trace", tr, "--allocator", "raw", "--allocator", "expandable", "--device", "sim",
                     "--confirm-on", "sim", "--found", found, "--out", b, NULL), 0);
-  char *x = test_read_file(a), *y = test_read_file(b);
+  char *x = test_read_untimed(a), *y = test_read_untimed(b);
   CHECK(x && y);
-  test_csv_drop_timed(x);
-  test_csv_drop_timed(y);
   CHECK_STR(x, y);   /* the same rows either way */
   free(x);
   free(y);
@@ -560,10 +558,8 @@ TEST(mincap_searches_from_known_rows_write_the_same_rows) {
   while (m && sscanf(m, "mincap: %d probes answered", &n) != 1) m = strstr(m + 1, "mincap: ");
   CHECK(n >= 4 + 4);   /* at least the four uncapped runs and the four floors (cap-x 1.0 is the peak requested) */
   free(e);
-  char *x = test_read_file(a), *y = test_read_file(b);
+  char *x = test_read_untimed(a), *y = test_read_untimed(b);
   CHECK(x && y);
-  test_csv_drop_timed(x);
-  test_csv_drop_timed(y);
   CHECK_STR(x, y);
   free(x);
   free(y);

@@ -42,13 +42,6 @@ TEST(row_pool_stop_starts_nothing_more) {
   }
 }
 
-/* the CSV without the columns that time the run */
-static char *untimed(const char *path) {
-  char *t = test_read_file(path);
-  if (t) test_csv_drop_timed(t);
-  return t;
-}
-
 TEST(run_rows_on_one_sim_device_are_the_same_on_1_and_3_workers) {
   char a[512], b[512];
   snprintf(a, sizeof a, "%s/pool1.csv", test_tmpdir());
@@ -62,7 +55,7 @@ TEST(run_rows_on_one_sim_device_are_the_same_on_1_and_3_workers) {
                      "--allocator", "expandable", "--allocator", "bfc", "--cap-x", "1.0,1.1,2", "--out", b, NULL);
   unsetenv("FB_THREADS");
   CHECK_EQ(rc1, rc3);
-  char *x = untimed(a), *y = untimed(b);
+  char *x = test_read_untimed(a), *y = test_read_untimed(b);
   CHECK(x && y);
   int lines = 0;
   for (char *p = x; *p; p++) lines += *p == '\n';
