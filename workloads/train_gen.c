@@ -5,14 +5,9 @@
 #include "train_gen.h"
 
 int param_choice(const struct params *p, const char *key, const char *choices, const char *owner, char *err) {
-  const char *v = param_str(p, key), *c = choices;
-  size_t n = strlen(v);
-  for (int i = 0; *c; i++) {
-    const char *bar = strchr(c, '|');
-    size_t len = bar ? (size_t)(bar - c) : strlen(c);
-    if (len == n && !strncmp(c, v, n)) return i;
-    c += len + (bar ? 1 : 0);
-  }
+  const char *v = param_str(p, key);
+  int i = params_word_index(choices, v);
+  if (i >= 0) return i;
   snprintf(err, FB_ERRLEN, "%s: parameter '%s=%s': expected one of %s", owner, key, v, choices);
   return -1;
 }

@@ -71,17 +71,6 @@ static int push(const char *cmd, const char **arr, int *n, const char *flag, con
   return 0;
 }
 
-/* the words of "a|b|c": the index of val among them, -1 when it is none of them */
-static int word_index(const char *words, const char *val) {
-  size_t n = strlen(val);
-  for (int i = 0; *words; i++) {
-    const char *e = strchr(words, '|');
-    size_t l = e ? (size_t)(e - words) : strlen(words);
-    if (l == n && !strncmp(words, val, n)) return i;
-    words += l + (e ? 1 : 0);
-  }
-  return -1;
-}
 
 /* the CHECKED and HOOK entries' functions (flags.def) */
 static int sim_bytes(const char *cmd, const char *flag, const char *val, uint64_t *to) {
@@ -158,12 +147,12 @@ static int store(const char *cmd, struct cli_opts *o, enum flag_id id, const cha
 #define TEXT(id, ...) case FLAG_##id: o->id = val; return 0;
 #define WORD(id, flag_, value, dflt, words, expect, help) \
   case FLAG_##id: \
-    if (word_index(words, val) < 0) return bad(cmd, "%s '%s': " expect, flag, val); \
+    if (params_word_index(words, val) < 0) return bad(cmd, "%s '%s': " expect, flag, val); \
     o->id = val; \
     return 0;
 #define ENUM(id, ctype, flag_, value, words, expect, help) \
   case FLAG_##id: \
-    if ((w = word_index(words, val)) < 0) return bad(cmd, "%s '%s': " expect, flag, val); \
+    if ((w = params_word_index(words, val)) < 0) return bad(cmd, "%s '%s': " expect, flag, val); \
     o->id = (ctype)w; \
     return 0;
 #define PUSH(id, ...) case FLAG_##id: return push(cmd, o->id, &o->n##id, flag, val);

@@ -223,6 +223,17 @@ const char *param_str(const struct params *p, const char *key) {
   return s && s->def ? s->def : "";
 }
 
+int params_word_index(const char *words, const char *val) {
+  size_t n = strlen(val);
+  for (int i = 0; *words; i++) {
+    const char *e = strchr(words, '|');
+    size_t l = e ? (size_t)(e - words) : strlen(words);
+    if (l == n && !strncmp(words, val, n)) return i;
+    words += l + (e ? 1 : 0);
+  }
+  return -1;
+}
+
 int64_t param_int(const struct params *p, const char *key) {
   const char *v = param_str(p, key);
   return v[0] ? strtoll(v, NULL, 10) : 0;

@@ -38,6 +38,8 @@ int64_t param_int(const struct params *p, const char *key);
 uint64_t param_bytes(const struct params *p, const char *key);
 double param_float(const struct params *p, const char *key);
 int param_bool(const struct params *p, const char *key);
+/* the index of val among the words of "a|b|c", -1 when it is none of them */
+int params_word_index(const char *words, const char *val);
 
 /* Render given params as "k=v,k=v" (no name). */
 void params_format(const struct params *p, char *out, size_t outlen);
