@@ -82,13 +82,8 @@ static int replay_value(const struct run_spec *base, const char *vary, uint64_t 
     r->exit_class = 2;
     return 2;
   }
-  struct run_spec s = *base;
+  struct run_spec s = mincap_probe_spec(base, cap);
   s.workload = spec;
-  s.cap_bytes = cap;
-  s.cap_x = 0;
-  s.on_oom = ON_OOM_STOP;
-  s.timeline = NULL;
-  s.progress = 0;
   int cls = replay_run(&s, r);
   if (!cls) model_bound_row(&s, r);   /* the row may be the one fit writes */
   return cls;

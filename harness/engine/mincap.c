@@ -37,14 +37,19 @@ static int completes(const struct run_result *r) {
 }
 
 /* one replay of base at cap on device dev (NULL: base's own) */
-static void replay_at(const struct run_spec *base, const struct device_config *dev, uint64_t cap, struct run_result *r) {
+struct run_spec mincap_probe_spec(const struct run_spec *base, uint64_t cap) {
   struct run_spec s = *base;
-  if (dev) s.device = *dev;
   s.cap_bytes = cap;
   s.cap_x = 0;
   s.on_oom = ON_OOM_STOP;
   s.timeline = NULL;
   s.progress = 0;
+  return s;
+}
+
+static void replay_at(const struct run_spec *base, const struct device_config *dev, uint64_t cap, struct run_result *r) {
+  struct run_spec s = mincap_probe_spec(base, cap);
+  if (dev) s.device = *dev;
   run_result_init(r);
   replay_run(&s, r);
 }
@@ -234,12 +239,7 @@ static int search(const struct run_spec *base, double precision, int progress, i
 done:
   free(S);
   if (!rc) {   /* the row kept (only it): widened by its strategy's other bound at the cap it ran under */
-    struct run_spec s = *base;
-    s.cap_bytes = out->cap_bytes;
-    s.cap_x = 0;
-    s.on_oom = ON_OOM_STOP;
-    s.timeline = NULL;
-    s.progress = 0;
+    struct run_spec s = mincap_probe_spec(base, out->cap_bytes);
     model_bound_row(&s, out);
   }
   return rc;

@@ -25,6 +25,10 @@ struct mincap_report {
   uint64_t fails_above;      /* a cap above the mincap that failed; 0 = monotonic at the steps */
 };
 
+/* The spec of a probe: base under cap (0: none), stopping at its first OOM, with no
+ * timeline and no progress line. */
+struct run_spec mincap_probe_spec(const struct run_spec *base, uint64_t cap);
+
 /* Runs the search for base (its cap_bytes, cap_x, on_oom and timeline are ignored: every
  * probe stops at the first OOM). `out` is the surviving run (the run at cap = mincap)
  * with mincap_bytes and mincap_x filled, or, when nothing completes, skipped or fails,
