@@ -97,12 +97,7 @@ static int replay_found(struct mincap_job *j, int i, const struct run_spec *base
   }
   int ok = 1;
   uint64_t cap = results_u64(t, i, "mincap_bytes", &ok);
-  struct run_spec s = *base;
-  s.cap_bytes = ok ? cap : 0;
-  s.cap_x = 0;
-  s.on_oom = ON_OOM_STOP;
-  s.timeline = NULL;
-  s.progress = 0;
+  struct run_spec s = mincap_probe_spec(base, ok ? cap : 0);
   int cls = replay_run(&s, r);
   const char *status = results_get(t, i, "status");
   char want[64];
@@ -253,6 +248,16 @@ static int mincap_done(int i, void *ctx) {
   return cls == 2;
 }
 
+/* a results file a flag names, loaded into t (nothing where the flag is not given); 0, or 2
+ * with the message said */
+static int load_rows(const char *flag, const char *path, struct results *t) {
+  char err[FB_ERRLEN];
+  memset(t, 0, sizeof *t);
+  if (!path || !results_load(path, t, err, sizeof err)) return 0;
+  fprintf(stderr, "fragbench mincap: %s %s\n", flag, err);
+  return 2;
+}
+
 int cmd_mincap(struct cli_opts *o) {
   if (!o->nworkloads && !o->ntraces) {
     fprintf(stderr, "fragbench mincap: nothing to replay: give --workload NAME or --trace FILE (see fragbench list)\n");
@@ -271,12 +276,19 @@ int cmd_mincap(struct cli_opts *o) {
     fprintf(stderr, "fragbench mincap: %s is not available for mincap\n", o->timeline ? "--timeline" : "--devices");
     return 2;
   }
+  if (o->uncapped && o->found && !o->confirm_on) {
+    fprintf(stderr, "fragbench mincap: --uncapped with --found names rows on the device of --confirm-on: give --confirm-on too\n");
+    return 2;
+  }
+  if (o->known && o->found) {
+    fprintf(stderr, "fragbench mincap: --known answers a search's probes; with --found nothing is searched\n");
+    return 2;
+  }
   struct cli_rows rows;
   int rc = cli_rows(o, &rows);
   if (rc) return rc;
 
   struct device_config confirm_cfg = {0};
-  int nconfirmed = 0, ndisagree = 0;
   if (o->confirm_on) {
     struct cli_opts c = *o;
     c.device = o->confirm_on;
@@ -286,14 +298,35 @@ int cmd_mincap(struct cli_opts *o) {
   struct output out;
   if (output_open(&out, o->out)) return 2;
   out.quiet = o->quiet;
-  /* every source's limit, resolved before the searches start (said when its first row is
-   * written); a source whose limit cannot be resolved ends the rows there, as it did */
   struct mincap_job job = {.o = o, .allocs = rows.allocs, .nalloc = rows.nalloc, .out = &out, .confirm = o->confirm_on ? &confirm_cfg : NULL};
   job.src = rows.src;
+  job.kind = rows.cfg.kind ? rows.cfg.kind : "sim";
+  size_t ntask = (size_t)(rows.nsrc > 0 && rows.nalloc > 0 ? rows.nsrc * rows.nalloc : 1);
   job.lim = calloc((size_t)(rows.nsrc ? rows.nsrc : 1), sizeof *job.lim);
-  job.res = calloc((size_t)(rows.nsrc > 0 && rows.nalloc > 0 ? rows.nsrc * rows.nalloc : 1), sizeof *job.res);
-  job.cls = calloc((size_t)(rows.nsrc > 0 && rows.nalloc > 0 ? rows.nsrc * rows.nalloc : 1), sizeof *job.cls);
-  if (!job.lim || !job.res || !job.cls) { free(job.lim); free(job.res); free(job.cls); output_abort(&out); fprintf(stderr, "fragbench: out of host memory\n"); return 1; }
+  job.res = calloc(ntask, sizeof *job.res);
+  job.cls = calloc(ntask, sizeof *job.cls);
+  job.nknown = calloc(ntask, sizeof *job.nknown);
+  struct results found = {0}, uncapped = {0}, known = {0};
+  if (!job.lim || !job.res || !job.cls || !job.nknown) {
+    fprintf(stderr, "fragbench: out of host memory\n");
+    rc = 1;
+  } else {
+    rc = load_rows("--found", o->found, &found);
+    if (!rc) rc = load_rows("--uncapped", o->uncapped, &uncapped);
+    if (!rc) rc = load_rows("--known", o->known, &known);
+  }
+  if (rc) {
+    results_free(&found);
+    results_free(&uncapped);
+    free(job.lim); free(job.res); free(job.cls); free(job.nknown);
+    output_abort(&out);
+    return rc;
+  }
+  if (o->found) job.found = &found;
+  if (o->uncapped) job.uncapped = &uncapped;
+  if (o->known) job.known = &known;
+  /* every source's limit, resolved before the searches start (said when its first row is
+   * written); a source whose limit cannot be resolved ends the rows there, as it did */
   char lim_err[FB_ERRLEN] = "";
   int nok = 0;
   for (; nok < rows.nsrc; nok++) {
@@ -305,66 +338,20 @@ int cmd_mincap(struct cli_opts *o) {
   /* the searches on every core where they run on sim (a GPU's one after another on it),
    * each row written, confirmed and explained in order on this thread */
   job.progress = !o->quiet && isatty(2);
-  job.pooled = strcmp(rows.cfg.kind ? rows.cfg.kind : "", "sim") ? 1 : row_pool_threads(0);
+  job.pooled = strcmp(job.kind, "sim") ? 1 : row_pool_threads(0);
   for (int si = 0; si < nok; si++) cli_spec(o, &rows.cfg, &rows.src[si], &job.spec[si]);
-  struct results found;
-  memset(&found, 0, sizeof found);
-  if (o->found) {
-    char ferr[FB_ERRLEN];
-    if (results_load(o->found, &found, ferr, sizeof ferr)) {
-      fprintf(stderr, "fragbench mincap: --found %s\n", ferr);
-      free(job.lim); free(job.res); free(job.cls);
-      output_abort(&out);
-      return 2;
-    }
-    job.found = &found;
-  }
-  struct results uncapped, known;
-  memset(&uncapped, 0, sizeof uncapped);
-  memset(&known, 0, sizeof known);
-  job.kind = rows.cfg.kind ? rows.cfg.kind : "sim";
-  job.nknown = calloc((size_t)(rows.nsrc > 0 && rows.nalloc > 0 ? rows.nsrc * rows.nalloc : 1), sizeof *job.nknown);
-  char uerr[FB_ERRLEN];
-  if (!job.nknown) {
-    fprintf(stderr, "fragbench: out of host memory\n");
-    rc = 1;
-  } else if (o->uncapped && o->found && !o->confirm_on) {
-    fprintf(stderr, "fragbench mincap: --uncapped with --found names rows on the device of --confirm-on: give --confirm-on too\n");
-    rc = 2;
-  } else if (o->known && o->found) {
-    fprintf(stderr, "fragbench mincap: --known answers a search's probes; with --found nothing is searched\n");
-    rc = 2;
-  } else if (o->uncapped && results_load(o->uncapped, &uncapped, uerr, sizeof uerr)) {
-    fprintf(stderr, "fragbench mincap: --uncapped %s\n", uerr);
-    rc = 2;
-  } else if (o->known && results_load(o->known, &known, uerr, sizeof uerr)) {
-    fprintf(stderr, "fragbench mincap: --known %s\n", uerr);
-    rc = 2;
-  }
-  if (rc) {
-    if (o->found) results_free(&found);
-    if (o->uncapped) results_free(&uncapped);
-    free(job.lim); free(job.res); free(job.cls); free(job.nknown);
-    output_abort(&out);
-    return rc;
-  }
-  if (o->uncapped) job.uncapped = &uncapped;
-  if (o->known) job.known = &known;
   row_pool_line_start(&job.line, "mincap", "searches", job.progress);
   row_pool_run(nok * rows.nalloc, job.pooled, mincap_task, mincap_done, mincap_wait, &job);
-  if (o->found) results_free(&found);
-  if (o->uncapped) results_free(&uncapped);
-  if (o->known) results_free(&known);
   row_pool_line_end(&job.line);
+  results_free(&found);
+  results_free(&uncapped);
+  results_free(&known);
   int nknown = 0;
   for (int i = 0; i < nok * rows.nalloc; i++) nknown += job.nknown[i];
-  free(job.nknown);
   if (!o->found && (o->uncapped || o->known) && !o->quiet)
     fprintf(stderr, "mincap: %d probe%s answered by rows of %s instead of replayed\n", nknown, nknown == 1 ? "" : "s",
             o->uncapped && o->known ? "--uncapped and --known" : o->uncapped ? "--uncapped" : "--known");
   int worst = job.worst;
-  nconfirmed = job.nconfirmed;
-  ndisagree = job.ndisagree;
   if (nok < rows.nsrc && worst < 2) {   /* where the rows stopped: the limit of the next source */
     fprintf(stderr, "fragbench: %s\n", lim_err);
     worst = 2;
@@ -372,12 +359,13 @@ int cmd_mincap(struct cli_opts *o) {
   free(job.lim);
   free(job.res);
   free(job.cls);
+  free(job.nknown);
   if (output_finish(&out, worst == 0) && worst < 2) worst = 2;   /* --out only when every row was found */
   if (o->confirm_on) {
     char by[96] = "";
     if (job.nby_uncapped) snprintf(by, sizeof by, " (%d at the mincap by their uncapped row there)", job.nby_uncapped);
-    fprintf(stderr, "mincap: %d of %d found caps confirmed on %s%s%s\n", nconfirmed, nconfirmed + ndisagree, o->confirm_on, by,
-            ndisagree ? " - SEE THE ERRORS ABOVE" : "");
+    fprintf(stderr, "mincap: %d of %d found caps confirmed on %s%s%s\n", job.nconfirmed, job.nconfirmed + job.ndisagree, o->confirm_on, by,
+            job.ndisagree ? " - SEE THE ERRORS ABOVE" : "");
   }
   return worst;
 }
