@@ -318,6 +318,16 @@ static void progress(struct replay *x, uint64_t t_start, uint64_t *t_last) {
           (unsigned long long)x->ev_index, (double)x->ev_index / ((double)(t - t_start) / 1e9) / 1e6);
 }
 
+/* the strategy calls made so far (a request no strategy was asked for is none) */
+static uint64_t strategy_calls(const struct replay *x) { return x->allocs - x->untimed_allocs + x->frees; }
+
+/* ns per call from the loop's clock: host ns over calls, those timed on their own (their
+ * spans, sampled ns over nsampled calls) left out where that leaves some; NaN for no calls */
+static double mean_ns(uint64_t host, uint64_t calls, uint64_t sampled, uint64_t nsampled) {
+  if (nsampled < calls && sampled < host) return (double)(host - sampled) / (double)(calls - nsampled);
+  return calls ? (double)host / (double)calls : NAN;
+}
+
 static void fill_result(struct replay *x) {
   struct run_result *r = x->r;
   r->events = x->ev_index;
@@ -337,13 +347,7 @@ static void fill_result(struct replay *x) {
   r->maps = x->dev.c.maps;
   r->unmaps = x->dev.c.unmaps;
   r->modeled_driver_ns = x->dev.c.modeled_ns;
-  uint64_t timed_calls = x->allocs - x->untimed_allocs + x->frees;   /* the strategy calls */
-  if (x->sampled_calls < timed_calls && x->sampled_ns < x->host_ns) {   /* the mean over the calls not timed on their own */
-    timed_calls -= x->sampled_calls;
-    r->ns_per_op = (double)(x->host_ns - x->sampled_ns) / (double)timed_calls;
-  } else {
-    r->ns_per_op = timed_calls ? (double)x->host_ns / (double)timed_calls : NAN;
-  }
+  r->ns_per_op = mean_ns(x->host_ns, strategy_calls(x), x->sampled_ns, x->sampled_calls);
   r->p50_ns = hist_quantile(&x->hist, 0.50);
   r->p99_ns = hist_quantile(&x->hist, 0.99);
   r->max_ns = x->hist.max;
@@ -439,15 +443,10 @@ static void warm_passes(struct replay *x) {
   for (int p = 0; p < s->warm_passes; p++) s->warm_ns[p] = NAN;
   for (int p = 0; p < s->warm_passes; p++) {
     if (free_live(x, 1) || workload_rewind(&x->w, x->err)) return;
-    uint64_t host = x->host_ns, sampled = x->sampled_ns, nsampled = x->sampled_calls;
-    uint64_t calls = x->allocs - x->untimed_allocs + x->frees, oom = x->r->oom_count;
+    uint64_t host = x->host_ns, sampled = x->sampled_ns, nsampled = x->sampled_calls, calls = strategy_calls(x);
+    uint64_t oom = x->r->oom_count;
     if (replay_loop(x) || x->r->oom_count != oom) return;
-    calls = x->allocs - x->untimed_allocs + x->frees - calls;
-    host = x->host_ns - host;
-    sampled = x->sampled_ns - sampled;
-    nsampled = x->sampled_calls - nsampled;
-    if (nsampled < calls && sampled < host) s->warm_ns[p] = (double)(host - sampled) / (double)(calls - nsampled);
-    else if (calls) s->warm_ns[p] = (double)host / (double)calls;
+    s->warm_ns[p] = mean_ns(x->host_ns - host, strategy_calls(x) - calls, x->sampled_ns - sampled, x->sampled_calls - nsampled);
   }
 }
 
