@@ -289,27 +289,22 @@ if [ -s "$DIR/.jobs_gpu" ]; then
   # the GPU (what its jobs take: the longest go first, so that none is left running alone
   # at the end), longest first
   awk "$CSV_AWK"'
-    FNR == 1 && /^#/ {next}
-    {n = splitcsv($0, f)}
-    !h {for (i = 1; i <= n; i++) {if (f[i] == "peak_requested") c = i; if (f[i] == "workload") w = i; if (f[i] == "wall_ns") t = i}; h = 1; next}
-    c && f[c] + 0 > need[f[w]] {need[f[w]] = f[c] + 0}
-    t {took[f[w]] += f[t]}
+    !csvrow($0, f, c) {next}
+    {w = f[c["workload"]]}
+    ("peak_requested" in c) && f[c["peak_requested"]] + 0 > need[w] {need[w] = f[c["peak_requested"]] + 0}
+    ("wall_ns" in c) {took[w] += f[c["wall_ns"]]}
     END {for (x in need) printf "%.0f %.0f %s\n", took[x], need[x], x}' "$DIR/runs.csv" | sort -n -r | cut -d' ' -f2- > "$DIR/.needs"
   budget=$(awk -v free="${gpu_free:-0}" 'BEGIN {printf "%.0f", 0.9 * free}')
   # async's uncapped peak reserved on the GPU, per input
   awk "$CSV_AWK"'
-    FNR == 1 && /^#/ {next}
-    {n = splitcsv($0, f)}
-    !h {for (i = 1; i <= n; i++) {if (f[i] == "peak_reserved") c = i; if (f[i] == "workload") w = i; if (f[i] == "allocator") a = i}; h = 1; next}
-    c && f[a] == "async" {printf "%.0f %s\n", f[c] + 0, f[w]}' "$DIR/runs.csv" > "$DIR/.async_needs"
+    !csvrow($0, f, c) {next}
+    ("peak_reserved" in c) && f[c["allocator"]] == "async" {printf "%.0f %s\n", f[c["peak_reserved"]] + 0, f[c["workload"]]}' "$DIR/runs.csv" > "$DIR/.async_needs"
   # the largest cap a confirmation replays (its search'''s rows), or nothing
   largest_cap() {
     [ -f "$DIR/.parts/found-$1.csv" ] || return 0
     awk "$CSV_AWK"'
-      FNR == 1 && /^#/ {next}
-      {n = splitcsv($0, f)}
-      !h {for (i = 1; i <= n; i++) if (f[i] == "mincap_bytes") c = i; h = 1; next}
-      c && f[c] + 0 > m {m = f[c] + 0}
+      !csvrow($0, f, c) {next}
+      ("mincap_bytes" in c) && f[c["mincap_bytes"]] + 0 > m {m = f[c["mincap_bytes"]] + 0}
       END {if (m > 0) printf "%.0f\n", m}' "$DIR/.parts/found-$1.csv"
   }
   # the batches: the inputs in the order of .needs (longest first), then any not in it; the

@@ -58,8 +58,7 @@ for p in $FIT; do
     fi
     row_awk="$(cat "$(dirname "$0")/csv_split.awk")"'
       function gb(x) { return x == "" ? "-" : sprintf("%.2f GB", x / 1e9) }
-      { n = splitcsv($0, f) }
-      NR == 1 { for (i = 1; i <= n; i++) col[f[i]] = i; next }
+      !csvrow($0, f, col) { next }
       { st = f[col["status"]]; note = (st ~ /non-monotonic/) ? st : ""
         printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", w, p, f[col["allocator"]],
           (f[col["max_value"]] == "" ? "none" : f[col["max_value"]]),
