@@ -282,7 +282,7 @@ int cmd_fit(struct cli_opts *o) {
   struct searches S = {.o = o, .base = &base, .allocs = allocs, .limit = limit, .margin = margin, .f = f, .reps = reps,
                        .ansr = ansr, .res = calloc((size_t)nalloc, sizeof *S.res), .cls = calloc((size_t)nalloc, sizeof *S.cls)};
   if (!S.res || !S.cls) { fprintf(stderr, "fragbench fit: out of host memory\n"); free(S.res); free(S.cls); free(reps); free(ansr); return 1; }
-  int threads = strcmp(cfg.kind ? cfg.kind : "", "sim") ? 1 : row_pool_threads(0);
+  int threads = row_pool_threads_on(cfg.kind);
   S.progress = !o->quiet && isatty(2) && threads == 1;   /* a probe line each, only where they come one at a time */
   row_pool_run(nalloc, threads, search_task, search_done, NULL, &S);
   int worst = S.worst;

@@ -338,7 +338,7 @@ int cmd_mincap(struct cli_opts *o) {
   /* the searches on every core where they run on sim (a GPU's one after another on it),
    * each row written, confirmed and explained in order on this thread */
   job.progress = !o->quiet && isatty(2);
-  job.pooled = strcmp(job.kind, "sim") ? 1 : row_pool_threads(0);
+  job.pooled = row_pool_threads_on(job.kind);
   for (int si = 0; si < nok; si++) cli_spec(o, &rows.cfg, &rows.src[si], &job.spec[si]);
   row_pool_line_start(&job.line, "mincap", "searches", job.progress);
   row_pool_run(nok * rows.nalloc, job.pooled, mincap_task, mincap_done, mincap_wait, &job);

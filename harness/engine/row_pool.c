@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include "timing.h"
@@ -30,6 +31,10 @@ int row_pool_threads(int threads) {
   if (env && atoi(env) > 0) return atoi(env) > MAX_THREADS ? MAX_THREADS : atoi(env);
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   return cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS : (int)cores;
+}
+
+int row_pool_threads_on(const char *device_kind) {
+  return device_kind && !strcmp(device_kind, "sim") ? row_pool_threads(0) : 1;
 }
 
 static void *worker(void *arg) {

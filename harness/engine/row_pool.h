@@ -28,6 +28,9 @@ int row_pool_run(int n, int threads, row_pool_task_fn task, row_pool_done_fn don
 
 /* the number of threads row_pool_run uses for `threads` (0 = the cores, or FB_THREADS) */
 int row_pool_threads(int threads);
+/* the workers for rows on a device of this kind: row_pool_threads(0) on sim, one elsewhere
+ * (a GPU's rows one after another on it) */
+int row_pool_threads_on(const char *device_kind);
 
 /* The one progress line of a pool's tasks on stderr ("\rWHO: k of n WHAT done, r running,
  * T s"), from a second in, while the caller waits (call row_pool_line_wait from the wait
