@@ -50,6 +50,7 @@ int event_buffer_push(struct event_buffer *b, const struct event *e) {
     b->cap = cap;
   }
   b->ev[b->n++] = *e;
+  b->slot_table = 0;
   return 0;
 }
 
@@ -59,6 +60,7 @@ void event_buffer_free(struct event_buffer *b) {
   b->ev = NULL;
   b->path = NULL;
   b->n = b->cap = 0;
+  b->slot_table = 0;
 }
 
 struct mem { const struct event_buffer *b; size_t pos; char where[320]; };

@@ -99,6 +99,9 @@ struct event_buffer {
   const struct workload_ops *reader;
   char *path;
   int trace_device;
+  /* the events carry their slots in the replay's map (the harness's livemap_slot_events):
+   * a map of this many entries holds them; 0 = they carry none (a push clears it) */
+  uint32_t slot_table;
 };
 /* Read every event of the trace (its reader detected from content). 0, or -1 with err. */
 int  event_buffer_load(struct event_buffer *b, const char *path, int trace_device, char *err);

@@ -10,6 +10,8 @@ enum op { OP_ALLOC, OP_FREE, OP_EMPTY_CACHE, OP_ITER, OP_POOL_RELEASE };
 
 struct event {
   enum op op;
+  uint32_t slot;     /* the replay map's slot of id, where the harness gave the events their
+                        slots (livemap.h, event_buffer.slot_table); else 0. Set by no workload */
   uint64_t id;       /* alloc/free: the block's identity (unique among live blocks) */
   uint64_t size;     /* alloc: requested bytes; 0 otherwise */
   uint64_t stream;   /* alloc: the stream the block is used on (0 = default stream);

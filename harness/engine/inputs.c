@@ -2,6 +2,7 @@
  * keyed by path, device trace and the file's identity (a file rewritten under the same
  * name is read again); one reader per key, others wait for it. */
 #include "inputs.h"
+#include "livemap.h"
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,11 @@ static size_t max_events(void) {
   return (size_t)((double)pages * (double)page / 4 / sizeof(struct event));
 }
 
+void inputs_slot(struct event_buffer *b) {
+  uint32_t table;
+  b->slot_table = livemap_slot_events(b->ev, b->n, &table) ? 0 : table;
+}
+
 const struct event_buffer *inputs_get(const char *path, int trace_device) {
   struct stat st;
   memset(&st, 0, sizeof st);
@@ -86,6 +92,7 @@ const struct event_buffer *inputs_get(const char *path, int trace_device) {
   pthread_mutex_unlock(&mu);
   char err[FB_ERRLEN];
   int rc = event_buffer_load_max(&h->b, path, trace_device, max_events(), err);
+  if (!rc) inputs_slot(&h->b);
   pthread_mutex_lock(&mu);
   h->state = rc ? FAILED : READY;
   pthread_cond_broadcast(&cv);
@@ -97,7 +104,9 @@ const struct event_buffer *inputs_get_or_load(const char *path, int trace_device
   memset(own, 0, sizeof *own);
   const struct event_buffer *b = inputs_get(path, trace_device);
   if (b) return b;
-  return event_buffer_load(own, path, trace_device, err) ? NULL : own;
+  if (event_buffer_load(own, path, trace_device, err)) return NULL;
+  inputs_slot(own);
+  return own;
 }
 
 void inputs_forget(const char *path) {

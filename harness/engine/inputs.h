@@ -19,6 +19,10 @@ const struct event_buffer *inputs_get(const char *path, int trace_device);
  * *own (the caller frees it with event_buffer_free; zeroed when not used). NULL with err
  * when it cannot be read. */
 const struct event_buffer *inputs_get_or_load(const char *path, int trace_device, struct event_buffer *own, char *err);
+/* give a buffer's events their slots in the replay's map (livemap_slot_events), so that
+ * every replay of it finds a block's entry without hashing; done for every trace held or
+ * read here. Out of memory leaves the events without slots (replayed through the hash). */
+void inputs_slot(struct event_buffer *b);
 /* release every held device trace of path (no row will ask for it again) */
 void inputs_forget(const char *path);
 

@@ -4,6 +4,7 @@
  * table plus the old one. */
 #include "livemap.h"
 #include "thread_map.h"
+#include "event.h"
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -35,6 +36,7 @@ static int init(struct livemap *m, size_t initial, int populate) {
   m->shift = 64 - bits;
   m->count = 0;
   m->grow_at = cap / 4 * 3;
+  m->direct = 0;
   return m->slots ? 0 : -1;
 }
 
@@ -47,6 +49,57 @@ int livemap_init(struct livemap *m, size_t initial) {
   }
   m->seed = seed | 1;   /* an odd multiplier */
   return init(m, initial, 1);
+}
+
+int livemap_init_slots(struct livemap *m, uint32_t table) {
+  m->seed = 1;
+  if (init(m, ((size_t)table + 1) / 2, 1)) return -1;   /* a capacity of table entries at least */
+  m->direct = 1;
+  m->grow_at = SIZE_MAX;   /* never grown: no event's slot is past the table */
+  return 0;
+}
+
+int livemap_slot_events(struct event *ev, size_t n, uint32_t *table) {
+  struct livemap m;
+  *table = 0;
+  if (livemap_init(&m, 1024)) return -1;
+  uint32_t *freed = NULL, next = 1;   /* slot 0: no id's */
+  size_t nfreed = 0, cap = 0;
+  for (size_t i = 0; i < n; i++) {
+    struct event *e = &ev[i];
+    e->slot = 0;
+    if (e->op == OP_ALLOC && e->size) {
+      struct live_entry *le = livemap_get(&m, e->id);
+      if (!le) {
+        if (!nfreed && next == UINT32_MAX) goto fail;
+        uint32_t s = nfreed ? freed[--nfreed] : next++;
+        if (!(le = livemap_put(&m, e->id))) goto fail;
+        le->requested = s;
+      }
+      e->slot = (uint32_t)le->requested;
+    } else if (e->op == OP_FREE) {
+      struct live_entry *le = livemap_get(&m, e->id);
+      if (!le) continue;
+      if (nfreed == cap) {
+        size_t c = cap ? cap * 2 : 1024;
+        uint32_t *more = realloc(freed, c * sizeof *more);
+        if (!more) goto fail;
+        freed = more;
+        cap = c;
+      }
+      e->slot = (uint32_t)le->requested;
+      freed[nfreed++] = e->slot;
+      livemap_del(&m, le);
+    }
+  }
+  livemap_free(&m);
+  free(freed);
+  *table = next;
+  return 0;
+fail:
+  livemap_free(&m);
+  free(freed);
+  return -1;
 }
 
 static int cmp_u64(const void *a, const void *b) {
@@ -63,6 +116,29 @@ uint64_t *livemap_sorted_ids(const struct livemap *m, uint32_t state, size_t *n)
     if (m->slots[i].state == state) ids[(*n)++] = m->slots[i].id;
   qsort(ids, *n, sizeof *ids, cmp_u64);
   return ids;
+}
+
+struct id_slot { uint64_t id; size_t slot; };
+
+static int cmp_id_slot(const void *a, const void *b) {
+  uint64_t x = ((const struct id_slot *)a)->id, y = ((const struct id_slot *)b)->id;
+  return (x > y) - (x < y);
+}
+
+size_t *livemap_sorted_slots(const struct livemap *m, uint32_t state, size_t *n) {
+  *n = 0;
+  if (!m->slots || !m->count) return NULL;
+  struct id_slot *p = malloc(m->count * sizeof *p);
+  size_t *slots = malloc(m->count * sizeof *slots);
+  if (!p || !slots) { free(p); free(slots); return NULL; }
+  size_t k = 0;
+  for (size_t i = 0; i <= m->mask; i++)
+    if (m->slots[i].state == state) p[k++] = (struct id_slot){m->slots[i].id, i};
+  qsort(p, k, sizeof *p, cmp_id_slot);
+  for (size_t i = 0; i < k; i++) slots[i] = p[i].slot;
+  free(p);
+  *n = k;
+  return slots;
 }
 
 void livemap_free(struct livemap *m) {

@@ -7,7 +7,13 @@
  * 2 / capacity over the seed), so crafted ids cannot pile into one probe run, and an
  * arithmetic run of ids (addresses 512 B apart) spreads evenly; the placement (slot
  * order) then differs from run to run, so whoever walks the slots for something that
- * shows (freeing what is left) walks them in id order (livemap_sorted_ids). */
+ * shows (freeing what is left) walks them in id order (livemap_sorted_ids).
+ * A sequence of events held in memory can be given its slots once, before it is replayed
+ * (livemap_slot_events: each event the slot of its id, as the map would hold it then), and
+ * a map made for it (livemap_init_slots) then takes an event's entry at its slot: no
+ * hashing, no probing, and the slots freed last are the next taken, so the entries in use
+ * stay few and close together, as PyTorch's own probe resolves ids to array slots before
+ * timing (tests/probes/torch_percall.cpp). */
 #ifndef FB_LIVEMAP_H
 #define FB_LIVEMAP_H
 #include <stdint.h>
@@ -39,11 +45,24 @@ struct livemap {
   size_t grow_at;     /* count at which an insert grows the table first: 3/4 of capacity */
   uint64_t seed;      /* random per map, odd (livemap_init): the hash's multiplier */
   unsigned shift;     /* 64 - log2(capacity): a home is the product's top bits */
+  int direct;         /* livemap_init_slots: an id's entry is at its event's slot */
 };
 
 int livemap_init(struct livemap *m, size_t initial);
 void livemap_free(struct livemap *m);
 int livemap_grow(struct livemap *m);   /* double the capacity (0, or -1 out of memory) */
+
+/* Give each event of ev[0..n) the slot its id takes in the map, as replay keeps it: an
+ * alloc of a size above 0 puts its id (or finds it there: an id already live keeps its
+ * slot), a free takes it out; a free of an id not there, and every other event, gets slot
+ * 0, which no id ever takes. A freed slot is the next one taken. *table: the entries a map
+ * for these events needs (livemap_init_slots), 1 + the most ids there at once. 0, or -1
+ * out of memory (the events' slots then mean nothing: *table is 0). */
+struct event;
+int livemap_slot_events(struct event *ev, size_t n, uint32_t *table);
+/* a map for events given their slots by livemap_slot_events (table entries): an entry
+ * is found at its event's slot (livemap_entry, livemap_find_at) */
+int livemap_init_slots(struct livemap *m, uint32_t table);
 
 static inline size_t livemap_home(const struct livemap *m, uint64_t id) {
   return (size_t)((id * m->seed) >> m->shift);
@@ -98,8 +117,30 @@ static inline void livemap_commit_requested(struct livemap *m, struct live_entry
   m->count++;
 }
 
+/* the entry for an event's id (slot: the event's), new (LIVE_EMPTY) or not, as
+ * livemap_slot; NULL if out of memory */
+static inline struct live_entry *livemap_entry(struct livemap *m, uint64_t id, uint32_t slot) {
+  return m->direct ? &m->slots[slot] : livemap_slot(m, id);
+}
+
+/* the slot index of an event's id (slot: the event's), or LIVEMAP_NONE */
+static inline size_t livemap_find_at(const struct livemap *m, uint64_t id, uint32_t slot) {
+  if (m->direct) return m->slots[slot].state == LIVE_EMPTY ? LIVEMAP_NONE : slot;
+  return livemap_find(m, id);
+}
+
+/* the slot indices of every entry in state, in id order, into a new array (*n of them;
+ * free() it); NULL with *n = 0 when there are none or out of memory. Only for a map made
+ * by livemap_init_slots: in a hashed one a deletion moves entries to other slots. */
+size_t *livemap_sorted_slots(const struct livemap *m, uint32_t state, size_t *n);
+
 /* remove the entry in slot i; a later entry of its probe run may move into slot i */
 static inline void livemap_del_at(struct livemap *m, size_t i) {
+  if (m->direct) {
+    m->slots[i].state = LIVE_EMPTY;
+    m->count--;
+    return;
+  }
   size_t j = i;
   for (;;) {
     j = (j + 1) & m->mask;

@@ -141,10 +141,10 @@ static __attribute__((noinline)) int do_alloc(struct replay *x, const struct eve
     warn_skip(x, "zero-size allocation", ev->id);
     return 0;
   }
-  struct live_entry *e = livemap_slot(&x->live, ev->id);
+  struct live_entry *e = livemap_entry(&x->live, ev->id, ev->slot);
   if (!e) goto nomem;
   if (e->state == LIVE_BLOCK) { if (x->s->strict) goto strict; warn_skip(x, "allocation of an id that is already live", ev->id); return 0; }
-  if (e->state == LIVE_DROPPED) { livemap_del(&x->live, e); e = livemap_slot(&x->live, ev->id); }
+  if (e->state == LIVE_DROPPED) { livemap_del(&x->live, e); e = livemap_entry(&x->live, ev->id, ev->slot); }
   if (ev->size >= HUGE_REQUEST) {   /* 2^48 and more: no device holds it - an OOM under any strategy, not asked of one */
     x->allocs++;
     x->untimed_allocs++;
@@ -192,7 +192,7 @@ strict:
  * id not live - with fewer tests; anything else goes to do_alloc, which looks the id up
  * again (the same slot: nothing changed in between) */
 static inline __attribute__((always_inline)) int alloc_plain(struct replay *x, const struct event *ev) {
-  struct live_entry *e = livemap_slot(&x->live, ev->id);
+  struct live_entry *e = livemap_entry(&x->live, ev->id, ev->slot);
   if (__builtin_expect(!e || e->state != LIVE_EMPTY, 0)) return do_alloc(x, ev);
   struct block *b = &e->b;   /* the strategy fills the map's slot directly */
   *b = (struct block){0};
@@ -260,7 +260,7 @@ static __attribute__((noinline)) int free_unknown(struct replay *x, const struct
 }
 
 static inline __attribute__((always_inline)) int do_free(struct replay *x, const struct event *ev, int plain) {
-  size_t slot = livemap_find(&x->live, ev->id);
+  size_t slot = livemap_find_at(&x->live, ev->id, ev->slot);
   if (__builtin_expect(slot == LIVEMAP_NONE, 0)) return free_unknown(x, ev);
   if (x->live.slots[slot].state == LIVE_DROPPED) { livemap_del_at(&x->live, slot); return 0; }
   return free_entry(x, slot, 1, ev->stream == EV_FREE_RECORDED && (x->ops->flags & ALLOC_STREAM_ORDERED) ? DEV_STREAM_RECORDED : 0,
@@ -407,11 +407,18 @@ static int replay_loop(struct replay *x) {
 
 /* Free what the workload left live (untimed calls). */
 static int free_live(struct replay *x, int check) {
-  size_t n = 0;   /* in id order (the map's slot order is seeded per run); out of memory: slot order below */
-  uint64_t *ids = livemap_sorted_ids(&x->live, LIVE_BLOCK, &n);
-  for (size_t k = 0; k < n; k++)
-    if (free_entry(x, livemap_find(&x->live, ids[k]), 0, 0, 0) && check) { free(ids); return -1; }
-  free(ids);
+  size_t n = 0;   /* in id order */
+  if (x->live.direct) {   /* entries stay in their slots: straight from them */
+    size_t *slots = livemap_sorted_slots(&x->live, LIVE_BLOCK, &n);
+    for (size_t k = 0; k < n; k++)
+      if (free_entry(x, slots[k], 0, 0, 0) && check) { free(slots); return -1; }
+    free(slots);
+  } else {   /* in id order (the map's slot order is seeded per run); out of memory: slot order below */
+    uint64_t *ids = livemap_sorted_ids(&x->live, LIVE_BLOCK, &n);
+    for (size_t k = 0; k < n; k++)
+      if (free_entry(x, livemap_find(&x->live, ids[k]), 0, 0, 0) && check) { free(ids); return -1; }
+    free(ids);
+  }
   for (size_t i = 0; x->live.slots && x->live.count && i <= x->live.mask;) {   /* what is left (dropped entries), until none is */
     struct live_entry *e = &x->live.slots[i];
     if (e->state == LIVE_BLOCK) {
@@ -511,7 +518,8 @@ int replay_run(const struct run_spec *s, struct run_result *r) {
       goto out;
     }
   }
-  if (livemap_init(&x->live, 4096)) { set_status(r, 1, "error: %s", "out of host memory"); goto out; }
+  uint32_t table = x->w.ctx.events ? x->w.ctx.events->slot_table : 0;   /* events held with their slots */
+  if (table ? livemap_init_slots(&x->live, table) : livemap_init(&x->live, 4096)) { set_status(r, 1, "error: %s", "out of host memory"); goto out; }
   metrics_init(&x->m);
   note_reserved(x);
   x->validating = s->validate;

@@ -35,6 +35,7 @@
  * variations that stacked carried blocks and rescaled steps into 30% more than any real
  * rerun asked for, and one such variation withheld all advice. */
 #include "variations.h"
+#include "inputs.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -538,6 +539,8 @@ int variations_build(const struct event_buffer *b, int n, uint64_t seed, struct 
     if ((double)vs->peak[v] <= (double)vs->peak[0] * (1 + VARIATION_EXCESS) || draw == VARIATION_REDRAWS) break;
     vs->redrawn++;
    }
+   if (rc) break;
+   inputs_slot(&vs->v[v]);                          /* the draw kept */
   }
   free(order);
   free(varies);
