@@ -64,7 +64,7 @@ struct caching {
   uint64_t held;            /* total_allocated_memory: bytes in segments now */
   uint64_t cache_flushes;   /* num_alloc_retries */
   int plain_rounding;       /* no roundup_power2_divisions: round_size is a 512 B round-up */
-  int hit_first;            /* plain rounding and no garbage_collection_threshold: caching_alloc
+  int hit_first;            /* no garbage_collection_threshold (no GC clock to tick): caching_alloc
                              * tries the cache before pool_alloc's general path */
 };
 
@@ -82,7 +82,7 @@ static int caching_create(void **a, struct device *d, const struct params *p, ch
   c->plain_rounding = 1;
   for (int i = 0; i < CACHING_ROUNDUP_INTERVALS; i++)
     if (c->cfg.roundup_divisions[i] > 1) c->plain_rounding = 0;
-  c->hit_first = c->plain_rounding && !(c->cfg.gc_threshold > 0);
+  c->hit_first = !(c->cfg.gc_threshold > 0);
   c->dev = d;
   cpool_init(&c->small, 1);
   cpool_init(&c->large, 0);
@@ -292,7 +292,7 @@ static __attribute__((noinline)) int pool_alloc(struct caching *c, uint64_t orig
   }
   int gc = gc_enabled(c);
   if (gc) pool->get_free_calls++;
-  struct cblock *b = caching_take_best_fit(&c->cfg, pool, stream, size);
+  struct cblock *b = take_best_fit(&c->cfg, pool, stream, size);
   if (!b) {
     int rc = alloc_miss(c, pool, stream, size, gc, &b);
     if (rc) return rc;
@@ -303,13 +303,15 @@ static __attribute__((noinline)) int pool_alloc(struct caching *c, uint64_t orig
 }
 
 /* A cache hit of pool 0 in few steps where the config allows it (pool_alloc's own steps:
- * a 512 B round-up, no GC clock to tick, the store holding its two blocks); a miss
- * changed nothing and goes through pool_alloc from the start. */
+ * no GC clock to tick, the store holding its two blocks); a miss changed nothing and goes
+ * through pool_alloc from the start. */
 static int caching_alloc(void *a, uint64_t orig_size, uint64_t stream, struct block *out) {
   struct caching *c = a;
-  if (__builtin_expect(c->hit_first && c->store.nfree >= 2, 1) &&   /* rounding keeps a size on its side of 1 MiB */
-      cpool_alloc_hit(&c->store, &c->cfg, caching_is_small(orig_size) ? &c->small : &c->large, stream, orig_size, out))
-    return 0;
+  if (__builtin_expect(c->hit_first && c->store.nfree >= 2, 1)) {
+    uint64_t size = c->plain_rounding ? caching_round_size_plain(orig_size) : caching_round_size(&c->cfg, orig_size);
+    if (cpool_alloc_hit(&c->store, &c->cfg, caching_is_small(size) ? &c->small : &c->large, stream, size, orig_size, out))
+      return 0;
+  }
   return pool_alloc(c, orig_size, stream, 0, out);
 }
 

@@ -229,15 +229,14 @@ static inline __attribute__((always_inline)) void cblock_hand_out(struct cblock_
   out->handle = b;
 }
 
-/* get_free_block and alloc_found_block on a hit (the caching strategy), for a config with
- * plain rounding (caching_round_size_plain of orig_size; p its pool): the best fit with
- * the oversize rules, taken out of the pool, split when should_split says so (pool p's
- * size class), handed out; a store block must be reserved first. 0 on a miss: nothing
- * changed. */
+/* get_free_block and alloc_found_block on a hit (the caching strategy), for a request of
+ * orig_size bytes rounded to rounded (round_size; p the pool of that size): the best fit
+ * with the oversize rules, taken out of the pool, split when should_split says so (pool
+ * p's size class), handed out; a store block must be reserved first. 0 on a miss:
+ * nothing changed. */
 static inline __attribute__((always_inline)) int cpool_alloc_hit(struct cblock_store *s, const struct caching_config *c,
-                                                                 struct cpool *p, uint64_t stream, uint64_t orig_size,
-                                                                 struct block *out) {
-  uint64_t rounded = caching_round_size_plain(orig_size);
+                                                                 struct cpool *p, uint64_t stream, uint64_t rounded,
+                                                                 uint64_t orig_size, struct block *out) {
   struct cblock *b = take_best_fit(c, p, stream, rounded);
   if (!b) return 0;
   cblock_hand_out(s, b, caching_should_split(c, p->is_small, 0, b->size, rounded), rounded, orig_size, out);
@@ -253,9 +252,8 @@ static inline uint64_t cblock_expandable_size(const struct cblock *b) {
  * expandable segments): from the best fit of this stream on to larger blocks of the
  * stream while their expandable size is smaller; the oversize rules. */
 static inline __attribute__((always_inline)) int cpool_alloc_hit_expandable(struct cblock_store *s, const struct caching_config *c,
-                                                                            struct cpool *p, uint64_t stream, uint64_t orig_size,
-                                                                            struct block *out) {
-  uint64_t rounded = caching_round_size_plain(orig_size);
+                                                                            struct cpool *p, uint64_t stream, uint64_t rounded,
+                                                                            uint64_t orig_size, struct block *out) {
   struct cblock *b = pool_lower_bound(p, stream, rounded);
   if (!b) return 0;
   /* a block after b in the pool is at least as large as b, so it can win only while b is

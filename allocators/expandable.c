@@ -172,10 +172,12 @@ static __attribute__((noinline)) int pool_alloc(struct expandable *e, uint64_t o
  * own steps); a miss changed nothing and goes through pool_alloc from the start. */
 static int exp_alloc(void *a, uint64_t orig_size, uint64_t stream, struct block *out) {
   struct expandable *e = a;
-  if (__builtin_expect(e->plain_rounding && e->store.nfree >= 1, 1) &&   /* rounding keeps a size on its side of 1 MiB */
-      cpool_alloc_hit_expandable(&e->store, &e->cfg, caching_is_small(orig_size) ? &e->small.blocks : &e->large.blocks,
-                                 stream, orig_size, out))
-    return 0;
+  if (__builtin_expect(e->store.nfree >= 1, 1)) {
+    uint64_t size = e->plain_rounding ? caching_round_size_plain(orig_size) : caching_round_size(&e->cfg, orig_size);
+    if (cpool_alloc_hit_expandable(&e->store, &e->cfg, caching_is_small(size) ? &e->small.blocks : &e->large.blocks, stream,
+                                   size, orig_size, out))
+      return 0;
+  }
   return pool_alloc(e, orig_size, stream, 0, out);
 }
 
