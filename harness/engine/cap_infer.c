@@ -137,6 +137,7 @@ int cap_infer_trace(const char *trace, int trace_device, struct cap_inference *o
   workload_close(&w);
   if (!info.has_oom) return 0;
   if (event_buffer_load(&b, trace, trace_device, err)) return 2;
+  inputs_slot(&b);
   int rc = cap_infer_events(&b, trace, trace_device, out, err);
   event_buffer_free(&b);
   return rc;
