@@ -33,6 +33,7 @@ TEST(slots_follow_the_ids_live_and_a_freed_slot_is_taken_next) {
   CHECK_EQ(livemap_slot_events(e, sizeof e / sizeof e[0], &table), 0);
   for (size_t i = 0; i < sizeof e / sizeof e[0]; i++) CHECK_MSG(e[i].slot == want[i], "event %zu: slot %u, want %u", i, e[i].slot, want[i]);
   CHECK_EQ(table, 4);   /* slot 0 and three ids at once */
+  CHECK_EQ(sizeof(struct event), 40);   /* the slot sits in the padding after op: a held trace takes no more memory */
 }
 
 static void replay(const struct event_buffer *b, uint64_t cap, int validate, double *warm, struct run_result *r) {
