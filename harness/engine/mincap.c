@@ -16,7 +16,10 @@
  *      row is flagged (a larger cap, the old lo, fails).
  *   7. hi * (1 + step) for each step must complete too; else the row is flagged.
  * A probe that equals a known run (mincap_find_known: the uncapped run, caps under which
- * one ran out) is answered by it instead of a replay.
+ * one ran out) is answered by it instead of a replay; so is a probe of a cap-blind
+ * strategy (allocator.h) under a cap between the peak reserved of a run this search made
+ * and the cap that run completed under (the uncapped run: any cap from its peak up): it
+ * is that run, call for call (struct blind_run). Steps 3 and 5 are mostly answered so.
  * mincap_need is steps 1-6 alone: the same cap, without the check above it (the three
  * replays of step 7 are a third of a search's completing replays; advise reads the cap
  * only). */
@@ -76,6 +79,15 @@ static uint64_t device_usable(const struct run_spec *base) {
   return u;
 }
 
+/* A cap-blind strategy's run that completed under cap hi reserving lo at most: under any
+ * cap in [lo, hi] the run is the same, call for call (every request refused under hi is
+ * refused under a smaller cap; every one granted left at most lo reserved), so a probe
+ * there is answered by it, not replayed. */
+struct blind_run {
+  uint64_t lo, hi;
+  struct run_result r;
+};
+
 /* Search state: the best (completing) run so far and a scratch run, swapped on success. */
 struct search {
   const struct run_spec *base;
@@ -84,7 +96,30 @@ struct search {
   struct mincap_report *rep;
   struct run_result runs[2];
   int best;                 /* index of the run at cap = rep->hi; -1 none yet */
+  struct blind_run *blind;  /* the completing runs of a cap-blind strategy so far */
+  int nblind, blind_cap;
 };
+
+/* keep r (replayed under cap, 0 = none) where it completed and the strategy is cap-blind;
+ * out of memory it is simply not kept */
+static void keep_blind(struct search *S, const struct run_result *r, uint64_t cap) {
+  if (!r->cap_blind || !completes(r)) return;
+  if (S->nblind == S->blind_cap) {
+    int n = S->blind_cap ? 2 * S->blind_cap : 8;
+    struct blind_run *more = realloc(S->blind, (size_t)n * sizeof *more);
+    if (!more) return;
+    S->blind = more;
+    S->blind_cap = n;
+  }
+  S->blind[S->nblind++] = (struct blind_run){.lo = r->peak_reserved, .hi = cap ? cap : UINT64_MAX, .r = *r};
+}
+
+/* the kept run that stands for a probe under cap, or NULL */
+static const struct run_result *blind_answer(const struct search *S, uint64_t cap) {
+  for (int i = 0; i < S->nblind; i++)
+    if (cap >= S->blind[i].lo && cap <= S->blind[i].hi) return &S->blind[i].r;
+  return NULL;
+}
 
 /* whether a known run ran out under exactly this cap */
 static int known_ran_out(const struct search *S, uint64_t cap) {
@@ -112,9 +147,22 @@ static int try_cap(struct search *S, uint64_t cap, struct run_result **scratch_o
     *scratch_out = &S->runs[k];
     return 0;
   }
-  probe(S->base, cap, S->progress, S->rep, &S->runs[k]);
   *scratch_out = &S->runs[k];
-  if (S->runs[k].exit_class) return -1;
+  const struct run_result *same = blind_answer(S, cap);
+  if (same) {   /* the run under this cap, without replaying it */
+    S->runs[k] = *same;
+    S->runs[k].cap_bytes = cap;
+    S->rep->blind++;
+    if (S->progress) {
+      char b[32];
+      fprintf(stderr, "mincap: %s: probe: cap %s: completes (the run of a cap-blind strategy under a cap it met no more)\n",
+              S->base->allocator, fmt_bytes(cap, b, sizeof b));
+    }
+  } else {
+    probe(S->base, cap, S->progress, S->rep, &S->runs[k]);
+    if (S->runs[k].exit_class) return -1;
+    keep_blind(S, &S->runs[k], cap);
+  }
   if (!completes(&S->runs[k])) return 0;
   S->best = k;
   S->rep->hi = cap;
@@ -174,6 +222,7 @@ static int search(const struct run_spec *base, double precision, int progress, i
   } else {
     probe(base, 0, progress, rep, r0);
     if (r0->exit_class || !completes(r0)) { rc = finish_with(out, r0); goto done; }   /* error, skipped, or oom on the whole device */
+    keep_blind(S, r0, 0);
     P = r0->peak_requested;
     R = r0->peak_reserved;
   }
@@ -237,6 +286,7 @@ static int search(const struct run_spec *base, double precision, int progress, i
   }
   rc = out->exit_class;
 done:
+  free(S->blind);
   free(S);
   if (!rc) {   /* the row kept (only it): widened by its strategy's other bound at the cap it ran under */
     struct run_spec s = mincap_probe_spec(base, out->cap_bytes);

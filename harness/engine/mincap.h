@@ -19,6 +19,8 @@ extern const double mincap_steps[MINCAP_NSTEPS];
 struct mincap_report {
   int runs;                  /* replays made */
   int known;                 /* probes answered by a known run (struct mincap_known) instead */
+  int blind;                 /* probes of a cap-blind strategy answered by a run of this search that
+                                completed under a larger cap reserving at most this one (the same run) */
   uint64_t peak_requested;   /* the lower bound */
   uint64_t lo;               /* largest cap seen failing (0: peak_requested itself completed) */
   uint64_t hi;               /* the mincap (0: none found) */
