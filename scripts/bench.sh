@@ -350,10 +350,12 @@ merge "$DIR/capsweep.csv" capsweep capsweep_gpu
 merge "$DIR/mincap.csv" mincap mincap_gpu
 
 # confirmations and loud disagreements
-confirmed=""; by_uncapped=""; async_known=""
+confirmed=""; by_uncapped=""; below_floor=""; async_known=""
 if [ "$kind" = cuda ]; then
   confirmed=$(cat "$DIR"/.logs/mincap-*.log 2>/dev/null | awk '/found caps confirmed on/{a+=$2; b+=$4} END{printf "%d of %d", a, b}')
   by_uncapped=$(cat "$DIR"/.logs/mincap-*.log 2>/dev/null | sed -n 's/.*found caps confirmed on [a-z]* (\([0-9]*\) at the mincap by their uncapped row there).*/\1/p' |
+                awk '{n += $1} END {if (n) print n}')
+  below_floor=$(cat "$DIR"/.logs/mincap-*.log 2>/dev/null | sed -n 's/.*(\([0-9]*\) one step below under their peak requested.*/\1/p' |
                 awk '{n += $1} END {if (n) print n}')
   # async's searches on the GPU: the probes the uncapped rows and the cap sweep answered
   async_known=$(cat "$DIR"/.logs/async_gpu-*.log 2>/dev/null | sed -n 's/^mincap: \([0-9]*\) probes* answered by rows.*/\1/p' |
@@ -390,7 +392,7 @@ fi
   if [ "$kind" = cuda ]; then
     echo "figures_uncapped: cuda (memory, host ns/op and driver time measured on the GPU)"
     echo "figures_capsweep: sim of the GPU's size ($gpu_total bytes total, $gpu_free free): every strategy's decisions on cuda equal sim's (make test-gpu)${GPU_ALLOC:+; async on cuda}"
-    echo "figures_mincap: searched on sim of the GPU's size, each confirmed on cuda ($confirmed confirmed${by_uncapped:+; $by_uncapped of them at the cap by their uncapped cuda row, which never met it})${GPU_ALLOC:+; async searched on cuda}${async_known:+ ($async_known of its probes answered by its uncapped rows and cap sweep there, not replayed)}"
+    echo "figures_mincap: searched on sim of the GPU's size, each confirmed on cuda ($confirmed confirmed${by_uncapped:+; $by_uncapped of them at the cap by their uncapped cuda row, which never met it}${below_floor:+; $below_floor of them one step below by their peak requested, under which no run fits})${GPU_ALLOC:+; async searched on cuda}${async_known:+ ($async_known of its probes answered by its uncapped rows and cap sweep there, not replayed)}"
   else
     echo "figures_uncapped: sim"
     echo "figures_capsweep: sim"

@@ -643,3 +643,53 @@ TEST(mincap_cap_blind_run_is_the_same_under_any_cap_down_to_its_peak) {
   replay_under(&s, r.mincap_bytes, &again);
   CHECK(same_run(&again, &r));
 }
+
+/* mincap_below_floor: one step below a found cap that is under the row's peak requested
+ * runs out for every strategy (the live blocks alone hold more), so the confirmation takes
+ * it without replaying; the rule itself (each strategy run under its peak requested less
+ * a byte runs out), and a step below at or above the peak requested replayed as before */
+TEST(mincap_confirm_takes_a_step_below_the_peak_requested_as_running_out) {
+  const char *workloads[] = {SCRIPT_SMALL, "leaky_losses:iters=20", "varlen:iters=10"};
+  int strategies = 0;
+  for (int i = 0; allocator_table[i]; i++)
+    for (int w = 0; w < 3; w++) {
+      struct run_spec s;
+      base_spec(&s, workloads[w], allocator_table[i]->name);
+      s.validate = 0;
+      struct run_result un, under;
+      replay_under(&s, 0, &un);
+      if (!un.completed || !un.peak_requested) continue;
+      replay_under(&s, un.peak_requested - 1, &under);
+      CHECK_MSG(!under.completed || under.oom_count, "%s on %s completes under its peak requested less a byte", allocator_table[i]->name,
+                workloads[w]);
+      strategies += w == 0;
+    }
+  CHECK(strategies >= 5);
+  struct run_spec s;
+  base_spec(&s, SCRIPT_SMALL, "raw");
+  struct run_result row, un;
+  CHECK_EQ(mincap_find(&s, 0.005, 0, &row, NULL), 0);
+  replay_under(&s, 0, &un);
+  CHECK_EQ(row.mincap_bytes, 8 * MiB);   /* raw: its peak requested */
+  CHECK(mincap_below_floor(&row, 0.005));
+  char msg[FB_ERRLEN];
+  int runs = -1;
+  struct device_config sim = {.kind = "sim"};
+  CHECK_EQ(mincap_confirm(&s, &sim, &row, &un, 0.005, msg, sizeof msg, &runs), 1);
+  CHECK_EQ(runs, 0);   /* at the cap by its uncapped run, below by its peak requested */
+  CHECK_CONTAINS(msg, "no run fits there");
+  /* caching: 20 MiB found, one step below is far above the 8 MiB requested: replayed */
+  base_spec(&s, SCRIPT_SMALL, "caching");
+  CHECK_EQ(mincap_find(&s, 0.005, 0, &row, NULL), 0);
+  replay_under(&s, 0, &un);
+  CHECK(!mincap_below_floor(&row, 0.005));
+  CHECK_EQ(mincap_confirm(&s, &sim, &row, &un, 0.005, msg, sizeof msg, &runs), 1);
+  CHECK_EQ(runs, 2);
+  CHECK(!strstr(msg, "no run fits"));
+  /* the boundary: a step below equal to the peak requested is not under it */
+  struct run_result edge = row;
+  edge.peak_requested = (uint64_t)floor((double)edge.mincap_bytes * (1.0 - 0.005));
+  CHECK(!mincap_below_floor(&edge, 0.005));
+  edge.peak_requested++;
+  CHECK(mincap_below_floor(&edge, 0.005));
+}

@@ -55,6 +55,7 @@ struct mincap_job {
   struct results *known;          /* --known: rows under caps on the search's device */
   const char *kind;               /* the search's device kind (rows of --uncapped and --known must be on it) */
   int nby_uncapped;               /* confirmations made by such a row */
+  int nbelow_floor;               /* confirmations whose step below is under the peak requested (not replayed) */
   int *nknown;                    /* per task: probes answered by a row of --uncapped or --known */
 };
 
@@ -220,6 +221,7 @@ static int mincap_done(int i, void *ctx) {
     struct run_result u;
     const struct run_result *up = j->uncapped && !uncapped_row(j, &r, &u) ? &u : NULL;
     if (mincap_uncapped_stands(&r, up)) j->nby_uncapped++;
+    if (mincap_below_floor(&r, o->precision)) j->nbelow_floor++;
     int ok = mincap_confirm(&s, j->confirm, &r, up, o->precision, msg, sizeof msg, NULL);
     if (ok == 1) {
       j->nconfirmed++;
@@ -362,10 +364,12 @@ int cmd_mincap(struct cli_opts *o) {
   free(job.nknown);
   if (output_finish(&out, worst == 0) && worst < 2) worst = 2;   /* --out only when every row was found */
   if (o->confirm_on) {
-    char by[96] = "";
+    char by[96] = "", floor[128] = "";
     if (job.nby_uncapped) snprintf(by, sizeof by, " (%d at the mincap by their uncapped row there)", job.nby_uncapped);
-    fprintf(stderr, "mincap: %d of %d found caps confirmed on %s%s%s\n", job.nconfirmed, job.nconfirmed + job.ndisagree, o->confirm_on, by,
-            job.ndisagree ? " - SEE THE ERRORS ABOVE" : "");
+    if (job.nbelow_floor)
+      snprintf(floor, sizeof floor, " (%d one step below under their peak requested, where no run fits: not replayed)", job.nbelow_floor);
+    fprintf(stderr, "mincap: %d of %d found caps confirmed on %s%s%s%s\n", job.nconfirmed, job.nconfirmed + job.ndisagree, o->confirm_on,
+            by, floor, job.ndisagree ? " - SEE THE ERRORS ABOVE" : "");
   }
   return worst;
 }

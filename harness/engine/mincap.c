@@ -314,21 +314,44 @@ int mincap_uncapped_stands(const struct run_result *row, const struct run_result
          uncapped->peak_reserved <= row->mincap_bytes;
 }
 
+/* one precision step below a found cap */
+static uint64_t step_below(uint64_t cap, double precision) {
+  if (!(precision > 0 && precision < 1)) precision = MINCAP_PRECISION_DEFAULT;
+  uint64_t below = (uint64_t)floor((double)cap * (1.0 - precision));
+  return below >= cap ? cap - 1 : below;
+}
+
+int mincap_below_floor(const struct run_result *row, double precision) {
+  return row->mincap_bytes && step_below(row->mincap_bytes, precision) < row->peak_requested;
+}
+
+/* a run that ran out under cap without being replayed: no run fits under its peak requested */
+static void runs_out_below_floor(const struct run_result *row, uint64_t cap, struct run_result *r) {
+  run_result_init(r);
+  snprintf(r->status, sizeof r->status, "oom");
+  r->cap_bytes = cap;
+  r->peak_requested = row->peak_requested;
+}
+
 int mincap_confirm(const struct run_spec *base, const struct device_config *on, const struct run_result *row,
                    const struct run_result *uncapped, double precision, char *msg, size_t len, int *runs) {
-  if (!(precision > 0 && precision < 1)) precision = MINCAP_PRECISION_DEFAULT;
   uint64_t cap = row->mincap_bytes;
-  uint64_t below = (uint64_t)floor((double)cap * (1.0 - precision));
-  if (below >= cap) below = cap - 1;
+  uint64_t below = step_below(cap, precision);
   struct run_result *r = malloc(3 * sizeof *r);
   if (!r) { snprintf(msg, len, "out of host memory"); return -1; }
   int rc = 1;
   int by_uncapped = mincap_uncapped_stands(row, uncapped);
-  if (runs) *runs = by_uncapped ? 2 : 3;
+  int floor_below = mincap_below_floor(row, precision);
+  if (runs) *runs = (by_uncapped ? 0 : 1) + (floor_below ? 0 : 2);
   if (by_uncapped) r[0] = *uncapped;        /* never met the cap: the run at it, call for call */
   else replay_at(base, on, cap, &r[0]);     /* on the other device, at the mincap */
-  replay_at(base, NULL, below, &r[1]);      /* where the search ran, one step below */
-  replay_at(base, on, below, &r[2]);        /* on the other device, one step below */
+  if (floor_below) {                        /* under the peak requested: every run runs out, on any device */
+    runs_out_below_floor(row, below, &r[1]);
+    runs_out_below_floor(row, below, &r[2]);
+  } else {
+    replay_at(base, NULL, below, &r[1]);    /* where the search ran, one step below */
+    replay_at(base, on, below, &r[2]);      /* on the other device, one step below */
+  }
   char b[32], c[32];
   for (int i = 0; i < 3; i++)
     if (r[i].exit_class) { snprintf(msg, len, "%s", r[i].status); rc = -1; goto out; }
@@ -350,9 +373,10 @@ int mincap_confirm(const struct run_spec *base, const struct device_config *on, 
              on->kind, fmt_bytes(r[2].peak_reserved, b, sizeof b), base->device.kind, fmt_bytes(r[1].peak_reserved, c, sizeof c));
     rc = 0;
   } else {
-    snprintf(msg, len, "completes at %llu bytes with %s reserved%s, %s one step below, as on %s", (unsigned long long)cap,
+    snprintf(msg, len, "completes at %llu bytes with %s reserved%s, %s one step below%s, as on %s", (unsigned long long)cap,
              fmt_bytes(r[0].peak_reserved, b, sizeof b), by_uncapped ? " (its uncapped run there, which never met the cap)" : "",
-             completes(&r[2]) ? "completes" : "runs out", base->device.kind);
+             completes(&r[2]) ? "completes" : "runs out", floor_below ? " (under its peak requested: no run fits there)" : "",
+             base->device.kind);
   }
 out:
   free(r);

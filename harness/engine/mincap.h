@@ -69,11 +69,17 @@ int mincap_need(const struct run_spec *base, double precision, struct run_result
  * fails, unless the row is non-monotonic there). uncapped (may be NULL): the same input
  * and strategy replayed uncapped on that device; where the strategy is cap-blind
  * (row->cap_blind) and that run completed reserving at most the mincap, it is the run at
- * the mincap there (it never met the cap), and only the replay below is made. Returns 1
+ * the mincap there (it never met the cap), and only the replays below are made; and one
+ * step below the peak requested runs out without a replay (mincap_below_floor). Returns 1
  * confirmed, 0 a disagreement (described in msg), -1 an error in a replay (msg). runs:
  * replays made (may be NULL). */
 int mincap_confirm(const struct run_spec *base, const struct device_config *on, const struct run_result *row,
                    const struct run_result *uncapped, double precision, char *msg, size_t len, int *runs);
+
+/* Whether one precision step below row's mincap is under its peak requested: no run of
+ * any strategy fits there (the live blocks alone hold more), on any device, so
+ * mincap_confirm takes "runs out" there on both devices without replaying. */
+int mincap_below_floor(const struct run_result *row, double precision);
 
 /* Whether uncapped (a run on the confirming device, no cap) stands for row's run at its
  * mincap there: the strategy is cap-blind, and that run completed reserving at most it. */
