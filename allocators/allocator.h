@@ -67,6 +67,12 @@ struct allocator_ops {
    * is then the uncapped run, call for call (mincap confirms at a cap by the uncapped row;
    * test_cap_blind.c replays each at its own uncapped peak). NULL: it reads the cap. */
   int  (*cap_blind)(const struct params *p);
+  /* optional: the fewest bytes of device memory a block for a request of size bytes takes
+   * under this strategy's parameters (its rounding), whatever it decides - blocks lie
+   * apart in what is reserved, so a cap under the most the live blocks take at least at
+   * once is one every run of it runs out under (mincap answers such probes without a
+   * replay). NULL: size itself. */
+  uint64_t (*least_block)(void *a, uint64_t size);
   int  (*create)(void **a, struct device *d, const struct params *p, char *err);
   /* 0, FB_OOM after the strategy's own recovery, or <0 on a device error */
   int  (*alloc)(void *a, uint64_t size, uint64_t stream, struct block *out);

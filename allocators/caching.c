@@ -494,6 +494,12 @@ static int caching_cap_blind(const struct params *p) {
   return !caching_config_parse(p, &cfg, err) && !(cfg.gc_threshold > 0);   /* a setting it refuses: not said blind */
 }
 
+/* round_size: a block is never smaller than the request rounded */
+static uint64_t caching_least_block(void *a, uint64_t size) {
+  struct caching *c = a;
+  return c->plain_rounding ? caching_round_size_plain(size) : caching_round_size(&c->cfg, size);
+}
+
 const struct allocator_ops caching_allocator = {
   .name = "caching",
   .help = "PyTorch's CUDA caching allocator: 2 MiB / 20 MiB / own segments, best fit per stream, "
@@ -503,6 +509,7 @@ const struct allocator_ops caching_allocator = {
   .params = caching_param_spec,
   .alignment = CACHING_MIN_BLOCK,
   .cap_blind = caching_cap_blind,
+  .least_block = caching_least_block,
   .create = caching_create,
   .alloc = caching_alloc,
   .free = caching_free,

@@ -259,6 +259,12 @@ static const char *exp_pool_of(void *a, uint64_t size) {
   return caching_is_small(size) ? "small" : "large";
 }
 
+/* round_size: a block is never smaller than the request rounded */
+static uint64_t exp_least_block(void *a, uint64_t size) {
+  struct expandable *e = a;
+  return e->plain_rounding ? caching_round_size_plain(size) : caching_round_size(&e->cfg, size);
+}
+
 const struct allocator_ops expandable_allocator = {
   .name = "expandable",
   .help = "PyTorch's caching allocator with expandable_segments:True: one growing virtual range per "
@@ -267,6 +273,7 @@ const struct allocator_ops expandable_allocator = {
   .validated = "PyTorch 2.11 expandable_segments:True (H100, make validate): peak reserved and peak allocated equal to the byte on 7 inputs, sim and cuda",
   .params = caching_param_spec,
   .alignment = CACHING_MIN_BLOCK,
+  .least_block = exp_least_block,
   .create = exp_create,
   .alloc = exp_alloc,
   .free = exp_free,

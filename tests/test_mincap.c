@@ -693,3 +693,49 @@ TEST(mincap_confirm_takes_a_step_below_the_peak_requested_as_running_out) {
   edge.peak_requested++;
   CHECK(mincap_below_floor(&edge, 0.005));
 }
+
+/* the floor a search answers probes under (allocator_ops.least_block): a run tracking it
+ * (run_spec.least_floor) reports the most its live blocks took at least at once, at least
+ * the peak requested, and every run under a cap below it runs out - at that floor less a
+ * byte and midway down to the peak requested; a rounding setting lifts it above the peak
+ * requested, and its search answers probes under it without a replay */
+TEST(mincap_floor_is_where_every_run_runs_out) {
+  const char *workloads[] = {"leaky_losses:iters=20", "varlen:iters=10", "train_loop:iters=4"};
+  const char *settings[] = {"caching", "caching:roundup_power2_divisions=4", "expandable",
+                            "expandable:roundup_power2_divisions=[256:4,>:1]", "raw", "bfc"};
+  int lifted = 0, checked = 0;
+  for (int w = 0; w < 3; w++)
+    for (int a = 0; a < 6; a++) {
+      struct run_spec s;
+      base_spec(&s, workloads[w], settings[a]);
+      s.validate = 0;
+      struct run_spec u = mincap_probe_spec(&s, 0);
+      u.least_floor = 1;
+      struct run_result un;
+      run_result_init(&un);
+      CHECK_EQ(replay_run(&u, &un), 0);
+      CHECK_MSG(un.peak_least >= un.peak_requested, "%s on %s: floor %llu under the peak requested %llu", settings[a], workloads[w],
+                (unsigned long long)un.peak_least, (unsigned long long)un.peak_requested);
+      lifted += un.peak_least > un.peak_requested + un.peak_requested / 100;
+      uint64_t under[] = {un.peak_least - 1, un.peak_requested + (un.peak_least - un.peak_requested) / 2};
+      for (int i = 0; i < 2; i++) {
+        if (under[i] >= un.peak_least) continue;
+        struct run_result r;
+        replay_under(&s, under[i], &r);
+        CHECK_MSG(!r.completed || r.oom_count, "%s on %s completes under %llu, below its floor %llu", settings[a], workloads[w],
+                  (unsigned long long)under[i], (unsigned long long)un.peak_least);
+        checked++;
+      }
+    }
+  CHECK(lifted >= 2);   /* the rounding settings' floors are above their peaks requested */
+  CHECK(checked >= 20);
+  struct run_spec s;
+  base_spec(&s, "varlen:iters=10", "caching:roundup_power2_divisions=4");
+  s.validate = 0;
+  struct run_result r, again;
+  struct mincap_report rep;
+  CHECK_EQ(mincap_find(&s, 0.005, 0, &r, &rep), 0);
+  CHECK(rep.floor >= 1);   /* the floor probe at least */
+  replay_under(&s, r.mincap_bytes, &again);   /* the row is the run at its mincap */
+  CHECK(same_run(&again, &r));
+}

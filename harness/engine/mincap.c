@@ -20,6 +20,10 @@
  * strategy (allocator.h) under a cap between the peak reserved of a run this search made
  * and the cap that run completed under (the uncapped run: any cap from its peak up): it
  * is that run, call for call (struct blind_run). Steps 3 and 5 are mostly answered so.
+ * And a probe under the most the uncapped run's live blocks took at least at once (each
+ * block its request rounded as the strategy rounds, allocator_ops.least_block: blocks lie
+ * apart in what is reserved) runs out whatever the strategy decides: it is not replayed
+ * either (the floor of step 2, and bisection steps under it).
  * mincap_need is steps 1-6 alone: the same cap, without the check above it (the three
  * replays of step 7 are a third of a search's completing replays; advise reads the cap
  * only). */
@@ -50,16 +54,19 @@ struct run_spec mincap_probe_spec(const struct run_spec *base, uint64_t cap) {
   return s;
 }
 
-static void replay_at(const struct run_spec *base, const struct device_config *dev, uint64_t cap, struct run_result *r) {
+/* least: track the most the live blocks take at least at once (the uncapped probe: the
+ * search's floor) */
+static void replay_at(const struct run_spec *base, const struct device_config *dev, uint64_t cap, int least, struct run_result *r) {
   struct run_spec s = mincap_probe_spec(base, cap);
   if (dev) s.device = *dev;
+  s.least_floor = least;
   run_result_init(r);
   replay_run(&s, r);
 }
 
 static void probe(const struct run_spec *base, uint64_t cap, int progress, struct mincap_report *rep,
                   struct run_result *r) {
-  replay_at(base, NULL, cap, r);
+  replay_at(base, NULL, cap, cap == 0, r);
   rep->runs++;
   if (progress) {
     char b[32];
@@ -98,6 +105,8 @@ struct search {
   int best;                 /* index of the run at cap = rep->hi; -1 none yet */
   struct blind_run *blind;  /* the completing runs of a cap-blind strategy so far */
   int nblind, blind_cap;
+  uint64_t floor;           /* every run runs out under a cap below it: the most the live blocks
+                               took at least at once in the uncapped run (its peak_least) */
 };
 
 /* keep r (replayed under cap, 0 = none) where it completed and the strategy is cap-blind;
@@ -139,11 +148,30 @@ static void probe_known(const struct search *S, uint64_t cap, struct run_result 
   }
 }
 
+/* a probe under the floor: it runs out, whatever the strategy decides (r: a failing run,
+ * nothing else read) */
+static void probe_below_floor(struct search *S, uint64_t cap, struct run_result *r) {
+  run_result_init(r);
+  snprintf(r->status, sizeof r->status, "oom");
+  r->cap_bytes = cap;
+  S->rep->floor++;
+  if (S->progress) {
+    char b[32], c[32];
+    fprintf(stderr, "mincap: %s: probe: cap %s: oom (under %s, the least its live blocks took at once)\n", S->base->allocator,
+            fmt_bytes(cap, b, sizeof b), fmt_bytes(S->floor, c, sizeof c));
+  }
+}
+
 /* Probe cap; on completion it becomes the best. 1 completes, 0 fails, -1 error (in scratch). */
 static int try_cap(struct search *S, uint64_t cap, struct run_result **scratch_out) {
   int k = S->best == 0 ? 1 : 0;
   if (known_ran_out(S, cap)) {
     probe_known(S, cap, &S->runs[k]);
+    *scratch_out = &S->runs[k];
+    return 0;
+  }
+  if (cap < S->floor) {
+    probe_below_floor(S, cap, &S->runs[k]);
     *scratch_out = &S->runs[k];
     return 0;
   }
@@ -223,6 +251,7 @@ static int search(const struct run_spec *base, double precision, int progress, i
     probe(base, 0, progress, rep, r0);
     if (r0->exit_class || !completes(r0)) { rc = finish_with(out, r0); goto done; }   /* error, skipped, or oom on the whole device */
     keep_blind(S, r0, 0);
+    S->floor = r0->peak_least;
     P = r0->peak_requested;
     R = r0->peak_reserved;
   }
@@ -344,13 +373,13 @@ int mincap_confirm(const struct run_spec *base, const struct device_config *on, 
   int floor_below = mincap_below_floor(row, precision);
   if (runs) *runs = (by_uncapped ? 0 : 1) + (floor_below ? 0 : 2);
   if (by_uncapped) r[0] = *uncapped;        /* never met the cap: the run at it, call for call */
-  else replay_at(base, on, cap, &r[0]);     /* on the other device, at the mincap */
+  else replay_at(base, on, cap, 0, &r[0]);     /* on the other device, at the mincap */
   if (floor_below) {                        /* under the peak requested: every run runs out, on any device */
     runs_out_below_floor(row, below, &r[1]);
     runs_out_below_floor(row, below, &r[2]);
   } else {
-    replay_at(base, NULL, below, &r[1]);    /* where the search ran, one step below */
-    replay_at(base, on, below, &r[2]);      /* on the other device, one step below */
+    replay_at(base, NULL, below, 0, &r[1]);    /* where the search ran, one step below */
+    replay_at(base, on, below, 0, &r[2]);      /* on the other device, one step below */
   }
   char b[32], c[32];
   for (int i = 0; i < 3; i++)

@@ -21,6 +21,8 @@ struct mincap_report {
   int known;                 /* probes answered by a known run (struct mincap_known) instead */
   int blind;                 /* probes of a cap-blind strategy answered by a run of this search that
                                 completed under a larger cap reserving at most this one (the same run) */
+  int floor;                 /* probes under the least the uncapped run's live blocks took at once:
+                                runs out, not replayed */
   uint64_t peak_requested;   /* the lower bound */
   uint64_t lo;               /* largest cap seen failing (0: peak_requested itself completed) */
   uint64_t hi;               /* the mincap (0: none found) */

@@ -51,6 +51,7 @@ struct replay {
   int extras;                   /* --timeline, --validate, --touch or --verify: per-event work beyond the replay */
   int plain;                    /* no extras and no --breakdown: an alloc of pool 0 may take alloc_plain */
   uint64_t ev_index, host_ns, sample_tick;
+  uint64_t live_least, peak_least;   /* run_spec.least_floor: the live blocks' least bytes (allocator_ops.least_block) */
   uint64_t allocs, frees;       /* the row's allocs and frees, copied to it by fill_result */
   uint64_t untimed_allocs;      /* allocs no strategy was asked for (HUGE_REQUEST): not timed calls */
   uint64_t sampled_ns, sampled_calls;   /* the calls timed on their own: their spans, reads included, out of the mean (timing.h) */
@@ -105,6 +106,11 @@ static int alloc_extras(struct replay *x, const struct event *ev, const struct b
     return -1;
   }
   return 0;
+}
+
+/* the fewest bytes a block for a request of size takes (allocator_ops.least_block) */
+static uint64_t least_of(const struct replay *x, uint64_t size) {
+  return x->ops->least_block ? x->ops->least_block(x->a, size) : size;
 }
 
 /* the strategy's alloc call, timed on its own (one call in TIMING_SAMPLE) */
@@ -175,6 +181,7 @@ static __attribute__((noinline)) int do_alloc(struct replay *x, const struct eve
   livemap_commit_requested(&x->live, e, ev->id, LIVE_BLOCK, ev->size);
   metrics_alloc(&x->m, ev->size, b->size);
   note_reserved(x);
+  if (x->s->least_floor && (x->live_least += least_of(x, ev->size)) > x->peak_least) x->peak_least = x->live_least;
   return x->extras ? alloc_extras(x, ev, b) : 0;
 nomem:
   set_status(x->r, 1, "error: %s", "out of host memory");
@@ -237,6 +244,7 @@ static inline __attribute__((always_inline)) int free_entry(struct replay *x, si
   struct block b = e->b;
   uint64_t id = e->id;
   metrics_free(&x->m, e->requested, b.size);
+  if (!plain && x->s->least_floor) x->live_least -= least_of(x, e->requested);
   livemap_del_at(&x->live, slot);
   if (!plain && x->extras && free_extras(x, &b, id)) return -1;
   b.stream |= recorded;
@@ -336,6 +344,7 @@ static void fill_result(struct replay *x) {
   r->peak_requested = x->m.peak_requested;
   r->peak_allocated = x->m.peak_allocated;
   r->peak_reserved = x->dev.peak_reserved;
+  r->peak_least = x->peak_least;
   r->internal_frag = x->m.internal_at_peak;
   r->ext_frag = x->m.ext_frag;
   if (r->peak_requested) {
@@ -530,7 +539,7 @@ int replay_run(const struct run_spec *s, struct run_result *r) {
    * cuda its blocks are written in stream order by default, as a program's kernels would */
   x->touch = s->touch || (x->is_cuda && !s->no_touch && (x->ops->flags & ALLOC_STREAM_ORDERED));
   x->extras = x->validating || s->timeline || x->touch || s->verify;
-  x->plain = !x->extras && !x->dev.by_stream;
+  x->plain = !x->extras && !x->dev.by_stream && !s->least_floor;
 
   if (s->timeline) {
     timeline_init(&x->tl, s->timeline, s->timeline_label);

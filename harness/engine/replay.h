@@ -39,6 +39,7 @@ struct run_spec {
   int progress;                 /* progress line on stderr (terminal, long runs) */
   double fail_rate;             /* fault injection: each device allocation fails with this probability (0 = none) */
   int warm_passes;              /* percall: after the row, this many passes more on the same strategy (its cache kept) */
+  int least_floor;              /* track the most the live blocks take at least at once (run_result.peak_least; mincap's floor) */
   double *warm_ns;              /* ... their ns per call, one each (NaN: not completed); the row's figures stay the first pass's */
 };
 
@@ -67,6 +68,8 @@ struct run_result {
   double model_err;                  /* the relative +/- error of peak_reserved the strategy's model carries
                                         (allocator_ops.model_err on sim; 0 on cuda, where it is measured) */
   int cap_blind;                     /* the strategy, with these parameters, learns of a cap only from refusals (allocator.h) */
+  uint64_t peak_least;               /* run_spec.least_floor: the most the live blocks took at least at once
+                                        (allocator_ops.least_block summed); 0 = not tracked */
   char ns_per_op_includes[40];       /* work inside the timed loop besides the strategy's: "validate", "validate+timeline",
                                         "timeline", "verify"...; "" = ns_per_op is the strategy's own (p50/p99/max always are) */
 };
