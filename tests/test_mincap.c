@@ -591,13 +591,13 @@ static void replay_under(const struct run_spec *base, uint64_t cap, struct run_r
 }
 
 /* the rule a search answers probes by (mincap.c's blind runs): a cap-blind strategy's run
- * that completed under cap C reserving R at most is the same run under any cap in [R, C],
+ * under cap C that reserved R at most, completed or ran out, is the same run under any cap in [R, C],
  * on workloads whose searches recover from refusals (caching releases its cache and
  * retries); and a search answers such probes only for a strategy that says it is blind */
 TEST(mincap_cap_blind_run_is_the_same_under_any_cap_down_to_its_peak) {
   const char *workloads[] = {"leaky_losses:iters=30", "varlen:iters=20", "train_loop:iters=6"};
   const char *blind[] = {"caching", "raw", "stitch", "cupy", "pool", "oracle"};
-  int compared = 0, recovered = 0;
+  int compared = 0, recovered = 0, ran_out = 0;
   for (int w = 0; w < 3; w++)
     for (int a = 0; a < 6; a++) {
       if (!registered(blind[a])) continue;
@@ -607,20 +607,23 @@ TEST(mincap_cap_blind_run_is_the_same_under_any_cap_down_to_its_peak) {
       struct run_result un;
       replay_under(&s, 0, &un);
       CHECK_MSG(un.cap_blind, "%s says it reads the cap", blind[a]);
-      for (int step = 0; step < 4 && un.completed; step++) {
+      for (int step = 0; step < 6 && un.completed; step++) {
         uint64_t cap = (uint64_t)((double)un.peak_reserved * (1.0 - 0.03 * step));   /* at R, then below it */
         struct run_result at, lo, mid;
         replay_under(&s, cap, &at);
-        if (!at.completed || at.oom_count) continue;
+        if (at.exit_class) continue;
         recovered += at.cache_flushes > 0;
-        replay_under(&s, at.peak_reserved, &lo);
-        replay_under(&s, at.peak_reserved + (cap - at.peak_reserved) / 2, &mid);
+        ran_out += !at.completed;
+        uint64_t least = at.peak_reserved ? at.peak_reserved : 1;   /* a cap of 0 is none */
+        replay_under(&s, least, &lo);
+        replay_under(&s, least + (cap - least) / 2, &mid);
         CHECK_MSG(same_run(&lo, &at) && same_run(&mid, &at), "%s on %s under %llu", blind[a], workloads[w], (unsigned long long)cap);
         compared++;
       }
     }
   CHECK(compared >= 20);
   CHECK(recovered >= 1);   /* some of them released and retried under the cap */
+  CHECK(ran_out >= 5);     /* and some ran out: the same run to the same refusal */
   /* a strategy that reads the cap (expandable; caching with a GC threshold): no probe answered so */
   const char *readers[] = {"expandable", "caching:garbage_collection_threshold=0.6"};
   for (int a = 0; a < 2; a++) {

@@ -18,8 +18,9 @@
  * A probe that equals a known run (mincap_find_known: the uncapped run, caps under which
  * one ran out) is answered by it instead of a replay; so is a probe of a cap-blind
  * strategy (allocator.h) under a cap between the peak reserved of a run this search made
- * and the cap that run completed under (the uncapped run: any cap from its peak up): it
- * is that run, call for call (struct blind_run). Steps 3 and 5 are mostly answered so.
+ * and the cap that run had (the uncapped run: any cap from its peak up): it is that run,
+ * call for call, completing or running out (struct blind_run). Steps 3 and 5 are mostly
+ * answered so, and some of step 6's.
  * And a probe under the most the uncapped run's live blocks took at least at once (each
  * block its request rounded as the strategy rounds, allocator_ops.least_block: blocks lie
  * apart in what is reserved) runs out whatever the strategy decides: it is not replayed
@@ -86,10 +87,11 @@ static uint64_t device_usable(const struct run_spec *base) {
   return u;
 }
 
-/* A cap-blind strategy's run that completed under cap hi reserving lo at most: under any
- * cap in [lo, hi] the run is the same, call for call (every request refused under hi is
- * refused under a smaller cap; every one granted left at most lo reserved), so a probe
- * there is answered by it, not replayed. */
+/* A cap-blind strategy's run under cap hi that reserved lo at most, completed or ran out:
+ * under any cap in [lo, hi] the run is the same, call for call, to its end or to the same
+ * refusal it ran out at (every request refused under hi is refused under a smaller cap;
+ * every one granted left at most lo reserved), so a probe there is answered by it, not
+ * replayed. */
 struct blind_run {
   uint64_t lo, hi;
   struct run_result r;
@@ -109,10 +111,10 @@ struct search {
                                took at least at once in the uncapped run (its peak_least) */
 };
 
-/* keep r (replayed under cap, 0 = none) where it completed and the strategy is cap-blind;
- * out of memory it is simply not kept */
+/* keep r (replayed under cap, 0 = none) where the strategy is cap-blind and the run
+ * completed or ran out; out of memory it is simply not kept */
 static void keep_blind(struct search *S, const struct run_result *r, uint64_t cap) {
-  if (!r->cap_blind || !completes(r)) return;
+  if (!r->cap_blind || !(completes(r) || (r->exit_class == 0 && status_is(r->status, "oom") && r->first_oom_event >= 0))) return;
   if (S->nblind == S->blind_cap) {
     int n = S->blind_cap ? 2 * S->blind_cap : 8;
     struct blind_run *more = realloc(S->blind, (size_t)n * sizeof *more);
@@ -120,7 +122,7 @@ static void keep_blind(struct search *S, const struct run_result *r, uint64_t ca
     S->blind = more;
     S->blind_cap = n;
   }
-  S->blind[S->nblind++] = (struct blind_run){.lo = r->peak_reserved, .hi = cap ? cap : UINT64_MAX, .r = *r};
+  S->blind[S->nblind++] = (struct blind_run){.lo = r->peak_reserved ? r->peak_reserved : 1, .hi = cap ? cap : UINT64_MAX, .r = *r};   /* cap 0: none */
 }
 
 /* the kept run that stands for a probe under cap, or NULL */
@@ -183,8 +185,8 @@ static int try_cap(struct search *S, uint64_t cap, struct run_result **scratch_o
     S->rep->blind++;
     if (S->progress) {
       char b[32];
-      fprintf(stderr, "mincap: %s: probe: cap %s: completes (the run of a cap-blind strategy under a cap it met no more)\n",
-              S->base->allocator, fmt_bytes(cap, b, sizeof b));
+      fprintf(stderr, "mincap: %s: probe: cap %s: %s (the run of a cap-blind strategy under a larger cap that reserved no more)\n",
+              S->base->allocator, fmt_bytes(cap, b, sizeof b), completes(same) ? "completes" : same->status);
     }
   } else {
     probe(S->base, cap, S->progress, S->rep, &S->runs[k]);
