@@ -43,6 +43,10 @@ enum alloc_flags {
   ALLOC_OFFLINE = 2,        /* plans over the whole workload first (oracle) */
   ALLOC_STREAM_ORDERED = 4, /* placement follows the GPU's progress (a real stream-ordered pool):
                                on cuda the replay writes its blocks in stream order by default */
+  ALLOC_CAP_COMPARED = 8,   /* reads the cap only by comparing a demand of its own with it
+                               (dev_cap_breaks), whatever its parameters: a run is the same under
+                               any cap those comparisons come out the same under (as for a
+                               cap-blind one, which leaves every comparison to the device) */
 };
 
 struct allocator_ops {

@@ -124,8 +124,7 @@ static int try_allocate_expandable(struct expandable *e, struct epool *p, uint64
 
 /* alloc_block */
 static int alloc_block(struct expandable *e, struct epool *p, uint64_t stream, uint64_t size, struct cblock **out) {
-  uint64_t cap = e->dev->cap;
-  if (cap && e->held + caching_allocation_size(size) > cap) return FB_OOM;
+  if (dev_cap_breaks(e->dev, e->held + caching_allocation_size(size))) return FB_OOM;
   return try_allocate_expandable(e, p, stream, size, out);
 }
 
@@ -274,6 +273,7 @@ const struct allocator_ops expandable_allocator = {
   .params = caching_param_spec,
   .alignment = CACHING_MIN_BLOCK,
   .least_block = exp_least_block,
+  .flags = ALLOC_CAP_COMPARED,
   .create = exp_create,
   .alloc = exp_alloc,
   .free = exp_free,

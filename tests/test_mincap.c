@@ -505,25 +505,28 @@ TEST(mincap_known_runs_stand_for_their_probes) {
   struct mincap_report rep0, rep;
   CHECK_EQ(mincap_find(&s, 0.005, 0, &r0, &rep0), 0);
   CHECK_EQ(rep0.known, 0);
-  /* the uncapped run known: it is not replayed, the same row. Where the search replayed it,
-   * that run (caching is cap-blind) also answered the probe under R; known by its peaks
-   * alone, R is replayed: as many replays, one known, one answered by a run fewer */
+  /* the uncapped run known: it is not replayed, the same row. Every probe is answered one
+   * way or another - replayed, by a known run, by a run of the search it is the same as
+   * (caching compares demands with the cap only), or under the floor - and the probes are
+   * the same, so they add up alike; a known run never makes more replays */
+  int probes0 = rep0.runs + rep0.known + rep0.blind + rep0.floor;
   struct mincap_known k = {.uncapped = 1, .peak_requested = 8 * MiB, .peak_reserved = 20 * MiB};
   CHECK_EQ(mincap_find_known(&s, 0.005, 0, &k, &r, &rep), 0);
   CHECK(rep0.blind >= 1);
-  CHECK_EQ(rep.runs, rep0.runs);
-  CHECK_EQ(rep.blind, rep0.blind - 1);
   CHECK_EQ(rep.known, 1);
+  CHECK_EQ(rep.runs + rep.known + rep.blind + rep.floor, probes0);
+  CHECK(rep.runs <= rep0.runs);
   CHECK_EQ(r.mincap_bytes, r0.mincap_bytes);
   CHECK_EQ(r.peak_reserved, r0.peak_reserved);
   CHECK_STR(r.status, r0.status);
-  /* and a run that ran out under P (the floor probe): one replay fewer */
+  /* and a run that ran out under P (the floor probe): one more known */
   uint64_t at_p = 8 * MiB;
   k.ran_out = &at_p;
   k.nran_out = 1;
   CHECK_EQ(mincap_find_known(&s, 0.005, 0, &k, &r, &rep), 0);
-  CHECK_EQ(rep.runs, rep0.runs - 1);
   CHECK_EQ(rep.known, 2);
+  CHECK_EQ(rep.runs + rep.known + rep.blind + rep.floor, probes0);
+  CHECK(rep.runs <= rep0.runs);
   CHECK_EQ(r.mincap_bytes, r0.mincap_bytes);
   /* the known run decides, not a replay: one said to have run out under 20 MiB (where a
    * replay completes) leaves the mincap above it */
@@ -590,61 +593,74 @@ static void replay_under(const struct run_spec *base, uint64_t cap, struct run_r
   replay_run(&s, r);
 }
 
-/* the rule a search answers probes by (mincap.c's blind runs): a cap-blind strategy's run
- * under cap C that reserved R at most, completed or ran out, is the same run under any cap in [R, C],
- * on workloads whose searches recover from refusals (caching releases its cache and
- * retries); and a search answers such probes only for a strategy that says it is blind */
-TEST(mincap_cap_blind_run_is_the_same_under_any_cap_down_to_its_peak) {
+/* the rule a search answers probes by (mincap.c's blind runs): a run of a strategy that
+ * reads the cap only by comparing demands with it (cap-blind, or ALLOC_CAP_COMPARED:
+ * expandable) reports the caps [same_lo, same_hi] its comparisons come out the same under,
+ * and under each of them - its ends and midway - it is the same run, completed or ran out,
+ * on workloads whose runs recover from refusals (caching releases its cache and retries);
+ * a strategy that reads the cap otherwise reports none, and its search answers no probe so */
+TEST(mincap_run_is_the_same_under_every_cap_its_comparisons_agree_on) {
   const char *workloads[] = {"leaky_losses:iters=30", "varlen:iters=20", "train_loop:iters=6"};
-  const char *blind[] = {"caching", "raw", "stitch", "cupy", "pool", "oracle"};
-  int compared = 0, recovered = 0, ran_out = 0;
+  const char *same[] = {"caching", "raw", "stitch", "cupy", "pool", "oracle", "expandable", "caching:roundup_power2_divisions=4"};
+  int compared = 0, recovered = 0, ran_out = 0, above = 0;
   for (int w = 0; w < 3; w++)
-    for (int a = 0; a < 6; a++) {
-      if (!registered(blind[a])) continue;
+    for (int a = 0; a < 8; a++) {
       struct run_spec s;
-      base_spec(&s, workloads[w], blind[a]);
+      base_spec(&s, workloads[w], same[a]);
       s.validate = 0;
       struct run_result un;
       replay_under(&s, 0, &un);
-      CHECK_MSG(un.cap_blind, "%s says it reads the cap", blind[a]);
+      CHECK_MSG(un.same_lo && un.same_hi == UINT64_MAX, "%s: no caps it is the same under", same[a]);
       for (int step = 0; step < 6 && un.completed; step++) {
         uint64_t cap = (uint64_t)((double)un.peak_reserved * (1.0 - 0.03 * step));   /* at R, then below it */
-        struct run_result at, lo, mid;
+        struct run_result at, lo, mid, hi;
         replay_under(&s, cap, &at);
         if (at.exit_class) continue;
+        CHECK_MSG(at.same_lo <= cap && cap <= at.same_hi, "%s on %s under %llu: not within its own caps", same[a], workloads[w],
+                  (unsigned long long)cap);
         recovered += at.cache_flushes > 0;
         ran_out += !at.completed;
-        uint64_t least = at.peak_reserved ? at.peak_reserved : 1;   /* a cap of 0 is none */
-        replay_under(&s, least, &lo);
-        replay_under(&s, least + (cap - least) / 2, &mid);
-        CHECK_MSG(same_run(&lo, &at) && same_run(&mid, &at), "%s on %s under %llu", blind[a], workloads[w], (unsigned long long)cap);
+        uint64_t top = at.same_hi == UINT64_MAX ? 2 * cap : at.same_hi;
+        above += top > cap;
+        replay_under(&s, at.same_lo, &lo);
+        replay_under(&s, at.same_lo + (top - at.same_lo) / 2, &mid);
+        replay_under(&s, top, &hi);
+        CHECK_MSG(same_run(&lo, &at) && same_run(&mid, &at) && same_run(&hi, &at), "%s on %s under %llu", same[a], workloads[w],
+                  (unsigned long long)cap);
         compared++;
       }
     }
-  CHECK(compared >= 20);
+  CHECK(compared >= 40);
   CHECK(recovered >= 1);   /* some of them released and retried under the cap */
   CHECK(ran_out >= 5);     /* and some ran out: the same run to the same refusal */
-  /* a strategy that reads the cap (expandable; caching with a GC threshold): no probe answered so */
-  const char *readers[] = {"expandable", "caching:garbage_collection_threshold=0.6"};
-  for (int a = 0; a < 2; a++) {
+  CHECK(above >= 5);       /* and some are the same above their own cap */
+  /* a strategy that reads the cap otherwise (caching with a GC threshold, bfc's memory
+   * limit, async's pool size): no caps, no probe answered so */
+  const char *readers[] = {"caching:garbage_collection_threshold=0.6", "bfc", "async"};
+  for (int a = 0; a < 3; a++) {
     struct run_spec s;
     base_spec(&s, "varlen:iters=20", readers[a]);
     s.validate = 0;
     struct run_result r;
+    replay_under(&s, 0, &r);
+    CHECK_MSG(!r.same_lo && !r.same_hi, "%s: caps it would be the same under", readers[a]);
     struct mincap_report rep;
     CHECK_EQ(mincap_find(&s, 0.005, 0, &r, &rep), 0);
     CHECK_EQ(rep.blind, 0);
   }
-  struct run_spec s;   /* and a blind one is: the same row as its probes replayed would give (regress' mincap rows) */
-  base_spec(&s, "varlen:iters=20", "caching");
-  s.validate = 0;
-  struct run_result r;
-  struct mincap_report rep;
-  CHECK_EQ(mincap_find(&s, 0.005, 0, &r, &rep), 0);
-  CHECK(rep.blind >= 2);   /* under R, and the survivor's own peak */
-  struct run_result again;
-  replay_under(&s, r.mincap_bytes, &again);
-  CHECK(same_run(&again, &r));
+  const char *answered[] = {"caching", "expandable"};   /* and one that is: the row a replay at its mincap gives */
+  for (int a = 0; a < 2; a++) {
+    struct run_spec s;
+    base_spec(&s, "varlen:iters=20", answered[a]);
+    s.validate = 0;
+    struct run_result r;
+    struct mincap_report rep;
+    CHECK_EQ(mincap_find(&s, 0.005, 0, &r, &rep), 0);
+    CHECK(rep.blind >= 2);   /* under R, and the survivor's own peak */
+    struct run_result again;
+    replay_under(&s, r.mincap_bytes, &again);
+    CHECK(same_run(&again, &r));
+  }
 }
 
 /* mincap_below_floor: one step below a found cap that is under the row's peak requested

@@ -81,6 +81,7 @@ static void held_spare_free(struct device *d) {
 
 int device_open(struct device *d, const struct device_config *cfg, char *err) {
   memset(d, 0, sizeof *d);
+  d->same_hi = UINT64_MAX;
   ordset_init(&d->ranges, held_cmp);
   d->index = cfg->index;
   d->fail_rng = 0x9E3779B97F4A7C15ull ^ (uint64_t)cfg->index;
@@ -125,8 +126,8 @@ static int injected_failure(struct device *d) {
 }
 
 /* Would taking `size` more bytes break the cap or the usable limit? */
-static int over_limit(const struct device *d, uint64_t size) {
-  if (d->cap && d->reserved + size > d->cap) return 1;
+static int over_limit(struct device *d, uint64_t size) {
+  if (dev_cap_breaks(d, d->reserved + size)) return 1;
   if (d->usable && d->reserved + size > d->usable) return 1;
   return 0;
 }

@@ -77,6 +77,9 @@ struct device {
   uint64_t usable;            /* sim: what malloc can get at most */
   uint64_t free_at_open;      /* cuda: cudaMemGetInfo's free when opened (0 on sim) */
   uint64_t cap;               /* 0 = none; else reserved may not exceed it */
+  uint64_t same_lo, same_hi;  /* the caps under which every comparison with the cap so far (dev_cap_breaks)
+                                 came out as it did: from the largest demand within it to the smallest
+                                 demand above it less a byte */
   uint64_t reserved;          /* physical bytes held now */
   uint64_t peak_reserved;
   struct dev_counters c;
@@ -129,5 +132,19 @@ int  dev_has_pool(const struct device *d);
 int dev_holds(const struct device *d, uint64_t addr, uint64_t size);
 /* Ranges/handles still held (after destroy this must be 0). */
 uint64_t dev_ranges_held(const struct device *d);
+
+/* Does demand (what would be held once a request is granted) break the cap? Every
+ * comparison with the cap - the device's own before a reservation, and a strategy's that
+ * checks a demand of its own first (expandable) - goes through here, which notes the caps
+ * under which it comes out the same (same_lo, same_hi): a strategy that reads the cap only
+ * so makes the same run under any of them (mincap answers such probes from it). */
+static inline int dev_cap_breaks(struct device *d, uint64_t demand) {
+  if (d->cap && demand > d->cap) {
+    if (demand - 1 < d->same_hi) d->same_hi = demand - 1;
+    return 1;
+  }
+  if (demand > d->same_lo) d->same_lo = demand;
+  return 0;
+}
 
 #endif

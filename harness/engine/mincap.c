@@ -16,11 +16,11 @@
  *      row is flagged (a larger cap, the old lo, fails).
  *   7. hi * (1 + step) for each step must complete too; else the row is flagged.
  * A probe that equals a known run (mincap_find_known: the uncapped run, caps under which
- * one ran out) is answered by it instead of a replay; so is a probe of a cap-blind
- * strategy (allocator.h) under a cap between the peak reserved of a run this search made
- * and the cap that run had (the uncapped run: any cap from its peak up): it is that run,
- * call for call, completing or running out (struct blind_run). Steps 3 and 5 are mostly
- * answered so, and some of step 6's.
+ * one ran out) is answered by it instead of a replay; so is a probe, for a strategy that
+ * reads the cap only by comparing demands with it (cap-blind, allocator.h, or
+ * ALLOC_CAP_COMPARED), under a cap every comparison of a run this search made comes out the
+ * same under: it is that run, call for call, completing or running out (struct
+ * blind_run). Steps 3 and 5 are mostly answered so, and some steps of 4 and 6.
  * And a probe under the most the uncapped run's live blocks took at least at once (each
  * block its request rounded as the strategy rounds, allocator_ops.least_block: blocks lie
  * apart in what is reserved) runs out whatever the strategy decides: it is not replayed
@@ -87,11 +87,12 @@ static uint64_t device_usable(const struct run_spec *base) {
   return u;
 }
 
-/* A cap-blind strategy's run under cap hi that reserved lo at most, completed or ran out:
- * under any cap in [lo, hi] the run is the same, call for call, to its end or to the same
- * refusal it ran out at (every request refused under hi is refused under a smaller cap;
- * every one granted left at most lo reserved), so a probe there is answered by it, not
- * replayed. */
+/* A run, completed or ran out, of a strategy that reads the cap only by comparing demands
+ * with it (a cap-blind one through the device alone; ALLOC_CAP_COMPARED), and the caps
+ * [lo, hi] under which each of its comparisons comes out the same (run_result.same_lo,
+ * same_hi: from the largest demand granted to the smallest refused less a byte): under any
+ * of them the run is the same, call for call, to its end or to the same refusal it ran out
+ * at, so a probe there is answered by it, not replayed. */
 struct blind_run {
   uint64_t lo, hi;
   struct run_result r;
@@ -111,10 +112,11 @@ struct search {
                                took at least at once in the uncapped run (its peak_least) */
 };
 
-/* keep r (replayed under cap, 0 = none) where the strategy is cap-blind and the run
- * completed or ran out; out of memory it is simply not kept */
-static void keep_blind(struct search *S, const struct run_result *r, uint64_t cap) {
-  if (!r->cap_blind || !(completes(r) || (r->exit_class == 0 && status_is(r->status, "oom") && r->first_oom_event >= 0))) return;
+/* keep r where the caps it is the same under are known and it completed or ran out; out of
+ * memory it is simply not kept */
+static void keep_blind(struct search *S, const struct run_result *r) {
+  if (!r->same_lo || r->same_hi < r->same_lo) return;
+  if (!(completes(r) || (r->exit_class == 0 && status_is(r->status, "oom") && r->first_oom_event >= 0))) return;
   if (S->nblind == S->blind_cap) {
     int n = S->blind_cap ? 2 * S->blind_cap : 8;
     struct blind_run *more = realloc(S->blind, (size_t)n * sizeof *more);
@@ -122,7 +124,7 @@ static void keep_blind(struct search *S, const struct run_result *r, uint64_t ca
     S->blind = more;
     S->blind_cap = n;
   }
-  S->blind[S->nblind++] = (struct blind_run){.lo = r->peak_reserved ? r->peak_reserved : 1, .hi = cap ? cap : UINT64_MAX, .r = *r};   /* cap 0: none */
+  S->blind[S->nblind++] = (struct blind_run){.lo = r->same_lo, .hi = r->same_hi, .r = *r};
 }
 
 /* the kept run that stands for a probe under cap, or NULL */
@@ -191,7 +193,7 @@ static int try_cap(struct search *S, uint64_t cap, struct run_result **scratch_o
   } else {
     probe(S->base, cap, S->progress, S->rep, &S->runs[k]);
     if (S->runs[k].exit_class) return -1;
-    keep_blind(S, &S->runs[k], cap);
+    keep_blind(S, &S->runs[k]);
   }
   if (!completes(&S->runs[k])) return 0;
   S->best = k;
@@ -252,7 +254,7 @@ static int search(const struct run_spec *base, double precision, int progress, i
   } else {
     probe(base, 0, progress, rep, r0);
     if (r0->exit_class || !completes(r0)) { rc = finish_with(out, r0); goto done; }   /* error, skipped, or oom on the whole device */
-    keep_blind(S, r0, 0);
+    keep_blind(S, r0);
     S->floor = r0->peak_least;
     P = r0->peak_requested;
     R = r0->peak_reserved;

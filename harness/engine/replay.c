@@ -345,6 +345,10 @@ static void fill_result(struct replay *x) {
   r->peak_allocated = x->m.peak_allocated;
   r->peak_reserved = x->dev.peak_reserved;
   r->peak_least = x->peak_least;
+  if (r->cap_blind || (x->ops && (x->ops->flags & ALLOC_CAP_COMPARED))) {   /* every read of the cap a comparison the device noted */
+    r->same_lo = x->dev.same_lo ? x->dev.same_lo : 1;   /* a cap of 0 is none */
+    r->same_hi = x->dev.same_hi;
+  }
   r->internal_frag = x->m.internal_at_peak;
   r->ext_frag = x->m.ext_frag;
   if (r->peak_requested) {

@@ -68,6 +68,8 @@ struct run_result {
   double model_err;                  /* the relative +/- error of peak_reserved the strategy's model carries
                                         (allocator_ops.model_err on sim; 0 on cuda, where it is measured) */
   int cap_blind;                     /* the strategy, with these parameters, learns of a cap only from refusals (allocator.h) */
+  uint64_t same_lo, same_hi;         /* the caps under which this run is the same, call for call (a cap-blind
+                                        strategy or ALLOC_CAP_COMPARED: the device's same_lo, same_hi); 0, 0 = not known */
   uint64_t peak_least;               /* run_spec.least_floor: the most the live blocks took at least at once
                                         (allocator_ops.least_block summed); 0 = not tracked */
   char ns_per_op_includes[40];       /* work inside the timed loop besides the strategy's: "validate", "validate+timeline",
