@@ -106,7 +106,7 @@ struct search {
   struct mincap_report *rep;
   struct run_result runs[2];
   int best;                 /* index of the run at cap = rep->hi; -1 none yet */
-  struct blind_run *blind;  /* the completing runs of a cap-blind strategy so far */
+  struct blind_run *blind;  /* the runs so far that know the caps they are the same under */
   int nblind, blind_cap;
   uint64_t floor;           /* every run runs out under a cap below it: the most the live blocks
                                took at least at once in the uncapped run (its peak_least) */
