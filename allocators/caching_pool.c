@@ -1,7 +1,8 @@
 /* caching_pool.c - PyTorch's BlockPool and Block mechanics (see caching_policy.h): the
  * free-block set ordered by (stream, size, address), best fit with the oversize rules,
  * splitting a block's front off, coalescing free neighbours, and the Block free list.
- * The set is kept per stream in size bins of small ordsets (see struct cpool); the hot
+ * The set is kept per stream in size bins (caching_bin.h: a short list, a treap past it;
+ * see struct cpool); the hot
  * operations are inline in caching_pool.h, wrapped here for the strategies' other paths. */
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,37 @@ struct cblock_slab {
   struct cblock_slab *next;
   struct cblock blocks[SLAB_BLOCKS];
 };
+
+/* a full list and b into a tree */
+void cbin_to_tree(struct cbin *bin, struct cblock *b) {
+  struct ordnode *n = bin->t.root;
+  ordset_init(&bin->t, block_cmp);
+  bin->tree = 1;
+  while (n) {
+    struct ordnode *next = n->right;
+    cbin_tree_put(&bin->t, ORD_ENTRY(n, struct cblock, node));
+    n = next;
+  }
+  cbin_tree_put(&bin->t, b);
+}
+
+/* a tree of CBIN_BACK blocks or fewer back to a list (in the tree's order) */
+void cbin_to_list(struct cbin *bin) {
+  struct ordnode *v[CBIN_BACK];
+  size_t k = 0;
+  for (struct ordnode *n = ordset_first_inline(&bin->t); n && k < CBIN_BACK; n = ordset_next_inline(n)) v[k++] = n;
+  ordset_init(&bin->t, block_cmp);
+  bin->tree = 0;
+  for (size_t j = k; j-- > 0;) {   /* pushed last first: the list in the tree's order */
+    struct ordnode *n = v[j], *head = bin->t.root;
+    n->right = head;
+    n->left = NULL;
+    n->parent = NULL;
+    if (head) head->left = n;
+    bin->t.root = n;
+    bin->t.count++;
+  }
+}
 
 void cblock_store_init(struct cblock_store *s) {
   s->free_list = NULL;
@@ -85,7 +117,7 @@ struct cstream *cpool_stream(struct cpool *p, uint64_t stream, int create) {
     cs = malloc(sizeof *cs);
     if (!cs) return NULL;
     memset(cs->nonempty, 0, sizeof cs->nonempty);
-    for (unsigned i = 0; i < NBINS; i++) ordset_init(&cs->bins[i], block_cmp);
+    for (unsigned i = 0; i < NBINS; i++) cbin_init(&cs->bins[i]);
     cs->stream = stream;
     cs->pool = p;
     cs->count = 0;
@@ -121,9 +153,9 @@ struct cblock *cpool_stream_last(struct cpool *p, uint64_t stream) {
 }
 
 struct cblock *cpool_prev_in_stream(const struct cblock *b) {
-  struct cblock *prev = entry(ordset_prev_inline(&b->node));
+  struct cblock *prev = cbin_prev(&b->cs->bins[b->bin], b);
   if (prev) return prev;
-  unsigned i = bin_of(b->size);
+  unsigned i = b->bin;
   if (i == 0) return NULL;
   i = bin_prev(b->cs, i - 1);
   return i < NBINS ? bin_last(b->cs, i) : NULL;

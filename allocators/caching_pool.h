@@ -8,6 +8,7 @@
 #define FB_CACHING_POOL_H
 #include <stdint.h>
 #include "caching_policy.h"
+#include "caching_bin.h"
 
 /* ---- size bins ---------------------------------------------------------------------
  * Sizes are multiples of 512: u = size / 512. u < 32 has a bin each; above, 32 bins per
@@ -28,7 +29,7 @@ struct cstream {
   struct cpool *pool;
   size_t count;
   uint64_t nonempty[NWORDS];
-  struct ordset bins[NBINS];
+  struct cbin bins[NBINS];
 };
 
 /* without a branch: fl is the leading bit of u, at least BIN_SUB_BITS (u < 2 * BIN_SUB
@@ -64,14 +65,6 @@ static inline unsigned bin_prev(const struct cstream *cs, unsigned i) {
   return w * 64 + 63u - (unsigned)__builtin_clzll(m);
 }
 
-/* (size, address) inside a bin; the stream is the bin's */
-static inline int block_cmp(const struct ordnode *x, const struct ordnode *y) {
-  const struct cblock *a = ORD_ENTRY(x, struct cblock, node), *b = ORD_ENTRY(y, struct cblock, node);
-  if (a->size != b->size) return a->size < b->size ? -1 : 1;
-  if (a->addr != b->addr) return a->addr < b->addr ? -1 : 1;
-  return 0;
-}
-
 static inline int stream_cmp(const struct ordnode *x, const struct ordnode *y) {
   uint64_t a = ORD_ENTRY(x, struct cstream, node)->stream, b = ORD_ENTRY(y, struct cstream, node)->stream;
   return a < b ? -1 : a > b;
@@ -83,26 +76,6 @@ static inline int largest_cmp(const struct ordnode *x, const struct ordnode *y) 
   return a->stream < b->stream ? -1 : a->stream > b->stream;
 }
 
-ORDSET_TYPED(bin, block_cmp)        /* bin_lower_bound: block_cmp inlined */
-
-/* bin_insert with the node's treap priority taken from the block's address (Fibonacci
- * hashing: blocks in one pool never share an address) instead of the set's xorshift
- * stream: as random for the treap's balance, and deterministic on sim, for a few
- * instructions less per insert. The set's order, (size, address), is the same. */
-static inline __attribute__((always_inline)) void bin_put(struct ordset *s, struct cblock *b) {
-  struct ordnode *n = &b->node, *p = NULL, **link = &s->root;
-  while (*link) {
-    p = *link;
-    link = block_cmp(n, p) < 0 ? &p->left : &p->right;
-  }
-  uint32_t x = (uint32_t)((b->addr * 0x9E3779B97F4A7C15ull) >> 32);
-  n->prio = x;
-  n->left = n->right = NULL;
-  n->parent = p;
-  *link = n;
-  s->count++;
-  if (p && p->prio > x) ordset_insert_rotations(s, n);
-}
 ORDSET_TYPED(streams, stream_cmp)
 
 static inline struct cblock *entry(struct ordnode *n) { return n ? ORD_ENTRY(n, struct cblock, node) : NULL; }
@@ -125,7 +98,7 @@ static inline __attribute__((always_inline)) void pool_insert(struct cpool *p, s
   b->bin = (uint16_t)i;
   b->gc_base = p->get_free_calls;
   b->in_pool = 1;
-  bin_put(&cs->bins[i], b);
+  cbin_insert(&cs->bins[i], b);
   cs->nonempty[i >> 6] |= 1ull << (i & 63);
   cs->count++;
   p->free_bytes += b->size;
@@ -135,24 +108,23 @@ static inline __attribute__((always_inline)) void pool_insert(struct cpool *p, s
 static inline __attribute__((always_inline)) void pool_erase(struct cpool *p, struct cblock *b) {
   struct cstream *cs = b->cs;
   unsigned i = b->bin;
-  ordset_erase_inline(&cs->bins[i], &b->node);
-  if (!cs->bins[i].count) cs->nonempty[i >> 6] &= ~(1ull << (i & 63));
+  cbin_erase(&cs->bins[i], b);
+  if (!cbin_count(&cs->bins[i])) cs->nonempty[i >> 6] &= ~(1ull << (i & 63));
   b->in_pool = 0;
   cs->count--;
   p->free_bytes -= b->size;
   mark_stale(p, cs);
 }
 
-static inline struct cblock *bin_first(const struct cstream *cs, unsigned i) { return entry(ordset_first_inline(&cs->bins[i])); }
-static inline struct cblock *bin_last(const struct cstream *cs, unsigned i) { return entry(ordset_last_inline(&cs->bins[i])); }
+static inline struct cblock *bin_first(const struct cstream *cs, unsigned i) { return cbin_first(&cs->bins[i]); }
+static inline struct cblock *bin_last(const struct cstream *cs, unsigned i) { return cbin_last(&cs->bins[i]); }
 
 static inline __attribute__((always_inline)) struct cblock *pool_lower_bound(struct cpool *p, uint64_t stream, uint64_t size) {
   struct cstream *cs = p->last && p->last->stream == stream ? p->last : cpool_stream(p, stream, 0);
   if (!cs || !cs->count) return NULL;
   unsigned i = bin_of(size);
   if (cs->nonempty[i >> 6] & (1ull << (i & 63))) {
-    struct cblock key = {.size = size, .addr = 0};
-    struct cblock *b = entry(bin_lower_bound(&cs->bins[i], &key.node));
+    struct cblock *b = cbin_lower_bound(&cs->bins[i], size);
     if (b) return b;
   }
   i = bin_next(cs, i + 1);
@@ -169,7 +141,7 @@ static inline struct cblock *first_from(const struct cstream *cs) {
 }
 
 static inline __attribute__((always_inline)) struct cblock *pool_next(const struct cblock *b) {
-  struct cblock *next = entry(ordset_next_inline(&b->node));
+  struct cblock *next = cbin_next(&b->cs->bins[b->bin], b);
   if (next) return next;
   unsigned i = bin_next(b->cs, b->bin + 1);   /* b is in the pool: its bin is stored */
   if (i < NBINS) return bin_first(b->cs, i);
