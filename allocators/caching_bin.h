@@ -126,24 +126,18 @@ static inline struct cblock *cbin_last(const struct cbin *bin) {
   return best;
 }
 
-/* the block after / before b in this bin, or NULL */
-static inline struct cblock *cbin_next(const struct cbin *bin, const struct cblock *b) {
-  if (bin->tree) return cbin_entry(ordset_next_inline(&b->node));
+/* the block beside b in this bin - the next one (after = 1) or the one before - or NULL */
+static inline struct cblock *cbin_beside(const struct cbin *bin, const struct cblock *b, int after) {
+  if (bin->tree) return cbin_entry(after ? ordset_next_inline(&b->node) : ordset_prev_inline(&b->node));
   struct cblock *best = NULL;
   for (struct ordnode *n = bin->t.root; n; n = n->right) {
     struct cblock *x = cbin_entry(n);
-    if (cbin_before(b, x) && (!best || cbin_before(x, best))) best = x;
+    int beyond = after ? cbin_before(b, x) : cbin_before(x, b), closer = !best || (after ? cbin_before(x, best) : cbin_before(best, x));
+    if (beyond && closer) best = x;
   }
   return best;
 }
-static inline struct cblock *cbin_prev(const struct cbin *bin, const struct cblock *b) {
-  if (bin->tree) return cbin_entry(ordset_prev_inline(&b->node));
-  struct cblock *best = NULL;
-  for (struct ordnode *n = bin->t.root; n; n = n->right) {
-    struct cblock *x = cbin_entry(n);
-    if (cbin_before(x, b) && (!best || cbin_before(best, x))) best = x;
-  }
-  return best;
-}
+static inline struct cblock *cbin_next(const struct cbin *bin, const struct cblock *b) { return cbin_beside(bin, b, 1); }
+static inline struct cblock *cbin_prev(const struct cbin *bin, const struct cblock *b) { return cbin_beside(bin, b, 0); }
 
 #endif
