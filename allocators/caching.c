@@ -63,7 +63,6 @@ struct caching {
   struct ordset segs;
   uint64_t held;            /* total_allocated_memory: bytes in segments now */
   uint64_t cache_flushes;   /* num_alloc_retries */
-  int plain_rounding;       /* no roundup_power2_divisions: round_size is a 512 B round-up */
   int hit_first;            /* no garbage_collection_threshold (no GC clock to tick): caching_alloc
                              * tries the cache before pool_alloc's general path */
 };
@@ -79,9 +78,6 @@ static int caching_create(void **a, struct device *d, const struct params *p, ch
   struct caching *c = calloc(1, sizeof *c);
   if (!c) { snprintf(err, FB_ERRLEN, "caching: out of host memory"); return -1; }
   if (caching_config_parse(p, &c->cfg, err)) { free(c); return -1; }
-  c->plain_rounding = 1;
-  for (int i = 0; i < CACHING_ROUNDUP_INTERVALS; i++)
-    if (c->cfg.roundup_divisions[i] > 1) c->plain_rounding = 0;
   c->hit_first = !(c->cfg.gc_threshold > 0);
   c->dev = d;
   cpool_init(&c->small, 1);
@@ -277,7 +273,7 @@ static __attribute__((noinline)) int pool_alloc(struct caching *c, uint64_t orig
     snprintf(c->dev->err, FB_ERRLEN, "caching: out of host memory");
     return -1;
   }
-  uint64_t size = c->plain_rounding ? caching_round_size_plain(orig_size) : caching_round_size(&c->cfg, orig_size);
+  uint64_t size = caching_round(&c->cfg, orig_size);
   struct cpool *pool;
   if (id) {                                   /* P1: get_pool with a capture underway */
     struct ppool *p = id <= EV_POOL_MAX ? ppool_get(c, id) : NULL;
@@ -308,7 +304,7 @@ static __attribute__((noinline)) int pool_alloc(struct caching *c, uint64_t orig
 static int caching_alloc(void *a, uint64_t orig_size, uint64_t stream, struct block *out) {
   struct caching *c = a;
   if (__builtin_expect(c->hit_first && c->store.nfree >= 2, 1)) {
-    uint64_t size = c->plain_rounding ? caching_round_size_plain(orig_size) : caching_round_size(&c->cfg, orig_size);
+    uint64_t size = caching_round(&c->cfg, orig_size);
     if (cpool_alloc_hit(&c->store, &c->cfg, caching_is_small(size) ? &c->small : &c->large, stream, size, orig_size, out))
       return 0;
   }
@@ -497,7 +493,7 @@ static int caching_cap_blind(const struct params *p) {
 /* round_size: a block is never smaller than the request rounded */
 static uint64_t caching_least_block(void *a, uint64_t size) {
   struct caching *c = a;
-  return c->plain_rounding ? caching_round_size_plain(size) : caching_round_size(&c->cfg, size);
+  return caching_round(&c->cfg, size);
 }
 
 const struct allocator_ops caching_allocator = {

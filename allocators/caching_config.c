@@ -156,6 +156,9 @@ int caching_config_parse(const struct params *p, struct caching_config *cfg, cha
   if (v[0] && parse_mib_at_least_20("max_non_split_rounding_mb", v, &cfg->max_non_split_rounding, sub)) goto fail;
   v = param_str(p, "roundup_power2_divisions");
   if (caching_parse_roundup(v, cfg->roundup_divisions, sub)) goto fail;
+  cfg->plain_rounding = 1;
+  for (int i = 0; i < CACHING_ROUNDUP_INTERVALS; i++)
+    if (cfg->roundup_divisions[i] > 1) cfg->plain_rounding = 0;
   v = param_str(p, "garbage_collection_threshold");
   if (v[0]) {
     char *end;

@@ -37,6 +37,7 @@ struct caching_config {
   uint64_t max_non_split_rounding;  /* bytes; default kLargeBuffer */
   uint64_t roundup_divisions[CACHING_ROUNDUP_INTERVALS];  /* 0 or 1 = plain 512 B rounding */
   double gc_threshold;              /* 0 = off; else 0 < t < 1 (fraction of the cap) */
+  int plain_rounding;               /* no roundup_power2_divisions apply (set by caching_config_parse) */
 };
 
 /* The knobs with PyTorch's defaults (NULL-key terminated), for allocator_ops.params. */
@@ -53,6 +54,10 @@ uint64_t caching_round_size(const struct caching_config *c, uint64_t size);
 /* round_size when no roundup_power2_divisions apply (every entry 0 or 1) */
 static inline uint64_t caching_round_size_plain(uint64_t size) {
   return size < CACHING_MIN_BLOCK ? CACHING_MIN_BLOCK : (size + CACHING_MIN_BLOCK - 1) & ~(CACHING_MIN_BLOCK - 1);
+}
+/* round_size of a parsed config: the 512 B round-up inline where no division applies */
+static inline uint64_t caching_round(const struct caching_config *c, uint64_t size) {
+  return c->plain_rounding ? caching_round_size_plain(size) : caching_round_size(c, size);
 }
 
 /* get_allocation_size: small -> 2 MiB; < 10 MiB -> 20 MiB; else rounded up to 2 MiB. */

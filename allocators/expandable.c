@@ -68,9 +68,6 @@ static int exp_create(void **a, struct device *d, const struct params *p, char *
     free(e);
     return -1;
   }
-  e->plain_rounding = 1;
-  for (int i = 0; i < CACHING_ROUNDUP_INTERVALS; i++)
-    if (e->cfg.roundup_divisions[i] > 1) e->plain_rounding = 0;
   e->dev = d;
   exp_pool_init(&e->small, 1);
   exp_pool_init(&e->large, 0);
@@ -133,7 +130,7 @@ static __attribute__((noinline)) int pool_alloc(struct expandable *e, uint64_t o
     snprintf(e->dev->err, FB_ERRLEN, "expandable: out of host memory");
     return -1;
   }
-  uint64_t size = e->plain_rounding ? caching_round_size_plain(orig_size) : caching_round_size(&e->cfg, orig_size);
+  uint64_t size = caching_round(&e->cfg, orig_size);
   struct epool *p;
   if (id) {                                   /* get_pool with a capture / MemPool underway */
     struct epair *pp = id <= EV_POOL_MAX ? epair_get(e, id) : NULL;
@@ -172,7 +169,7 @@ static __attribute__((noinline)) int pool_alloc(struct expandable *e, uint64_t o
 static int exp_alloc(void *a, uint64_t orig_size, uint64_t stream, struct block *out) {
   struct expandable *e = a;
   if (__builtin_expect(e->store.nfree >= 1, 1)) {
-    uint64_t size = e->plain_rounding ? caching_round_size_plain(orig_size) : caching_round_size(&e->cfg, orig_size);
+    uint64_t size = caching_round(&e->cfg, orig_size);
     if (cpool_alloc_hit_expandable(&e->store, &e->cfg, caching_is_small(size) ? &e->small.blocks : &e->large.blocks, stream,
                                    size, orig_size, out))
       return 0;
@@ -261,7 +258,7 @@ static const char *exp_pool_of(void *a, uint64_t size) {
 /* round_size: a block is never smaller than the request rounded */
 static uint64_t exp_least_block(void *a, uint64_t size) {
   struct expandable *e = a;
-  return e->plain_rounding ? caching_round_size_plain(size) : caching_round_size(&e->cfg, size);
+  return caching_round(&e->cfg, size);
 }
 
 const struct allocator_ops expandable_allocator = {

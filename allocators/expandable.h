@@ -60,7 +60,6 @@ struct expandable {
   uint64_t held;            /* bytes of pages present (PyTorch's total_allocated_memory) */
   uint64_t cache_flushes;   /* num_alloc_retries */
   struct epair **pp;        /* private pools by id (1..EV_POOL_MAX); NULL until the first */
-  int plain_rounding;       /* no roundup_power2_divisions: round_size is a 512 B round-up */
 };
 
 /* PyTorch's PrivatePool under expandable_segments:True: a small and a large BlockPool of
