@@ -20,7 +20,7 @@
  * reads the cap only by comparing demands with it (cap-blind, allocator.h, or
  * ALLOC_CAP_COMPARED), under a cap every comparison of a run this search made comes out the
  * same under: it is that run, call for call, completing or running out (struct
- * blind_run). Steps 3 and 5 are mostly answered so, and some steps of 4 and 6.
+ * kept_run). Steps 3 and 5 are mostly answered so, and some steps of 4 and 6.
  * And a probe under the most the uncapped run's live blocks took at least at once (each
  * block its request rounded as the strategy rounds, allocator_ops.least_block: blocks lie
  * apart in what is reserved) runs out whatever the strategy decides: it is not replayed
@@ -93,7 +93,7 @@ static uint64_t device_usable(const struct run_spec *base) {
  * same_hi: from the largest demand granted to the smallest refused less a byte): under any
  * of them the run is the same, call for call, to its end or to the same refusal it ran out
  * at, so a probe there is answered by it, not replayed. */
-struct blind_run {
+struct kept_run {
   uint64_t lo, hi;
   struct run_result r;
 };
@@ -106,31 +106,31 @@ struct search {
   struct mincap_report *rep;
   struct run_result runs[2];
   int best;                 /* index of the run at cap = rep->hi; -1 none yet */
-  struct blind_run *blind;  /* the runs so far that know the caps they are the same under */
-  int nblind, blind_cap;
+  struct kept_run *kept;   /* the runs so far that know the caps they are the same under */
+  int nkept, kept_cap;
   uint64_t floor;           /* every run runs out under a cap below it: the most the live blocks
                                took at least at once in the uncapped run (its peak_least) */
 };
 
 /* keep r where the caps it is the same under are known and it completed or ran out; out of
  * memory it is simply not kept */
-static void keep_blind(struct search *S, const struct run_result *r) {
+static void keep_run(struct search *S, const struct run_result *r) {
   if (!r->same_lo || r->same_hi < r->same_lo) return;
   if (!(completes(r) || (r->exit_class == 0 && status_is(r->status, "oom") && r->first_oom_event >= 0))) return;
-  if (S->nblind == S->blind_cap) {
-    int n = S->blind_cap ? 2 * S->blind_cap : 8;
-    struct blind_run *more = realloc(S->blind, (size_t)n * sizeof *more);
+  if (S->nkept == S->kept_cap) {
+    int n = S->kept_cap ? 2 * S->kept_cap : 8;
+    struct kept_run *more = realloc(S->kept, (size_t)n * sizeof *more);
     if (!more) return;
-    S->blind = more;
-    S->blind_cap = n;
+    S->kept = more;
+    S->kept_cap = n;
   }
-  S->blind[S->nblind++] = (struct blind_run){.lo = r->same_lo, .hi = r->same_hi, .r = *r};
+  S->kept[S->nkept++] = (struct kept_run){.lo = r->same_lo, .hi = r->same_hi, .r = *r};
 }
 
 /* the kept run that stands for a probe under cap, or NULL */
-static const struct run_result *blind_answer(const struct search *S, uint64_t cap) {
-  for (int i = 0; i < S->nblind; i++)
-    if (cap >= S->blind[i].lo && cap <= S->blind[i].hi) return &S->blind[i].r;
+static const struct run_result *kept_answer(const struct search *S, uint64_t cap) {
+  for (int i = 0; i < S->nkept; i++)
+    if (cap >= S->kept[i].lo && cap <= S->kept[i].hi) return &S->kept[i].r;
   return NULL;
 }
 
@@ -152,12 +152,17 @@ static void probe_known(const struct search *S, uint64_t cap, struct run_result 
   }
 }
 
-/* a probe under the floor: it runs out, whatever the strategy decides (r: a failing run,
- * nothing else read) */
-static void probe_below_floor(struct search *S, uint64_t cap, struct run_result *r) {
+/* a run under cap that runs out whatever the strategy decides, taken so without a replay
+ * (a failing run: nothing else of it is read) */
+static void runs_out_unreplayed(uint64_t cap, struct run_result *r) {
   run_result_init(r);
   snprintf(r->status, sizeof r->status, "oom");
   r->cap_bytes = cap;
+}
+
+/* a probe under the floor */
+static void probe_below_floor(struct search *S, uint64_t cap, struct run_result *r) {
+  runs_out_unreplayed(cap, r);
   S->rep->floor++;
   if (S->progress) {
     char b[32], c[32];
@@ -180,20 +185,20 @@ static int try_cap(struct search *S, uint64_t cap, struct run_result **scratch_o
     return 0;
   }
   *scratch_out = &S->runs[k];
-  const struct run_result *same = blind_answer(S, cap);
+  const struct run_result *same = kept_answer(S, cap);
   if (same) {   /* the run under this cap, without replaying it */
     S->runs[k] = *same;
     S->runs[k].cap_bytes = cap;
-    S->rep->blind++;
+    S->rep->same++;
     if (S->progress) {
       char b[32];
-      fprintf(stderr, "mincap: %s: probe: cap %s: %s (the run of a cap-blind strategy under a larger cap that reserved no more)\n",
+      fprintf(stderr, "mincap: %s: probe: cap %s: %s (a run of this search: its comparisons with the cap agree under this one)\n",
               S->base->allocator, fmt_bytes(cap, b, sizeof b), completes(same) ? "completes" : same->status);
     }
   } else {
     probe(S->base, cap, S->progress, S->rep, &S->runs[k]);
     if (S->runs[k].exit_class) return -1;
-    keep_blind(S, &S->runs[k]);
+    keep_run(S, &S->runs[k]);
   }
   if (!completes(&S->runs[k])) return 0;
   S->best = k;
@@ -254,7 +259,7 @@ static int search(const struct run_spec *base, double precision, int progress, i
   } else {
     probe(base, 0, progress, rep, r0);
     if (r0->exit_class || !completes(r0)) { rc = finish_with(out, r0); goto done; }   /* error, skipped, or oom on the whole device */
-    keep_blind(S, r0);
+    keep_run(S, r0);
     S->floor = r0->peak_least;
     P = r0->peak_requested;
     R = r0->peak_reserved;
@@ -319,7 +324,7 @@ static int search(const struct run_spec *base, double precision, int progress, i
   }
   rc = out->exit_class;
 done:
-  free(S->blind);
+  free(S->kept);
   free(S);
   if (!rc) {   /* the row kept (only it): widened by its strategy's other bound at the cap it ran under */
     struct run_spec s = mincap_probe_spec(base, out->cap_bytes);
@@ -358,14 +363,6 @@ int mincap_below_floor(const struct run_result *row, double precision) {
   return row->mincap_bytes && step_below(row->mincap_bytes, precision) < row->peak_requested;
 }
 
-/* a run that ran out under cap without being replayed: no run fits under its peak requested */
-static void runs_out_below_floor(const struct run_result *row, uint64_t cap, struct run_result *r) {
-  run_result_init(r);
-  snprintf(r->status, sizeof r->status, "oom");
-  r->cap_bytes = cap;
-  r->peak_requested = row->peak_requested;
-}
-
 int mincap_confirm(const struct run_spec *base, const struct device_config *on, const struct run_result *row,
                    const struct run_result *uncapped, double precision, char *msg, size_t len, int *runs) {
   uint64_t cap = row->mincap_bytes;
@@ -379,8 +376,8 @@ int mincap_confirm(const struct run_spec *base, const struct device_config *on, 
   if (by_uncapped) r[0] = *uncapped;        /* never met the cap: the run at it, call for call */
   else replay_at(base, on, cap, 0, &r[0]);     /* on the other device, at the mincap */
   if (floor_below) {                        /* under the peak requested: every run runs out, on any device */
-    runs_out_below_floor(row, below, &r[1]);
-    runs_out_below_floor(row, below, &r[2]);
+    runs_out_unreplayed(below, &r[1]);
+    runs_out_unreplayed(below, &r[2]);
   } else {
     replay_at(base, NULL, below, 0, &r[1]);    /* where the search ran, one step below */
     replay_at(base, on, below, 0, &r[2]);      /* on the other device, one step below */

@@ -19,8 +19,8 @@ extern const double mincap_steps[MINCAP_NSTEPS];
 struct mincap_report {
   int runs;                  /* replays made */
   int known;                 /* probes answered by a known run (struct mincap_known) instead */
-  int blind;                 /* probes of a cap-blind strategy answered by a run of this search under
-                                a larger cap that reserved at most this one (the same run) */
+  int same;                  /* probes answered by a run of this search that is theirs: every comparison
+                                with the cap it made comes out the same under their cap (struct kept_run) */
   int floor;                 /* probes under the least the uncapped run's live blocks took at once:
                                 runs out, not replayed */
   uint64_t peak_requested;   /* the lower bound */
