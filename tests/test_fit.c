@@ -9,17 +9,7 @@
 #include "test.h"
 #include "fit.h"
 #include "replay.h"
-
-static void base_spec(struct run_spec *s, const char *workload, const char *allocator) {
-  memset(s, 0, sizeof *s);
-  s->workload = workload;
-  s->trace_device = -1;
-  s->world = 1;
-  s->seed = 1;
-  s->allocator = allocator;
-  s->device.kind = "sim";
-  s->quiet = 1;
-}
+#include "row_spec.h"
 
 /* one replay of base with vary=v under cap: 1 completes, 0 not */
 static int completes_at(const struct run_spec *base, const char *vary, uint64_t v, uint64_t cap, struct run_result *r) {
@@ -51,7 +41,7 @@ TEST(fit_answer_completes_and_the_next_value_does_not) {
   const char *allocs[] = {"raw", "caching", "expandable"};
   for (int i = 0; i < 3; i++) {
     struct run_spec s;
-    base_spec(&s, TL, allocs[i]);
+    row_spec(&s, TL, allocs[i]);
     struct run_result r, chk;
     struct fit_report rep;
     uint64_t limit = 600ull << 20;
@@ -73,7 +63,7 @@ TEST(fit_answer_completes_and_the_next_value_does_not) {
 
 TEST(fit_margin_is_taken_off_the_limit) {
   struct run_spec s;
-  base_spec(&s, TL, "caching");
+  row_spec(&s, TL, "caching");
   struct run_result r, r0;
   struct fit_report a, b;
   uint64_t limit = 600ull << 20, margin = 150ull << 20;
@@ -92,7 +82,7 @@ TEST(fit_margin_is_taken_off_the_limit) {
 
 TEST(fit_nothing_fits_reports_what_from_needs) {
   struct run_spec s;
-  base_spec(&s, TL, "raw");
+  row_spec(&s, TL, "raw");
   struct run_result r;
   struct fit_report rep;
   CHECK_EQ(fit_find(&s, "batch", 1ull << 20, 0, 4, 0, 0, &r, &rep), 0);
@@ -104,7 +94,7 @@ TEST(fit_nothing_fits_reports_what_from_needs) {
 
 TEST(fit_to_bounds_the_search) {
   struct run_spec s;
-  base_spec(&s, TL, "raw");
+  row_spec(&s, TL, "raw");
   struct run_result r;
   struct fit_report rep;
   CHECK_EQ(fit_find(&s, "batch", 8ull << 30, 0, 1, 5, 0, &r, &rep), 0);
@@ -120,7 +110,7 @@ TEST(fit_to_bounds_the_search) {
 
 TEST(fit_reports_a_value_completing_above_the_answer) {
   struct run_spec s;
-  base_spec(&s, TL4, "caching");
+  row_spec(&s, TL4, "caching");
   struct run_result r, chk;
   CHECK_EQ(completes_at(&s, "batch", 10, NONMONO_LIMIT, &chk), 0);
   CHECK_EQ(completes_at(&s, "batch", 11, NONMONO_LIMIT, &chk), 1);
@@ -135,7 +125,7 @@ TEST(fit_reports_a_value_completing_above_the_answer) {
 TEST(fit_falls_back_below_a_failing_value) {
   /* --to 11: the gallop lands on 11 (completes); the check below finds 10 failing */
   struct run_spec s;
-  base_spec(&s, TL4, "caching");
+  row_spec(&s, TL4, "caching");
   struct run_result r;
   struct fit_report rep;
   CHECK_EQ(fit_find(&s, "batch", NONMONO_LIMIT, 0, 1, 11, 0, &r, &rep), 0);
@@ -150,7 +140,7 @@ TEST(fit_falls_back_below_a_failing_value) {
  * train_loop:iters=4 fits batch 16 with caching (3 MB under) and 17 with expandable */
 TEST(fit_train_loop_issue_figures_without_margin) {
   struct run_spec s;
-  base_spec(&s, TL4, "caching");
+  row_spec(&s, TL4, "caching");
   struct run_result r;
   struct fit_report rep;
   CHECK_EQ(fit_find(&s, "batch", 10627186688ull, 0, 1, 0, 0, &r, &rep), 0);
@@ -184,7 +174,7 @@ TEST(fit_cli_writes_fit_columns_and_the_usual_row) {
   CHECK(!test_csv_cell(csv, "limit_bytes", cell, sizeof cell));
   CHECK_STR(cell, "629145600");
   struct run_spec s;
-  base_spec(&s, TL, "caching");
+  row_spec(&s, TL, "caching");
   struct run_result r;
   struct fit_report rep;
   fit_find(&s, "batch", 600ull << 20, 0, 1, 0, 0, &r, &rep);
