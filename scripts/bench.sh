@@ -17,7 +17,8 @@
 # then the plots (when gnuplot is installed) and report.md + report.html (`fragbench report`).
 #
 # The plan. The uncapped rows run on the device (on a GPU: real memory, host ns per call,
-# measured driver time), one source after another, alone on the GPU. Caps cost many
+# measured driver time), one source after another (alone on the GPU but for async's
+# searches, below). Caps cost many
 # replays each, and every strategy but async decides on a GPU exactly as on the simulated
 # device (`make test-gpu` proves it), so on a GPU host the cap sweep and the mincap search
 # run on a simulated device of the GPU's own total and free memory, on the CPU cores, in
@@ -27,7 +28,9 @@
 # only from refusals and its uncapped row on the GPU reserved at most the cap found, that
 # row is its run at the cap - it never met it - and only the replay below is made: mincap
 # --uncapped). async's decisions depend on the driver, so its cap sweep and mincap are
-# searched on the GPU itself.
+# searched on the GPU itself: its uncapped rows first, alone, then its searches beside the
+# other strategies' uncapped rows (the searches bound by the GPU's memory bandwidth, the
+# rows by their driver calls).
 #
 # Environment: DEVICE=auto|sim|cuda (default auto), SEED (default 1), CAPS (the sweep's
 # multiples of peak requested), TRACES / WORKLOADS / ALLOCATORS (space-separated; a
@@ -68,11 +71,11 @@ if [ "${1:-}" = "--job" ]; then   # one parallel job: bench.sh --job KIND LABEL 
     # async on the GPU: its cap sweep, then its searches, which take their first step from
     # the uncapped rows and every probe at a cap the sweep ran out under from the sweep
     # (mincap --uncapped, --known: each a replay fewer)
-    # shellcheck disable=SC2086
     async_gpu) sweep="$DIR/.parts/capsweep_gpu-$label.csv"
+               # shellcheck disable=SC2086
                "$BIN" run $srcs $GPU_ALLOC --device cuda --seed "$SEED" --cap-x "$CAPS" --quiet --out "$sweep" 2>"$err" || rc=$?
                # shellcheck disable=SC2086
-               [ $rc != 0 ] || "$BIN" mincap $srcs $GPU_ALLOC --device cuda --seed "$SEED" --uncapped "$DIR/runs.csv" --known "$sweep" \
+               [ $rc != 0 ] || "$BIN" mincap $srcs $GPU_ALLOC --device cuda --seed "$SEED" --uncapped "$UNCAPPED_GPU" --known "$sweep" \
                  --out "$DIR/.parts/mincap_gpu-$label.csv" >/dev/null 2>>"$err" || rc=$? ;;
     advise) "$BIN" advise --trace "$src" --quiet --out "$DIR/advise-$label.csv" >/dev/null 2>"$err" || rc=$?
             [ $rc = 1 ] && rc=0 ;;   # 1: no setting fits the budget - an answer, in the csv and the report
@@ -134,13 +137,16 @@ fi
 allocators=${ALLOCATORS:-$(printf '%s\n' "$list" | awk '/^allocators/{s=1;next} /^$/{s=0} s && /^  [a-z]/{print $1}')}
 if [ -z "$workloads$traces" ]; then echo "bench: no workloads or traces found" >&2; exit 2; fi
 
-aargs=""; SIM_ALLOC=""; GPU_ALLOC=""
+aargs=""; SIM_ALLOC=""; GPU_ALLOC=""; split_order=""
 for a in $allocators; do
   aargs="$aargs --allocator $a"
   # on a GPU, async's decisions depend on the driver: searched on the GPU
-  if [ "$kind" = cuda ] && [ "${a%%:*}" = async ]; then GPU_ALLOC="$GPU_ALLOC --allocator $a"
-  else SIM_ALLOC="$SIM_ALLOC --allocator $a"; fi
+  if [ "$kind" = cuda ] && [ "${a%%:*}" = async ]; then GPU_ALLOC="$GPU_ALLOC --allocator $a"; split_order="$split_order 2"
+  else SIM_ALLOC="$SIM_ALLOC --allocator $a"; split_order="$split_order 1"; fi
 done
+# on a GPU host with async and other strategies: the uncapped rows in two runs (below)
+split=0
+[ -n "$GPU_ALLOC" ] && [ -n "$SIM_ALLOC" ] && split=1
 CONFIRM=""
 [ "$kind" = cuda ] && CONFIRM="--confirm-on cuda"
 
@@ -192,11 +198,12 @@ if [ "$kind" = cuda ] && [ "$nsrc" -gt 0 ]; then
     [ -n "$GPU_ALLOC" ] && echo "async_gpu b$b --batch $b" >> "$DIR/.jobs_gpu"
   done
 fi
-TOTAL=$((1 + $(wc -l < "$DIR/.jobs_cpu") + $(wc -l < "$DIR/.jobs_gpu")))
+TOTAL=$((1 + split + $(wc -l < "$DIR/.jobs_cpu") + $(wc -l < "$DIR/.jobs_gpu")))
 # one thread a process: the bench's parallelism is its jobs' (a pool of threads in each
 # would share the cores the uncapped rows are timed on)
 FB_THREADS=1
 export BIN DIR SEED CAPS SIMDEV EXPLAINDEV SIM_ALLOC GPU_ALLOC CONFIRM T0 TOTAL FB_THREADS
+. "$(dirname "$0")/bench_gpu.sh"
 echo "bench: $nsrc inputs x $(echo $allocators | wc -w) strategies: $TOTAL steps (the uncapped rows on $kind, $(wc -l < "$DIR/.jobs_cpu") on the CPU in parallel, $(wc -l < "$DIR/.jobs_gpu") on the GPU)" >&2
 
 # the CPU jobs, in the background, JOBS at a time (one core kept for the uncapped rows; on
@@ -212,16 +219,22 @@ cpu_pid=$!
 # per source: on an H100 a process that opens the GPU pays 0.3-0.4 s first), its timeline
 # split per source afterwards
 rc=0
-t_run=$(date +%s.%N)
 srcargs=$(printf '%s\n' "$sources" | while read -r label flag src; do printf ' %s %s' "$flag" "$src"; done)
-echo "bench: the uncapped rows: $nsrc inputs x $(echo $allocators | wc -w) strategies on $kind, in one process, one row after another" >&2
-# shellcheck disable=SC2086
-FB_THREADS=$run_threads "$BIN" run $srcargs $aargs --device "$kind" --seed "$SEED" --out "$DIR/runs.csv" --timeline "$DIR/.parts/timeline.csv" \
-  2>"$DIR/.logs/run.log" || echo "run all: exit $? (see $DIR/.logs/run.log)" >> "$DIR/.failed"
-echo "run,all inputs,$t_run,$(date +%s.%N),0" | awk -F, -v t0="$T0" '{printf "%s,%s,%.2f,%.2f,%s\n", $1, $2, $3 - t0, $4 - $3, $5}' >> "$DIR/timing.csv"
+uncapped() {   # uncapped STEP OUT TIMELINE LOG ALLOCATOR-ARGS...: the uncapped rows of every source under those strategies
+  step=$1 out=$2 tl=$3 log=$4; shift 4
+  t_run=$(date +%s.%N)
+  # shellcheck disable=SC2086
+  FB_THREADS=$run_threads "$BIN" run $srcargs "$@" --device "$kind" --seed "$SEED" --out "$out" --timeline "$tl" \
+    2>"$log" || echo "run $step: exit $? (see $log)" >> "$DIR/.failed"
+  echo "run,$step,$t_run,$(date +%s.%N),0" | awk -F, -v t0="$T0" '{printf "%s,%s,%.2f,%.2f,%s\n", $1, $2, $3 - t0, $4 - $3, $5}' >> "$DIR/timing.csv"
+  printf 'run %s\n' "$step" >> "$DIR/.done"
+  el=$(($(date +%s) - T0)); n=$(wc -l < "$DIR/.done")
+  printf 'bench: [%d/%d] the uncapped rows on %s (%s) done, %ds elapsed, ~%ds left\n' "$n" "$TOTAL" "$kind" "$step" "$el" "$(( el * (TOTAL - n) / n ))" >&2
+}
 # timeline-LABEL.csv per source: the rows whose first field is "SOURCE/allocator", that
 # field cut back to the allocator (quoted where it must be)
-if [ -f "$DIR/.parts/timeline.csv" ]; then
+split_timeline() {
+  [ -f "$DIR/.parts/timeline.csv" ] || return 0
   printf '%s\n' "$sources" | awk -v dir="$DIR" '
     function unq(x) { if (x ~ /^"/) { x = substr(x, 2, length(x) - 2); gsub(/""/, "\"", x) } return x }
     function q(x) { if (x ~ /[,"]/) { gsub(/"/, "\"\"", x); return "\"" x "\"" } return x }
@@ -238,10 +251,76 @@ if [ -f "$DIR/.parts/timeline.csv" ]; then
         break
       }
     }' - "$DIR/.parts/timeline.csv"
+}
+budget=$(awk -v free="${gpu_free:-0}" 'BEGIN {printf "%.0f", 0.9 * free}')
+if [ "$split" = 1 ]; then
+  # On a GPU host with async among the strategies: async's uncapped rows first, alone on the
+  # GPU; its GPU searches (bound by the GPU's memory bandwidth: each block it hands out is
+  # written) then start from them while the other strategies' uncapped rows run (bound by
+  # their driver calls), within what the GPU has beside those rows (their most on sim of
+  # the GPU's size, where they reserve what they reserve on it, + 1 GiB: gpu_reserve); the
+  # confirmations, which start from those rows, after them. Both runs' rows are put back in
+  # the order of one run (scripts/merge_split_run.awk).
+  echo "bench: the uncapped rows: $nsrc inputs x $(echo $allocators | wc -w) strategies on $kind, one row after another: async's first, then the others' beside async's GPU searches" >&2
+  t_res=$(date +%s.%N)
+  # shellcheck disable=SC2086
+  ( "$BIN" run $srcargs $SIM_ALLOC $SIMDEV --seed "$SEED" --quiet --out "$DIR/.parts/reserve.csv" 2>"$DIR/.logs/reserve.log" || true
+    echo "reserve,all inputs,$t_res,$(date +%s.%N),0" | awk -F, -v t0="$T0" '{printf "%s,%s,%.2f,%.2f,%s\n", $1, $2, $3 - t0, $4 - $3, $5}' >> "$DIR/timing.csv" ) &
+  reserve_pid=$!
+  # shellcheck disable=SC2086
+  uncapped "all inputs: async" "$DIR/.parts/runs-gpu.csv" "$DIR/.parts/timeline-gpu.csv" "$DIR/.logs/run-gpu.log" $GPU_ALLOC
+  wait "$reserve_pid" || true
+  UNCAPPED_GPU=$DIR/.parts/runs-gpu.csv
+  export UNCAPPED_GPU
+  gpu_plan "$UNCAPPED_GPU"
+  reserve=$(gpu_reserve "$DIR/.parts/reserve.csv")
+  beside=$(awk -v b="$budget" -v r="${reserve:-}" 'BEGIN {x = (r == "") ? 0 : b - r; printf "%.0f", (x > 0) ? x : 0}')
+  gpu_lists "$DIR/.lists-async" async_gpu
+  awk -v b="$beside" '$2 <= b' "$DIR/.lists-async" > "$DIR/.lists-beside"
+  awk -v b="$beside" '$2 > b' "$DIR/.lists-async" > "$DIR/.lists-after"
+  gpu_lists "$DIR/.lists-after" mincap
+  lanes_beside=$((lanes_max > 1 ? lanes_max - 1 : 1))
+  echo "bench: async's GPU searches: $(wc -l < "$DIR/.lists-beside") of $(wc -l < "$DIR/.lists-async") batches beside the other strategies' uncapped rows (up to $lanes_beside side by side within $beside bytes), the rest after them" >&2
+  sh "$(dirname "$0")/gpu_lanes.sh" "$beside" "$lanes_beside" "$DIR/.lists-beside" sh "$0" --job &
+  lanes_pid=$!
+  # shellcheck disable=SC2086
+  uncapped "all inputs: the others" "$DIR/.parts/runs-rest.csv" "$DIR/.parts/timeline-rest.csv" "$DIR/.logs/run-rest.log" $SIM_ALLOC
+  for m in runs timeline table; do
+    case $m in
+      runs) f1=$DIR/.parts/runs-rest.csv f2=$DIR/.parts/runs-gpu.csv out=$DIR/runs.csv ;;
+      timeline) f1=$DIR/.parts/timeline-rest.csv f2=$DIR/.parts/timeline-gpu.csv out=$DIR/.parts/timeline.csv ;;
+      table) f1=$DIR/.logs/run-rest.log f2=$DIR/.logs/run-gpu.log out=$DIR/.logs/run.log ;;
+    esac
+    [ -f "$f1" ] || f1=/dev/null
+    [ -f "$f2" ] || f2=/dev/null
+    printf '%s\n' "$sources" | awk -v mode="$m" -v order="$split_order" -f "$(dirname "$0")/csv_split.awk" -f "$(dirname "$0")/merge_split_run.awk" \
+      - "$f1" "$f2" > "$out.tmp" && mv "$out.tmp" "$out"
+  done
+  split_timeline
+  wait "$lanes_pid" || true
+  if [ -s "$DIR/.lists-after" ]; then
+    echo "bench: GPU phase: $(wc -l < "$DIR/.lists-after") jobs ($nbatch batches of inputs), up to $lanes_max side by side within 90% of the GPU's free memory" >&2
+    sh "$(dirname "$0")/gpu_lanes.sh" "$budget" "$lanes_max" "$DIR/.lists-after" sh "$0" --job
+  fi
+else
+  echo "bench: the uncapped rows: $nsrc inputs x $(echo $allocators | wc -w) strategies on $kind, in one process, one row after another" >&2
+  # shellcheck disable=SC2086
+  uncapped "all inputs" "$DIR/runs.csv" "$DIR/.parts/timeline.csv" "$DIR/.logs/run.log" $aargs
+  split_timeline
+  # the GPU jobs (cuda only): the confirmations of the caps searched on the CPU and async's
+  # own searches, side by side. The jobs, longest input first, each start as soon as what
+  # the running ones hold and its own fit in 90% of the free memory, at most GPU_LANES
+  # (default 4: on one H100 the GPU phase took 35 s with 4 and 37-40 s with 6 or 8 on the
+  # same machine, the jobs' driver calls contending) at once (scripts/gpu_lanes.sh).
+  if [ -s "$DIR/.jobs_gpu" ]; then
+    UNCAPPED_GPU=$DIR/runs.csv
+    export UNCAPPED_GPU
+    gpu_plan "$UNCAPPED_GPU"
+    gpu_lists "$DIR/.lists" async_gpu mincap
+    echo "bench: GPU phase: $(wc -l < "$DIR/.jobs_gpu") jobs ($nbatch batches of inputs), up to $lanes_max side by side within 90% of the GPU's free memory" >&2
+    sh "$(dirname "$0")/gpu_lanes.sh" "$budget" "$lanes_max" "$DIR/.lists" sh "$0" --job
+  fi
 fi
-printf 'run all inputs\n' >> "$DIR/.done"
-el=$(($(date +%s) - T0)); n=$(wc -l < "$DIR/.done")
-printf 'bench: [%d/%d] the uncapped rows on %s done, %ds elapsed, ~%ds left\n' "$n" "$TOTAL" "$kind" "$el" "$(( el * (TOTAL - n) / n ))" >&2
 
 # concatenate results files in source order: one header, run_id renumbered. A part holds
 # one source's rows (a CPU job) or a batch's (a GPU job): the rows go by their workload
@@ -275,76 +354,6 @@ merge() {   # merge OUT PREFIX...: the parts PREFIX-*.csv
     { n = splitcsv($0, f); w = wc ? f[wc] : ""; printf "%d\t%d\t%d\t%s\n", (w in idx) ? idx[w] : 999999, pi, ++seq, $0 }' - $files |
     sort -t "$(printf '\t')" -k1,1n -k2,2n -k3,3n | cut -f 4- | awk -F, 'BEGIN{OFS=","} {$1=NR; print}' >> "$out"
 }
-# the GPU jobs (cuda only): the confirmations of the caps searched on the CPU and async's
-# own searches, side by side. What a job holds on the GPU at most: a confirmation, the
-# largest cap it confirms (+5%); async's searches, what async reserved uncapped on the GPU
-# (+30%: the driver's pool varies run to run); each with 1 GiB for its CUDA context; where
-# those are not known, 1.55x the input's peak requested. The jobs, longest input first,
-# each start as soon as what the running ones hold and its own fit in 90% of the free
-# memory, at most GPU_LANES (default 4: on one H100 the GPU phase took 35 s with 4 and
-# 37-40 s with 6 or 8 on the same machine, the jobs' driver calls contending) at once
-# (scripts/gpu_lanes.sh).
-if [ -s "$DIR/.jobs_gpu" ]; then
-  # per input: its peak requested (what its jobs hold) and its uncapped rows' wall time on
-  # the GPU (what its jobs take: the longest go first, so that none is left running alone
-  # at the end), longest first
-  awk "$CSV_AWK"'
-    !csvrow($0, f, c) {next}
-    {w = f[c["workload"]]}
-    ("peak_requested" in c) && f[c["peak_requested"]] + 0 > need[w] {need[w] = f[c["peak_requested"]] + 0}
-    ("wall_ns" in c) {took[w] += f[c["wall_ns"]]}
-    END {for (x in need) printf "%.0f %.0f %s\n", took[x], need[x], x}' "$DIR/runs.csv" | sort -n -r | cut -d' ' -f2- > "$DIR/.needs"
-  budget=$(awk -v free="${gpu_free:-0}" 'BEGIN {printf "%.0f", 0.9 * free}')
-  # async's uncapped peak reserved on the GPU, per input
-  awk "$CSV_AWK"'
-    !csvrow($0, f, c) {next}
-    ("peak_reserved" in c) && f[c["allocator"]] == "async" {printf "%.0f %s\n", f[c["peak_reserved"]] + 0, f[c["workload"]]}' "$DIR/runs.csv" > "$DIR/.async_needs"
-  # the largest cap a confirmation replays (its search'''s rows), or nothing
-  largest_cap() {
-    [ -f "$DIR/.parts/found-$1.csv" ] || return 0
-    awk "$CSV_AWK"'
-      !csvrow($0, f, c) {next}
-      ("mincap_bytes" in c) && f[c["mincap_bytes"]] + 0 > m {m = f[c["mincap_bytes"]] + 0}
-      END {if (m > 0) printf "%.0f\n", m}' "$DIR/.parts/found-$1.csv"
-  }
-  # the batches: the inputs in the order of .needs (longest first), then any not in it; the
-  # first alone, then BATCH at a time. One list per batch and kind (async's search, the
-  # longest, first of each), holding the most any of its inputs holds
-  : > "$DIR/.inputs"
-  { cat "$DIR/.needs"; printf '%s\n' "$sources" | awk '{print 0, $1}'; } | awk '!seen[$2]++' > "$DIR/.order"
-  b=0; k=0
-  while read -r need label; do
-    if [ "$b" -lt "$nbatch" ] && { [ "$b" -le 1 ] || [ "$k" -ge "$BATCH" ]; }; then b=$((b + 1)); k=0; fi
-    printf '%s\n' "$sources" | awk -v l="$label" '$1 == l' >> "$DIR/.batch-$b"
-    k=$((k + 1))
-  done < "$DIR/.order"
-  for f in "$DIR"/.batch-[0-9]*; do   # in fragbench's own order of sources: the workloads, then the traces
-    [ -f "$f" ] || continue
-    { awk '$2 == "--workload"' "$f"; awk '$2 != "--workload"' "$f"; } > "$f.sorted" && mv "$f.sorted" "$f"
-  done
-  for b in $(seq 1 "$nbatch"); do
-    [ -s "$DIR/.batch-$b" ] || continue
-    for k in async_gpu mincap; do
-      line=$(awk -v k="$k" -v b="b$b" '$1 == k && $2 == b' "$DIR/.jobs_gpu")
-      [ -n "$line" ] || continue
-      held=0
-      for label in $(awk '{print $1}' "$DIR/.batch-$b"); do
-        h=""
-        case $k in
-          mincap) h=$(largest_cap "$label"); [ -n "$h" ] && h=$(awk -v x="$h" 'BEGIN {printf "%.0f", 1.05 * x + 1073741824}') ;;
-          *) h=$(awk -v l="$label" '$2 == l {printf "%.0f", 1.3 * $1 + 1073741824; exit}' "$DIR/.async_needs") ;;
-        esac
-        [ -n "$h" ] || h=$(awk -v l="$label" '$2 == l {printf "%.0f", 1.55 * $1; exit}' "$DIR/.needs")
-        [ -n "$h" ] && [ "$h" -gt "$held" ] && held=$h
-      done
-      n=$(($(wc -l < "$DIR/.inputs") + 1))
-      echo "$line" > "$DIR/.input$n"
-      echo "$DIR/.input$n $held" >> "$DIR/.inputs"
-    done
-  done
-  echo "bench: GPU phase: $(wc -l < "$DIR/.jobs_gpu") jobs ($nbatch batches of inputs), up to $lanes_max side by side within 90% of the GPU's free memory" >&2
-  sh "$(dirname "$0")/gpu_lanes.sh" "$budget" "$lanes_max" "$DIR/.inputs" sh "$0" --job
-fi
 wait "$cpu_pid" || rc=1
 merge "$DIR/capsweep.csv" capsweep capsweep_gpu
 merge "$DIR/mincap.csv" mincap mincap_gpu
@@ -390,7 +399,11 @@ fi
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "host: $(uname -srm), $(nproc) cores"
   if [ "$kind" = cuda ]; then
-    echo "figures_uncapped: cuda (memory, host ns/op and driver time measured on the GPU)"
+    if [ "$split" = 1 ]; then
+      echo "figures_uncapped: cuda (memory, host ns/op and driver time measured on the GPU; async's rows alone on it, the other strategies' beside async's searches there)"
+    else
+      echo "figures_uncapped: cuda (memory, host ns/op and driver time measured on the GPU)"
+    fi
     echo "figures_capsweep: sim of the GPU's size ($gpu_total bytes total, $gpu_free free): every strategy's decisions on cuda equal sim's (make test-gpu)${GPU_ALLOC:+; async on cuda}"
     echo "figures_mincap: searched on sim of the GPU's size, each confirmed on cuda ($confirmed confirmed${by_uncapped:+; $by_uncapped of them at the cap by their uncapped cuda row, which never met it}${below_floor:+; $below_floor of them one step below by their peak requested, under which no run fits})${GPU_ALLOC:+; async searched on cuda}${async_known:+ ($async_known of its probes answered by its uncapped rows and cap sweep there, not replayed)}"
   else
@@ -404,7 +417,7 @@ fi
 
 # the table of the uncapped rows
 grep -v '^fragbench: device' "$DIR/.logs/run.log" >&2 || true
-rm -rf "$DIR/.parts" "$DIR/.jobs_cpu" "$DIR/.jobs_gpu" "$DIR/.done" "$DIR/.needs" "$DIR/.async_needs" "$DIR/.inputs" "$DIR"/.input[0-9]* \
+rm -rf "$DIR/.parts" "$DIR/.jobs_cpu" "$DIR/.jobs_gpu" "$DIR/.done" "$DIR/.needs" "$DIR/.async_needs" "$DIR"/.lists* "$DIR"/.list[0-9]* \
   "$DIR/.order" "$DIR"/.batch-[0-9]*
 [ -s "$DIR/.failed" ] || rm -rf "$DIR/.logs" "$DIR/.failed"
 t1=$(date +%s)
