@@ -359,11 +359,28 @@ void amodel_trim(struct amodel *m, uint64_t keep) {
 
 uint64_t amodel_reserved(const struct amodel *m) { return m->mapped * m->cfg.granule; }
 
+/* the longest run of mapped bytes in [lo, hi): free space is reserved only where its chunk
+ * is mapped (a trim unmaps wholly free chunks, and their ranges stay free) */
+static uint64_t mapped_run(const struct amodel *m, uint64_t lo, uint64_t hi) {
+  uint64_t g = m->cfg.granule, best = 0, run = 0;
+  for (uint64_t at = lo; at < hi;) {
+    uint64_t c = (at - m->base) / g, end = m->base + (c + 1) * g;
+    if (end > hi) end = hi;
+    if (c < m->chunks_hw && m->present[c]) { run += end - at; if (run > best) best = run; }
+    else run = 0;
+    at = end;
+  }
+  return best;
+}
+
 void amodel_query(const struct amodel *m, uint64_t *largest_free, uint64_t *free_inside) {
-  uint64_t g = m->cfg.granule, largest = m->chunks_hw * g + m->base > m->top ? m->chunks_hw * g + m->base - m->top : 0;
+  uint64_t g = m->cfg.granule, largest = m->chunks_hw * g + m->base > m->top ? mapped_run(m, m->top, m->chunks_hw * g + m->base) : 0;
   for (struct ordnode *n = ordset_first_inline(&m->by_addr); n; n = ordset_next_inline(n)) {
     const struct frange *r = ORD_ENTRY(n, struct frange, by_addr);
-    if (r->size > largest) largest = r->size;
+    if (r->size > largest) {
+      uint64_t run = mapped_run(m, r->addr, r->addr + r->size);
+      if (run > largest) largest = run;
+    }
   }
   uint64_t res = amodel_reserved(m);
   *largest_free = largest;
