@@ -17,27 +17,27 @@
 # then the plots (when gnuplot is installed) and report.md + report.html (`fragbench report`).
 #
 # The plan. The uncapped rows run on the device (on a GPU: real memory, host ns per call,
-# measured driver time), one source after another (alone on the GPU but for async's
-# searches, below). Caps cost many
-# replays each, and every strategy but async decides on a GPU exactly as on the simulated
-# device (`make test-gpu` proves it), so on a GPU host the cap sweep and the mincap search
-# run on a simulated device of the GPU's own total and free memory, on the CPU cores, in
-# parallel with the uncapped rows; then every mincap found is confirmed on the GPU (a
+# measured driver time), one source after another, alone on the GPU (but with
+# ASYNC_BESIDE, below). Caps cost many replays each, and every strategy but async decides
+# on a GPU exactly as on the simulated device (`make test-gpu` proves it), so on a GPU
+# host the cap sweep and the mincap search run on a simulated device of the GPU's own
+# total and free memory, on the CPU cores, in parallel with the uncapped rows; then every mincap found is confirmed on the GPU (a
 # replay at it completes with the same peak reserved, one precision step below ends as
 # on sim; a disagreement is an error, printed loudly; where the strategy learns of a cap
 # only from refusals and its uncapped row on the GPU reserved at most the cap found, that
 # row is its run at the cap - it never met it - and only the replay below is made: mincap
 # --uncapped). async's decisions depend on the driver, so its cap sweep and mincap are
-# searched on the GPU itself: its uncapped rows first, alone, then its searches beside the
-# other strategies' uncapped rows (the searches bound by the GPU's memory bandwidth, the
-# rows by their driver calls).
+# searched on the GPU itself (with ASYNC_BESIDE=N: its uncapped rows first, then its
+# searches N at a time beside the other strategies' uncapped rows).
 #
 # Environment: DEVICE=auto|sim|cuda (default auto), SEED (default 1), CAPS (the sweep's
 # multiples of peak requested), TRACES / WORKLOADS / ALLOCATORS (space-separated; a
 # TRACES or WORKLOADS list alone replaces the default inputs), JOBS (parallel CPU jobs,
 # default the number of cores), BENCH_DIR (the output folder instead of results/bench-<stamp>);
-# on a GPU host GPU_LANES (GPU jobs side by side, default 4) and BATCH (inputs per GPU job,
-# default two batches per lane).
+# on a GPU host GPU_LANES (GPU jobs side by side, default 4), BATCH (inputs per GPU job,
+# default two batches per lane) and ASYNC_BESIDE (async's GPU searches N at a time beside
+# the other strategies' uncapped rows: sooner, their driver time measured beside that
+# work; default 0, off: docs/bench.md).
 set -eu
 
 if [ "${1:-}" = "--job" ]; then   # one parallel job: bench.sh --job KIND LABEL FLAG SOURCE
@@ -144,9 +144,11 @@ for a in $allocators; do
   if [ "$kind" = cuda ] && [ "${a%%:*}" = async ]; then GPU_ALLOC="$GPU_ALLOC --allocator $a"; split_order="$split_order 2"
   else SIM_ALLOC="$SIM_ALLOC --allocator $a"; split_order="$split_order 1"; fi
 done
-# on a GPU host with async and other strategies: the uncapped rows in two runs (below)
+# on a GPU host with async and other strategies, ASYNC_BESIDE=N: the uncapped rows in two
+# runs, async's GPU searches N at a time beside the second (below)
 split=0
-[ -n "$GPU_ALLOC" ] && [ -n "$SIM_ALLOC" ] && split=1
+beside_lanes=${ASYNC_BESIDE:-0}
+[ -n "$GPU_ALLOC" ] && [ -n "$SIM_ALLOC" ] && [ "$beside_lanes" -gt 0 ] && split=1
 CONFIRM=""
 [ "$kind" = cuda ] && CONFIRM="--confirm-on cuda"
 
@@ -254,13 +256,13 @@ split_timeline() {
 }
 budget=$(awk -v free="${gpu_free:-0}" 'BEGIN {printf "%.0f", 0.9 * free}')
 if [ "$split" = 1 ]; then
-  # On a GPU host with async among the strategies: async's uncapped rows first, alone on the
-  # GPU; its GPU searches (bound by the GPU's memory bandwidth: each block it hands out is
-  # written) then start from them while the other strategies' uncapped rows run (bound by
-  # their driver calls), within what the GPU has beside those rows (their most on sim of
-  # the GPU's size, where they reserve what they reserve on it, + 1 GiB: gpu_reserve); the
-  # confirmations, which start from those rows, after them. Both runs' rows are put back in
-  # the order of one run (scripts/merge_split_run.awk).
+  # ASYNC_BESIDE=N: async's uncapped rows first, alone on the GPU; its GPU searches then
+  # start from them, N at a time, while the other strategies' uncapped rows run, within
+  # what the GPU has beside those rows (their most on sim of the GPU's size, where they
+  # reserve what they reserve on it, + 1 GiB: gpu_reserve); the confirmations, which start
+  # from those rows, after them. Both runs' rows are put back in the order of one run
+  # (scripts/merge_split_run.awk). The rows' driver time is then measured beside async's
+  # GPU work (docs/bench.md).
   echo "bench: the uncapped rows: $nsrc inputs x $(echo $allocators | wc -w) strategies on $kind, one row after another: async's first, then the others' beside async's GPU searches" >&2
   t_res=$(date +%s.%N)
   # shellcheck disable=SC2086
@@ -279,7 +281,7 @@ if [ "$split" = 1 ]; then
   awk -v b="$beside" '$2 <= b' "$DIR/.lists-async" > "$DIR/.lists-beside"
   awk -v b="$beside" '$2 > b' "$DIR/.lists-async" > "$DIR/.lists-after"
   gpu_lists "$DIR/.lists-after" mincap
-  lanes_beside=$((lanes_max > 1 ? lanes_max - 1 : 1))
+  lanes_beside=$beside_lanes
   echo "bench: async's GPU searches: $(wc -l < "$DIR/.lists-beside") of $(wc -l < "$DIR/.lists-async") batches beside the other strategies' uncapped rows (up to $lanes_beside side by side within $beside bytes), the rest after them" >&2
   sh "$(dirname "$0")/gpu_lanes.sh" "$beside" "$lanes_beside" "$DIR/.lists-beside" sh "$0" --job &
   lanes_pid=$!

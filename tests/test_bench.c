@@ -200,3 +200,44 @@ TEST(bench_gpu_path_on_a_stand_in_gpu_confirms_every_cap) {
   free(env);
   free(out);
 }
+
+/* ASYNC_BESIDE=N on a GPU host: async's uncapped rows first, then its GPU searches beside
+ * the other strategies' uncapped rows - two runs whose rows, timelines and table are put
+ * back in one run's order (scripts/merge_split_run.awk): on the stand-in GPU every CSV
+ * and timeline is the one the bench without it writes, timing columns aside, and the
+ * table on stderr is one table */
+TEST(bench_async_beside_writes_the_rows_of_one_run) {
+  if (access("scripts/bench.sh", R_OK) || access("tests/stand_in_gpu.sh", R_OK)) SKIP("run from the repository root");
+  const char *bin = test_fragbench_bin();
+  if (!bin) SKIP("no fragbench binary beside the tests");
+  char dir[2][600], vars[1600];
+  char *out[2];
+  for (int k = 0; k < 2; k++) {
+    snprintf(vars, sizeof vars,
+             "STAND_IN_FOR='%s' WORKLOADS='leaky_losses' TRACES='%s %s' ALLOCATORS='caching async raw async:release_threshold=0 stitch' "
+             "GPU_LANES=2 ASYNC_BESIDE=%d", bin, test_data("gpt_train_short_frames.pickle"), test_data("leaky_losses.pickle.gz"), 2 * k);
+    int ok;
+    out[k] = bench_run(k ? "bench_beside" : "bench_alone", vars, "tests/stand_in_gpu.sh", dir[k], sizeof dir[k], &ok);
+    CHECK_MSG(ok, "bench.sh failed:\n%s", out[k] ? out[k] : "");
+  }
+  CHECK_CONTAINS(out[1], "beside the other strategies' uncapped rows");
+  CHECK(!strstr(out[0], "beside the other strategies' uncapped rows"));
+  CHECK_EQ(count(out[1], "\nworkload "), 1);   /* one table */
+  const char *files[] = {"runs.csv", "capsweep.csv", "mincap.csv", "timeline-leaky_losses.csv", "timeline-gpt_train_short_frames.pickle.csv",
+                         "timeline-leaky_losses.pickle.csv"};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    char p[2][1300];
+    for (int k = 0; k < 2; k++) snprintf(p[k], sizeof p[k], "%s/%s", dir[k], files[i]);
+    char *a = test_read_untimed(p[0]), *b = test_read_untimed(p[1]);
+    CHECK_MSG(a && b && !strcmp(a, b), "%s differs with ASYNC_BESIDE", files[i]);
+    free(a);
+    free(b);
+  }
+  char p[700];
+  snprintf(p, sizeof p, "%s/runs.csv", dir[1]);
+  char *runs = test_read_file(p);
+  CHECK_EQ(count(runs, "\n") - count(runs, "# fragbench") - 1, 15);   /* 3 inputs x 5 strategies */
+  free(runs);
+  free(out[0]);
+  free(out[1]);
+}
