@@ -21,9 +21,10 @@
 # ASYNC_BESIDE, below). Caps cost many replays each, and every strategy but async decides
 # on a GPU exactly as on the simulated device (`make test-gpu` proves it), so on a GPU
 # host the cap sweep and the mincap search run on a simulated device of the GPU's own
-# total and free memory, on the CPU cores, in parallel with the uncapped rows; then every mincap found is confirmed on the GPU (a
-# replay at it completes with the same peak reserved, one precision step below ends as
-# on sim; a disagreement is an error, printed loudly; where the strategy learns of a cap
+# total and free memory, on the CPU cores, in parallel with the uncapped rows; then every
+# mincap found is confirmed on the GPU (a replay at it completes with the same peak
+# reserved, one precision step below ends as on sim; a disagreement is an error, printed
+# loudly; where the strategy learns of a cap
 # only from refusals and its uncapped row on the GPU reserved at most the cap found, that
 # row is its run at the cap - it never met it - and only the replay below is made: mincap
 # --uncapped). async's decisions depend on the driver, so its cap sweep and mincap are
@@ -97,8 +98,16 @@ DEVICE=${DEVICE:-auto}
 SEED=${SEED:-1}
 CAPS=${CAPS:-1.0,1.05,1.1,1.2,1.3,1.5,2.0}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+beside_lanes=${ASYNC_BESIDE:-0}
+case $beside_lanes in
+  ''|*[!0-9]*) echo "bench: ASYNC_BESIDE='$beside_lanes': expected a number of GPU jobs side by side (0: off)" >&2; exit 2 ;;
+esac
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 DIR=${BENCH_DIR:-results/bench-$stamp}
+made_dir=0
+[ -e "$DIR" ] || made_dir=1
+# a bench that stops before its first step leaves no folder it made behind
+give_up() { [ "$made_dir" = 1 ] && rm -rf "$DIR"; exit "$1"; }
 mkdir -p "$DIR/.parts" "$DIR/.logs" "$DIR/plots"
 T0=$(date +%s)
 echo "step,input,start_s,seconds,exit" > "$DIR/timing.csv"
@@ -108,7 +117,7 @@ echo "step,input,start_s,seconds,exit" > "$DIR/timing.csv"
 # searches must look like to make the same decisions as it
 if ! devinfo=$("$BIN" device --device "$DEVICE" 2>"$DIR/.logs/device.log"); then
   cat "$DIR/.logs/device.log" >&2
-  exit 1
+  give_up 1
 fi
 kind=$(printf '%s\n' "$devinfo" | sed -n 's/^kind: //p')
 devname=$(printf '%s\n' "$devinfo" | sed -n 's/^name: //p')
@@ -129,13 +138,13 @@ list=$("$BIN" list)
 if [ -n "${TRACES:-}${WORKLOADS:-}" ]; then
   workloads=${WORKLOADS:-}
   traces=${TRACES:-}
-  for t in $traces; do [ -r "$t" ] || { echo "bench: TRACES: cannot read '$t'" >&2; exit 2; }; done
+  for t in $traces; do [ -r "$t" ] || { echo "bench: TRACES: cannot read '$t'" >&2; give_up 2; }; done
 else
   workloads=$(printf '%s\n' "$list" | awk '/^workloads/{s=1;next} /^$/{s=0} s && /^  [a-z]/{print $1}' | grep -v -E '^(script|random)$' || true)
   traces=$(ls tests/data/*.pickle tests/data/*.pickle.gz tests/data/*.rmm.csv 2>/dev/null || true)
 fi
 allocators=${ALLOCATORS:-$(printf '%s\n' "$list" | awk '/^allocators/{s=1;next} /^$/{s=0} s && /^  [a-z]/{print $1}')}
-if [ -z "$workloads$traces" ]; then echo "bench: no workloads or traces found" >&2; exit 2; fi
+if [ -z "$workloads$traces" ]; then echo "bench: no workloads or traces found" >&2; give_up 2; fi
 
 aargs=""; SIM_ALLOC=""; GPU_ALLOC=""; split_order=""
 for a in $allocators; do
@@ -147,7 +156,6 @@ done
 # on a GPU host with async and other strategies, ASYNC_BESIDE=N: the uncapped rows in two
 # runs, async's GPU searches N at a time beside the second (below)
 split=0
-beside_lanes=${ASYNC_BESIDE:-0}
 [ -n "$GPU_ALLOC" ] && [ -n "$SIM_ALLOC" ] && [ "$beside_lanes" -gt 0 ] && split=1
 CONFIRM=""
 [ "$kind" = cuda ] && CONFIRM="--confirm-on cuda"
@@ -276,6 +284,7 @@ if [ "$split" = 1 ]; then
   export UNCAPPED_GPU
   gpu_plan "$UNCAPPED_GPU"
   reserve=$(gpu_reserve "$DIR/.parts/reserve.csv")
+  [ -n "$reserve" ] || echo "bench: the other strategies' rows were not had on sim (see $DIR/.logs/reserve.log): what they hold on the GPU is not known, so async's GPU searches run after them" >&2
   beside=$(awk -v b="$budget" -v r="${reserve:-}" 'BEGIN {x = (r == "") ? 0 : b - r; printf "%.0f", (x > 0) ? x : 0}')
   gpu_lists "$DIR/.lists-async" async_gpu
   awk -v b="$beside" '$2 <= b' "$DIR/.lists-async" > "$DIR/.lists-beside"

@@ -240,3 +240,23 @@ TEST(bench_async_beside_writes_the_rows_of_one_run) {
   free(out[0]);
   free(out[1]);
 }
+
+/* a bench that stops before its first step (an unreadable TRACES entry, ASYNC_BESIDE not a
+ * number) says why, exits 2 and leaves no folder it made behind */
+TEST(bench_stopped_before_its_first_step_leaves_no_folder) {
+  if (access("scripts/bench.sh", R_OK)) SKIP("scripts/bench.sh not found (run from the repository root)");
+  const char *bin = test_fragbench_bin();
+  if (!bin) SKIP("no fragbench binary beside the tests");
+  const char *vars[] = {"DEVICE=sim TRACES='/nonexistent/snap.pickle'", "DEVICE=sim ASYNC_BESIDE=two"};
+  const char *says[] = {"cannot read '/nonexistent/snap.pickle'", "ASYNC_BESIDE='two': expected a number"};
+  for (int i = 0; i < 2; i++) {
+    char dir[600], name[32];
+    snprintf(name, sizeof name, "bench_stopped_%d", i);
+    int ok;
+    char *out = bench_run(name, vars[i], bin, dir, sizeof dir, &ok);
+    CHECK(!ok);
+    CHECK_CONTAINS(out, says[i]);
+    CHECK_MSG(access(dir, F_OK) != 0, "%s left behind", dir);
+    free(out);
+  }
+}
