@@ -63,15 +63,18 @@ static int plan_copy(struct oracle_plan *dst, const struct oracle_plan *src) {
   return -1;
 }
 
+/* the plan kept under key, or NULL (mu held) */
+static struct cached *find(const char *key) {
+  struct cached *c = head;
+  while (c && strcmp(c->key, key)) c = c->next;
+  return c;
+}
+
 /* the kept plan for key copied into p: 1, or 0 where none is kept */
 static int lookup(const char *key, struct oracle_plan *p) {
-  int found = 0;
   pthread_mutex_lock(&mu);
-  for (struct cached *c = head; c; c = c->next)
-    if (!strcmp(c->key, key)) {
-      found = !plan_copy(p, &c->plan);
-      break;
-    }
+  struct cached *c = find(key);
+  int found = c && !plan_copy(p, &c->plan);
   pthread_mutex_unlock(&mu);
   return found;
 }
@@ -85,10 +88,9 @@ static void free_cached(struct cached *c) {
 /* whether a plan is kept under key */
 static int kept(const char *key) {
   pthread_mutex_lock(&mu);
-  struct cached *c = head;
-  while (c && strcmp(c->key, key)) c = c->next;
+  int k = find(key) != NULL;
   pthread_mutex_unlock(&mu);
-  return c != NULL;
+  return k;
 }
 
 /* keep a copy of p under key (nothing where one is kept already, or it does not fit) */
@@ -104,9 +106,7 @@ static void keep(const char *key, const struct oracle_plan *p) {
   c->bytes = bytes;
   struct cached *drop = NULL;
   pthread_mutex_lock(&mu);
-  struct cached *x = head;
-  while (x && strcmp(x->key, key)) x = x->next;
-  if (!x) {
+  if (!find(key)) {
     c->next = head;
     head = c;
     held += bytes;
