@@ -66,6 +66,16 @@ static inline void cbin_init(struct cbin *bin) {
 
 static inline size_t cbin_count(const struct cbin *bin) { return bin->t.count; }
 
+/* a list bin: node n (a block's) at its head */
+static inline __attribute__((always_inline)) void cbin_push(struct cbin *bin, struct ordnode *n) {
+  struct ordnode *head = bin->t.root;
+  n->right = head;
+  n->left = NULL;
+  if (head) head->left = n;
+  bin->t.root = n;
+  bin->t.count++;
+}
+
 static inline __attribute__((always_inline)) void cbin_insert(struct cbin *bin, struct cblock *b) {
   if (__builtin_expect(bin->tree, 0)) {
     cbin_tree_put(&bin->t, b);
@@ -75,12 +85,7 @@ static inline __attribute__((always_inline)) void cbin_insert(struct cbin *bin, 
     cbin_to_tree(bin, b);
     return;
   }
-  struct ordnode *n = &b->node, *head = bin->t.root;
-  n->right = head;
-  n->left = NULL;
-  if (head) head->left = n;
-  bin->t.root = n;
-  bin->t.count++;
+  cbin_push(bin, &b->node);
 }
 
 static inline __attribute__((always_inline)) void cbin_erase(struct cbin *bin, struct cblock *b) {

@@ -127,9 +127,9 @@ void cblock_chain_report(const struct cblock *head, uint64_t seg_addr, uint64_t 
 /* One of PyTorch's BlockPools: the free blocks of every stream, in the order of
  * BlockComparatorSize, (stream, size, address). Inside a stream the blocks are spread
  * over size bins (32 per power of two, a bitmap of the non-empty ones), each bin in
- * (size, address) order (caching_bin.h: a short list, a treap past it): a best fit looks at one small set and then at most the
- * first block of the next non-empty bin, so lookups stay O(log n) in the worst case and
- * touch a handful of nodes in practice. */
+ * (size, address) order (caching_bin.h: a short list, a treap past it): a best fit looks
+ * at one small set and then at most the first block of the next non-empty bin, so lookups
+ * stay O(log n) in the worst case and touch a handful of nodes in practice. */
 struct cpool {
   struct ordset streams;    /* struct cstream by stream id */
   struct ordset largest;    /* the streams holding free blocks, by (largest free block, id):

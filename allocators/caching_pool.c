@@ -2,8 +2,8 @@
  * free-block set ordered by (stream, size, address), best fit with the oversize rules,
  * splitting a block's front off, coalescing free neighbours, and the Block free list.
  * The set is kept per stream in size bins (caching_bin.h: a short list, a treap past it;
- * see struct cpool); the hot
- * operations are inline in caching_pool.h, wrapped here for the strategies' other paths. */
+ * see struct cpool); the hot operations are inline in caching_pool.h, wrapped here for the
+ * strategies' other paths. */
 #include <stdlib.h>
 #include <string.h>
 #include "caching_policy.h"
@@ -37,13 +37,8 @@ void cbin_to_list(struct cbin *bin) {
   ordset_init(&bin->t, block_cmp);
   bin->tree = 0;
   for (size_t j = k; j-- > 0;) {   /* pushed last first: the list in the tree's order */
-    struct ordnode *n = v[j], *head = bin->t.root;
-    n->right = head;
-    n->left = NULL;
-    n->parent = NULL;
-    if (head) head->left = n;
-    bin->t.root = n;
-    bin->t.count++;
+    v[j]->parent = NULL;
+    cbin_push(bin, v[j]);
   }
 }
 
