@@ -1,13 +1,13 @@
 /* oracle.c - the `oracle` reference row: what an allocator with perfect foresight needs.
  * plan() reads the whole workload (the harness rewinds it afterwards; a plan this process
  * made for the same workload already, or ahead through prepare(), is taken instead:
- * oracle_cache.c), and an offline
- * planner (oracle_plan.c: greedy by size over lifetime intervals, as static memory
- * planners in inference compilers do) fixes every allocation's offset in one arena. The
- * replay then reserves exactly the plan's total - one cudaMalloc, at the first request,
- * so that a cap too small for the plan is an OOM row - and hands the k-th allocation
- * base + offset[k]. Frees and EMPTY_CACHE change nothing. Memory is proportional to
- * the trace, not to its live blocks; no per-op time target applies. */
+ * oracle_cache.c), and an offline planner (oracle_plan.c: greedy by size over lifetime
+ * intervals, as static memory planners in inference compilers do) fixes every
+ * allocation's offset in one arena. The replay then reserves exactly the plan's total -
+ * one cudaMalloc, at the first request, so that a cap too small for the plan is an OOM
+ * row - and hands the k-th allocation base + offset[k]. Frees and EMPTY_CACHE change
+ * nothing. Memory is proportional to the trace, not to its live blocks; no per-op time
+ * target applies. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -71,7 +71,6 @@ static int push(const char *cmd, const char **arr, int *n, const char *flag, con
   return 0;
 }
 
-
 /* the CHECKED and HOOK entries' functions (flags.def) */
 static int sim_bytes(const char *cmd, const char *flag, const char *val, uint64_t *to) {
   uint64_t v;

@@ -141,23 +141,22 @@ static int known_ran_out(const struct search *S, uint64_t cap) {
   return 0;
 }
 
-/* a probe a known run answers: it ran out under cap (r: a failing run, nothing else read) */
-static void probe_known(const struct search *S, uint64_t cap, struct run_result *r) {
-  run_result_init(r);
-  snprintf(r->status, sizeof r->status, "oom");
-  S->rep->known++;
-  if (S->progress) {
-    char b[32];
-    fprintf(stderr, "mincap: %s: probe: cap %s: oom (a known run)\n", S->base->allocator, fmt_bytes(cap, b, sizeof b));
-  }
-}
-
 /* a run under cap that runs out whatever the strategy decides, taken so without a replay
  * (a failing run: nothing else of it is read) */
 static void runs_out_unreplayed(uint64_t cap, struct run_result *r) {
   run_result_init(r);
   snprintf(r->status, sizeof r->status, "oom");
   r->cap_bytes = cap;
+}
+
+/* a probe a known run answers: it ran out under cap (r: a failing run, nothing else read) */
+static void probe_known(const struct search *S, uint64_t cap, struct run_result *r) {
+  runs_out_unreplayed(cap, r);
+  S->rep->known++;
+  if (S->progress) {
+    char b[32];
+    fprintf(stderr, "mincap: %s: probe: cap %s: oom (a known run)\n", S->base->allocator, fmt_bytes(cap, b, sizeof b));
+  }
 }
 
 /* a probe under the floor */

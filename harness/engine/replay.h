@@ -39,8 +39,8 @@ struct run_spec {
   int progress;                 /* progress line on stderr (terminal, long runs) */
   double fail_rate;             /* fault injection: each device allocation fails with this probability (0 = none) */
   int warm_passes;              /* percall: after the row, this many passes more on the same strategy (its cache kept) */
-  int least_floor;              /* track the most the live blocks take at least at once (run_result.peak_least; mincap's floor) */
   double *warm_ns;              /* ... their ns per call, one each (NaN: not completed); the row's figures stay the first pass's */
+  int least_floor;              /* track the most the live blocks take at least at once (run_result.peak_least; mincap's floor) */
 };
 
 struct run_result {
