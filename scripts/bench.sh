@@ -41,6 +41,13 @@
 # work; default 0, off: docs/bench.md).
 set -eu
 
+# timing_row STEP INPUT START [EXIT]: a line of timing.csv for a step that began at START
+# (date +%s.%N) and ends now, seconds from the bench's start (T0); INPUT quoted where it must be
+timing_row() {
+  echo "$3 $(date +%s.%N) ${4:-0}" | awk -v t0="$T0" -v k="$1" -v l="$2" \
+    '{if (l ~ /[,"]/) {gsub(/"/, "\"\"", l); l = "\"" l "\""}; printf "%s,%s,%.2f,%.2f,%s\n", k, l, $1 - t0, $2 - $1, $3}' >> "$DIR/timing.csv"
+}
+
 if [ "${1:-}" = "--job" ]; then   # one parallel job: bench.sh --job KIND LABEL FLAG SOURCE
   kind=$2 label=$3 flag=$4 src=$5
   part="$DIR/.parts/$kind-$label"
@@ -84,8 +91,7 @@ if [ "${1:-}" = "--job" ]; then   # one parallel job: bench.sh --job KIND LABEL 
                >"$DIR/explain-$label.txt" 2>"$err" || rc=$? ;;
   esac
   [ $rc = 0 ] || echo "$kind $label: exit $rc (see $err)" >> "$DIR/.failed"
-  echo "$t_start $(date +%s.%N) $rc" | awk -v t0="$T0" -v k="$kind" -v l="$labels" \
-    '{if (l ~ /[,"]/) {gsub(/"/, "\"\"", l); l = "\"" l "\""}; printf "%s,%s,%.2f,%.2f,%s\n", k, l, $1 - t0, $2 - $1, $3}' >> "$DIR/timing.csv"
+  timing_row "$kind" "$labels" "$t_start" "$rc"
   echo "$kind $labels" >> "$DIR/.done"
   n=$(wc -l < "$DIR/.done"); now=$(date +%s); el=$((now - T0))
   left=$(( n > 0 ? el * (TOTAL - n) / n : 0 ))
@@ -236,7 +242,7 @@ uncapped() {   # uncapped STEP OUT TIMELINE LOG ALLOCATOR-ARGS...: the uncapped 
   # shellcheck disable=SC2086
   FB_THREADS=$run_threads "$BIN" run $srcargs "$@" --device "$kind" --seed "$SEED" --out "$out" --timeline "$tl" \
     2>"$log" || echo "run $step: exit $? (see $log)" >> "$DIR/.failed"
-  echo "run,$step,$t_run,$(date +%s.%N),0" | awk -F, -v t0="$T0" '{printf "%s,%s,%.2f,%.2f,%s\n", $1, $2, $3 - t0, $4 - $3, $5}' >> "$DIR/timing.csv"
+  timing_row run "$step" "$t_run"
   printf 'run %s\n' "$step" >> "$DIR/.done"
   el=$(($(date +%s) - T0)); n=$(wc -l < "$DIR/.done")
   printf 'bench: [%d/%d] the uncapped rows on %s (%s) done, %ds elapsed, ~%ds left\n' "$n" "$TOTAL" "$kind" "$step" "$el" "$(( el * (TOTAL - n) / n ))" >&2
@@ -275,7 +281,7 @@ if [ "$split" = 1 ]; then
   t_res=$(date +%s.%N)
   # shellcheck disable=SC2086
   ( "$BIN" run $srcargs $SIM_ALLOC $SIMDEV --seed "$SEED" --quiet --out "$DIR/.parts/reserve.csv" 2>"$DIR/.logs/reserve.log" || true
-    echo "reserve,all inputs,$t_res,$(date +%s.%N),0" | awk -F, -v t0="$T0" '{printf "%s,%s,%.2f,%.2f,%s\n", $1, $2, $3 - t0, $4 - $3, $5}' >> "$DIR/timing.csv" ) &
+    timing_row reserve "all inputs" "$t_res" ) &
   reserve_pid=$!
   # shellcheck disable=SC2086
   uncapped "all inputs: async" "$DIR/.parts/runs-gpu.csv" "$DIR/.parts/timeline-gpu.csv" "$DIR/.logs/run-gpu.log" $GPU_ALLOC
@@ -290,9 +296,8 @@ if [ "$split" = 1 ]; then
   awk -v b="$beside" '$2 <= b' "$DIR/.lists-async" > "$DIR/.lists-beside"
   awk -v b="$beside" '$2 > b' "$DIR/.lists-async" > "$DIR/.lists-after"
   gpu_lists "$DIR/.lists-after" mincap
-  lanes_beside=$beside_lanes
-  echo "bench: async's GPU searches: $(wc -l < "$DIR/.lists-beside") of $(wc -l < "$DIR/.lists-async") batches beside the other strategies' uncapped rows (up to $lanes_beside side by side within $beside bytes), the rest after them" >&2
-  sh "$(dirname "$0")/gpu_lanes.sh" "$beside" "$lanes_beside" "$DIR/.lists-beside" sh "$0" --job &
+  echo "bench: async's GPU searches: $(wc -l < "$DIR/.lists-beside") of $(wc -l < "$DIR/.lists-async") batches beside the other strategies' uncapped rows (up to $beside_lanes side by side within $beside bytes), the rest after them" >&2
+  sh "$(dirname "$0")/gpu_lanes.sh" "$beside" "$beside_lanes" "$DIR/.lists-beside" sh "$0" --job &
   lanes_pid=$!
   # shellcheck disable=SC2086
   uncapped "all inputs: the others" "$DIR/.parts/runs-rest.csv" "$DIR/.parts/timeline-rest.csv" "$DIR/.logs/run-rest.log" $SIM_ALLOC
