@@ -74,7 +74,7 @@ int livemap_slot_events(struct event *ev, size_t n, uint32_t *table) {
         if (!nfreed && next == UINT32_MAX) goto fail;
         uint32_t s = nfreed ? freed[--nfreed] : next++;
         if (!(le = livemap_put(&m, e->id))) goto fail;
-        le->requested = s;
+        le->requested = s;   /* this scratch map keeps an id's slot in its entry's requested */
       }
       e->slot = (uint32_t)le->requested;
     } else if (e->op == OP_FREE) {
