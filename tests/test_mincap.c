@@ -185,7 +185,7 @@ TEST(mincap_need_is_the_same_cap_without_the_steps_above) {
       struct run_result f, n;
       struct mincap_report rf, rn;
       CHECK_EQ(mincap_find(&s, 0.005, 0, &f, &rf), 0);
-      CHECK_EQ(mincap_need(&s, 0.005, &n, &rn), 0);
+      CHECK_EQ(mincap_need(&s, 0.005, NULL, &n, &rn), 0);
       CHECK_MSG(n.mincap_bytes == f.mincap_bytes, "%s on %s: need %llu, find %llu", a->name, scripts[k],
                 (unsigned long long)n.mincap_bytes, (unsigned long long)f.mincap_bytes);
       CHECK_EQ(n.peak_reserved, f.peak_reserved);

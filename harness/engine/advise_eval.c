@@ -3,8 +3,12 @@
  * (row_pool.h: as many workers as there are cores; each takes the next task), every
  * result in its own slot, then folded in order into each candidate's worst case; for a setting that
  * does not fit everywhere, or when asked, the smallest limit it completes under (mincap,
- * per variation), batched the same way. Output does not depend on the number of threads. */
+ * per variation), batched the same way. Where only a setting's largest need is read (those
+ * that did not fit), its variations are searched largest peak first and a search stops once
+ * it can be neither that need nor the variation named for it (struct mincap_stop). Output
+ * does not depend on the number of threads. */
 #include "advise.h"
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,21 +30,59 @@ struct pool {
   struct run_result *rs;         /* [setting * vs->n + v] */
   int *cls;                      /* [setting * vs->n + v] */
   int threads;
+  /* needs read as their largest (T_MINCAP, not on every variation): each setting's
+   * largest found so far as need_key(), and the variations searched largest peak first */
+  _Atomic uint64_t *largest;     /* [setting], or NULL: every search to its end */
+  const int *by_peak;            /* [vs->n]: the variations, largest peak requested first */
+  unsigned char *stopped;        /* [setting * vs->n + v]: its search stopped, it is not the largest */
 };
 
-static void one(struct pool *p, int t) {
-  int v = t % p->vs->n;
-  struct run_spec rs = *p->base;
-  rs.events = &p->vs->v[v];
-  rs.allocator = p->spec[t / p->vs->n];
-  run_result_init(&p->rs[t]);
-  if (p->task == T_MINCAP) p->cls[t] = mincap_need(&rs, ADVISE_NEED_PRECISION, &p->rs[t], NULL);   /* the cap is all advise reads */
-  else p->cls[t] = replay_run(&rs, &p->rs[t]);
+/* A need and its variation as one number that orders them as fold_needs does: the larger
+ * need first, and of equal needs the lower variation (the one fold_needs keeps). */
+static uint64_t need_key(uint64_t need, int v) { return need << 6 | (uint64_t)(VARIATIONS_MAX - 1 - v); }
+
+/* a need search of setting i on variation v, stopped once it can be neither the setting's
+ * largest need nor the variation fold_needs names for it */
+struct need_stop { struct pool *p; int i, v; };
+
+static int need_is_not_largest(uint64_t hi, void *ctx) {
+  const struct need_stop *n = ctx;
+  return need_key(hi, n->v) < atomic_load(&n->p->largest[n->i]);
 }
 
+/* a search of setting i on variation v ended with its need r->mincap_bytes */
+static void need_found(struct pool *p, int i, int v, const struct run_result *r) {
+  if (r->exit_class || !r->mincap_bytes) return;
+  uint64_t k = need_key(r->mincap_bytes, v), was = atomic_load(&p->largest[i]);
+  while (k > was && !atomic_compare_exchange_weak(&p->largest[i], &was, k)) {}
+}
+
+static void one(struct pool *p, int i, int v) {
+  int t = i * p->vs->n + v;
+  struct run_spec rs = *p->base;
+  rs.events = &p->vs->v[v];
+  rs.allocator = p->spec[i];
+  run_result_init(&p->rs[t]);
+  if (p->task == T_MINCAP) {   /* the cap is all advise reads */
+    struct need_stop ns = {p, i, v};
+    struct mincap_stop stop = {need_is_not_largest, &ns};
+    struct mincap_report rep;
+    p->cls[t] = mincap_need(&rs, ADVISE_NEED_PRECISION, p->largest ? &stop : NULL, &p->rs[t], &rep);
+    if (rep.stopped) p->stopped[t] = 1;
+    else if (p->largest) need_found(p, i, v, &p->rs[t]);
+  } else {
+    p->cls[t] = replay_run(&rs, &p->rs[t]);
+  }
+}
+
+/* task t: setting t / vs->n on variation t % vs->n; where needs are read as their largest,
+ * every setting's largest-peak variation first, then every setting's next (so a search
+ * starts knowing the largest need of its setting so far) */
 static void task(int t, void *arg) {
   struct pool *p = arg;
-  if (!p->only || p->only[t]) one(p, t);
+  int n = p->vs->n, i = t / n, v = t % n;
+  if (p->largest) { i = t % p->nspec; v = p->by_peak[t / p->nspec]; }
+  if (!p->only || p->only[i * n + v]) one(p, i, v);
 }
 
 /* every task (of `only`) run on the engine's pool (row_pool.h), p->threads at a time */
@@ -55,7 +97,24 @@ static int pool_alloc(struct pool *p, int n) {
   return p->rs && p->cls ? 0 : -1;
 }
 
-static void pool_free(struct pool *p) { free(p->rs); free(p->cls); }
+static void pool_free(struct pool *p) {
+  free(p->rs);
+  free(p->cls);
+  free(p->largest);
+  free((void *)p->by_peak);
+  free(p->stopped);
+}
+
+/* the variations by their peak requested, largest first (of equal ones the lower first) */
+static int *variations_by_peak(const struct variation_set *vs) {
+  int *o = malloc((size_t)(vs->n > 0 ? vs->n : 1) * sizeof *o);
+  for (int k = 0; o && k < vs->n; k++) {
+    int j = k;
+    for (; j > 0 && vs->peak[o[j - 1]] < vs->peak[k]; j--) o[j] = o[j - 1];
+    o[j] = k;
+  }
+  return o;
+}
 
 /* setting i's worst exit class over its variations, and the first variation with it in err */
 static int worst_class(const struct pool *p, int i, char *err) {
@@ -175,7 +234,12 @@ int advise_needs_many(const struct run_spec *base, const struct variation_set *v
   struct pool p = {.base = base, .vs = vs, .nspec = nc, .threads = threads, .task = T_MINCAP};
   const char **spec = specs_of(c, nc);
   unsigned char *which = calloc((size_t)(nc > 0 && n > 0 ? nc * n : 1), 1);
-  if (!spec || !which || pool_alloc(&p, nc * n)) {
+  if (!all_variations) {   /* only each setting's largest need is read: a search that cannot be it stops */
+    p.largest = calloc((size_t)(nc > 0 ? nc : 1), sizeof *p.largest);
+    p.by_peak = variations_by_peak(vs);
+    p.stopped = calloc((size_t)(nc > 0 && n > 0 ? nc * n : 1), 1);
+  }
+  if (!spec || !which || pool_alloc(&p, nc * n) || (p.largest && (!p.by_peak || !p.stopped))) {
     free(spec); free(which); pool_free(&p);
     snprintf(err, FB_ERRLEN, "out of host memory");
     return 1;
@@ -186,6 +250,8 @@ int advise_needs_many(const struct run_spec *base, const struct variation_set *v
       which[i * n + v] = (unsigned char)(!(vs->excluded && vs->excluded[v]) && (all_variations || ((c[i]->failed_mask >> v) & 1)));
   p.only = which;
   run_all(&p);
+  for (int t = 0; p.stopped && t < nc * n; t++)   /* a search stopped is neither the largest need nor its variation */
+    if (p.stopped[t]) which[t] = 0;
   int cls = 0;
   for (int i = 0; i < nc && !cls; i++)   /* in order: the first setting that failed stops there */
     if (!(cls = worst_class(&p, i, err))) fold_needs(c[i], &p.rs[i * n], &which[i * n], n, all_variations, headroom_of);

@@ -27,7 +27,8 @@
  * either (the floor of step 2, and bisection steps under it).
  * mincap_need is steps 1-6 alone: the same cap, without the check above it (the three
  * replays of step 7 are a third of a search's completing replays; advise reads the cap
- * only). */
+ * only), nor the second replay of model_bound.h; a caller may end it early where the cap
+ * it would find, at most the last that completed, is no use to it (struct mincap_stop). */
 #include "status.h"
 #include "mincap.h"
 #include "model_bound.h"
@@ -110,7 +111,17 @@ struct search {
   int nkept, kept_cap;
   uint64_t floor;           /* every run runs out under a cap below it: the most the live blocks
                                took at least at once in the uncapped run (its peak_least) */
+  const struct mincap_stop *stop;   /* NULL, or when the caller has no more use for the search */
 };
+
+/* whether the caller has no use for the rest of the search: its answer will be at most
+ * the cap that completed last (rep->hi only comes down), and the caller says that is
+ * enough to know */
+static int stopped(const struct search *S) {
+  if (!S->stop || !S->rep->hi || !S->stop->enough(S->rep->hi, S->stop->ctx)) return 0;
+  S->rep->stopped = 1;
+  return 1;
+}
 
 /* keep r where the caps it is the same under are known and it completed or ran out; out of
  * memory it is simply not kept */
@@ -210,12 +221,14 @@ static int try_cap(struct search *S, uint64_t cap, struct run_result **scratch_o
 static int bisect(struct search *S, double precision, uint64_t *lo, struct run_result **scratch) {
   struct mincap_report *rep = S->rep;
   while ((double)(rep->hi - *lo) > precision * (double)rep->hi && rep->hi - *lo > 1) {
+    if (stopped(S)) return 0;
     uint64_t mid = *lo + (rep->hi - *lo) / 2;
     int rc = try_cap(S, mid, scratch);
     if (rc < 0) return -1;
     if (!rc) *lo = mid;
   }
   uint64_t pr = S->runs[S->best].peak_reserved;
+  if (stopped(S)) return 0;
   if (pr > *lo && pr < rep->hi && try_cap(S, pr, scratch) < 0) return -1;
   return 0;
 }
@@ -227,7 +240,7 @@ static int finish_with(struct run_result *out, const struct run_result *r) {
 
 /* steps 1-6, and 7 when check_above */
 static int search(const struct run_spec *base, double precision, int progress, int check_above, const struct mincap_known *known,
-                  struct run_result *out, struct mincap_report *rep_out) {
+                  const struct mincap_stop *stop, struct run_result *out, struct mincap_report *rep_out) {
   struct mincap_report rep_local;
   struct mincap_report *rep = rep_out ? rep_out : &rep_local;
   memset(rep, 0, sizeof *rep);
@@ -244,6 +257,7 @@ static int search(const struct run_spec *base, double precision, int progress, i
   S->progress = progress;
   S->rep = rep;
   S->best = -1;
+  S->stop = stop;
   struct run_result *scratch;
   int rc;
 
@@ -284,7 +298,7 @@ static int search(const struct run_spec *base, double precision, int progress, i
     if (bisect(S, precision, &lo, &scratch) < 0) { rc = finish_with(out, scratch); goto done; }
     /* 6. a completing cap below the last failing one? (non-monotonic completion) */
     uint64_t floor_fail = P;   /* the largest grid cap known to fail below lo */
-    for (int g = 0; g < NGRID; g++) {
+    for (int g = 0; g < NGRID && !stopped(S); g++) {
       uint64_t cap = (uint64_t)ceil((double)P * below_grid[g]);
       if (cap >= lo) break;
       if (cap <= floor_fail) continue;
@@ -325,7 +339,7 @@ static int search(const struct run_spec *base, double precision, int progress, i
 done:
   free(S->kept);
   free(S);
-  if (!rc) {   /* the row kept (only it): widened by its strategy's other bound at the cap it ran under */
+  if (!rc && check_above) {   /* the row kept (only it): widened by its strategy's other bound at the cap it ran under */
     struct run_spec s = mincap_probe_spec(base, out->cap_bytes);
     model_bound_row(&s, out);
   }
@@ -334,16 +348,17 @@ done:
 
 int mincap_find(const struct run_spec *base, double precision, int progress,
                 struct run_result *out, struct mincap_report *rep) {
-  return search(base, precision, progress, 1, NULL, out, rep);
+  return search(base, precision, progress, 1, NULL, NULL, out, rep);
 }
 
 int mincap_find_known(const struct run_spec *base, double precision, int progress, const struct mincap_known *known,
                       struct run_result *out, struct mincap_report *rep) {
-  return search(base, precision, progress, 1, known, out, rep);
+  return search(base, precision, progress, 1, known, NULL, out, rep);
 }
 
-int mincap_need(const struct run_spec *base, double precision, struct run_result *out, struct mincap_report *rep) {
-  return search(base, precision, 0, 0, NULL, out, rep);
+int mincap_need(const struct run_spec *base, double precision, const struct mincap_stop *stop, struct run_result *out,
+                struct mincap_report *rep) {
+  return search(base, precision, 0, 0, NULL, stop, out, rep);
 }
 
 int mincap_uncapped_stands(const struct run_result *row, const struct run_result *uncapped) {

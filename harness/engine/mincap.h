@@ -27,6 +27,17 @@ struct mincap_report {
   uint64_t lo;               /* largest cap seen failing (0: peak_requested itself completed) */
   uint64_t hi;               /* the mincap (0: none found) */
   uint64_t fails_above;      /* a cap above the mincap that failed; 0 = monotonic at the steps */
+  int stopped;               /* 1: ended early, the caller's mincap_stop said hi was enough to know */
+};
+
+/* A caller that needs a search's answer only if it is above some bound it learns as it
+ * goes (advise: a setting's largest need over its variations). enough(hi, ctx) is asked
+ * after each completing probe; hi, the last cap that completed, is at least the answer
+ * (the search's completing cap only comes down), and when enough says so the search ends
+ * there, its out being that run at hi. */
+struct mincap_stop {
+  int (*enough)(uint64_t hi, void *ctx);
+  void *ctx;
 };
 
 /* The spec of a probe: base under cap (0: none), stopping at its first OOM, with no
@@ -61,9 +72,11 @@ int mincap_find_known(const struct run_spec *base, double precision, int progres
 
 /* The same search without step 7 (the replays at +1%, +2%, +5% above the cap found): the
  * same mincap_bytes and surviving run as mincap_find, its status never "non-monotonic"
- * from above (a non-monotonic cap found below still is). For callers that read the cap
- * only (advise's needs). */
-int mincap_need(const struct run_spec *base, double precision, struct run_result *out, struct mincap_report *rep);
+ * from above (a non-monotonic cap found below still is), and its model_err the run's own
+ * (not widened by the strategy's other bound, model_bound.h). For callers that read the
+ * cap only (advise's needs). stop (NULL: none) may end it early (struct mincap_stop). */
+int mincap_need(const struct run_spec *base, double precision, const struct mincap_stop *stop, struct run_result *out,
+                struct mincap_report *rep);
 
 /* Confirm a found mincap on another device (the GPU, after a search on sim): a replay
  * at row->mincap_bytes there must complete with the same peak reserved as row, and a
