@@ -158,6 +158,35 @@ TEST(inputs_each_trace_opened_once_per_command) {
   CHECK_EQ(opens_of(snap, "export --trace tests/data/gpt_train.pickle.gz"), 1);
 }
 
+/* report DIR reads each CSV of the folder once (run_folder.c, run_folder_advise.c):
+ * runs.csv, mincap.csv, capsweep.csv and the snapshot's advise CSV, which the summary and
+ * the snapshot's notes both quote (each was opened 2 and 5 times before) */
+TEST(inputs_report_opens_each_csv_of_the_folder_once) {
+  if (system("strace -f -qq -e trace=openat -o /dev/null true >/dev/null 2>&1")) SKIP("strace missing or not allowed to trace (apt-get install strace)");
+  if (access("build/fragbench", X_OK)) SKIP("build/fragbench not built");
+  char d[400], cmd[3600];
+  snprintf(d, sizeof d, "%s/folder", test_tmpdir());
+  snprintf(cmd, sizeof cmd,
+           "mkdir -p %s && T=tests/data/leaky_losses.pickle.gz && build/fragbench run --trace $T --allocator caching --allocator expandable "
+           "--quiet --out %s/runs.csv && build/fragbench run --trace $T --allocator caching --cap-x 1.1,1.5 --quiet --out %s/capsweep.csv "
+           "&& build/fragbench mincap --trace $T --allocator caching --quiet --out %s/mincap.csv && build/fragbench advise --trace $T "
+           "--variations 2 --quiet --out %s/advise-leaky_losses.pickle.gz.csv >/dev/null 2>&1",
+           d, d, d, d, d);
+  CHECK_EQ(system(cmd), 0);
+  const char *files[] = {"runs.csv", "capsweep.csv", "mincap.csv", "advise-leaky_losses.pickle.gz.csv"};
+  snprintf(cmd, sizeof cmd, "report %s", d);
+  for (int i = 0; i < 4; i++) {
+    char path[900];
+    snprintf(path, sizeof path, "%s/%s", d, files[i]);
+    CHECK_EQ(opens_in(path, cmd), 1);
+  }
+  char md[700];
+  snprintf(md, sizeof md, "%s/report.md", d);
+  char *t = test_read_file(md);
+  CHECK(t && strstr(t, "advise-leaky_losses.pickle.gz.csv"));   /* the advice quoted, from the one read */
+  free(t);
+}
+
 /* explain reads the snapshot's frames in a second pass where asked (the OOM's largest
  * blocks, --html, --blocks-csv): from the bytes read once (trace_hold.c), not the file again */
 TEST(inputs_explain_opens_the_snapshot_once_with_its_frames) {

@@ -98,8 +98,10 @@ static int header_ok(const struct results *t, const char *const *required, char 
   return 1;
 }
 
-static int load(const char *path, const char *const *required, struct results *t, char *err, size_t errlen) {
+/* absent: NULL, or where a file that is not there is no error (*absent = 1, t empty) */
+static int load(const char *path, const char *const *required, int *absent, struct results *t, char *err, size_t errlen) {
   memset(t, 0, sizeof *t);
+  if (absent) *absent = 0;
   size_t len = 0;
   int too_long = 0;
   char *buf = slurp(path, &len, &too_long);
@@ -107,6 +109,7 @@ static int load(const char *path, const char *const *required, struct results *t
     snprintf(err, errlen, "%s:%d: a line longer than %d bytes (the bound on a results line)", path, too_long, RESULTS_LINE_MAX);
     return 2;
   }
+  if (!buf && absent && errno == ENOENT) { *absent = 1; return 0; }
   if (!buf) { snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno)); return 2; }
   const char *nul = memchr(buf, 0, len);
   if (nul) {   /* a NUL would silently cut the field it is in: refused, with its line */
@@ -204,9 +207,10 @@ static int plain_decimal(const char *s, int sign_ok) {
   return *s == 0;
 }
 
-int results_load(const char *path, struct results *t, char *err, size_t errlen) {
-  int rc = load(path, NULL, t, err, errlen);
-  if (rc) return rc;
+/* load()'s rows, their numeric columns checked */
+static int load_checked(const char *path, int *absent, struct results *t, char *err, size_t errlen) {
+  int rc = load(path, NULL, absent, t, err, errlen);
+  if (rc || (absent && *absent)) return rc;
   for (int i = 0; numeric[i]; i++) {
     int c = results_col(t, numeric[i]), sign_ok = !strcmp(numeric[i], "leak_bytes_per_iter");
     for (int r = 0; c >= 0 && r < t->nrows; r++) {
@@ -221,8 +225,19 @@ int results_load(const char *path, struct results *t, char *err, size_t errlen) 
   return 0;
 }
 
+int results_load(const char *path, struct results *t, char *err, size_t errlen) {
+  return load_checked(path, NULL, t, err, errlen);
+}
+
+int results_load_if_there(const char *path, struct results *t, int *there, char *err, size_t errlen) {
+  int absent;
+  int rc = load_checked(path, &absent, t, err, errlen);
+  *there = !absent;
+  return rc;
+}
+
 int results_load_table(const char *path, const char *const *required, struct results *t, char *err, size_t errlen) {
-  return load(path, required, t, err, errlen);
+  return load(path, required, NULL, t, err, errlen);
 }
 
 void results_free(struct results *t) {

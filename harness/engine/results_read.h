@@ -31,6 +31,9 @@ struct results {
  * with more fields than the header, a line longer than RESULTS_LINE_MAX, a cell of a
  * numeric column that is not a plain decimal: "123abc", "0x10", a negative figure). */
 int results_load(const char *path, struct results *t, char *err, size_t errlen);
+/* results_load of an optional file, opened once: one that is not there gives 0 with
+ * *there = 0 and t empty; any other failure is results_load's */
+int results_load_if_there(const char *path, struct results *t, int *there, char *err, size_t errlen);
 /* Any CSV of the same syntax whose header holds every column of required[] (NULL-ended):
  * the timelines (allocator,event,...). The same rules and messages as results_load. */
 int results_load_table(const char *path, const char *const *required, struct results *t, char *err, size_t errlen);

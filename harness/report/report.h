@@ -22,8 +22,9 @@ void report_verdict(const struct run_folder *f, char *buf, size_t len);
 /* "## Summary": PyTorch's settings and advise's recommendation first, then other
  * frameworks' allocators, research designs and references in their own tables */
 void report_summary(struct run_folder *f, FILE *out);
-/* advise-<trace file>.csv of workload w into t: 1 loaded, 0 none (or unreadable) */
-int report_advise_load(const struct run_folder *f, int w, struct results *t);
+/* the rows of workload w's advise-<trace file>.csv (the recommendation first), or NULL
+ * where it has none or it could not be read */
+const struct results *report_advise(const struct run_folder *f, int w);
 /* "## Where the figures came from": env.txt's figures_* lines, and the device of each file */
 void report_sources(const struct run_folder *f, FILE *out);
 /* "memory against driver time": the table (the plot's data comes from tradeoff.h) */

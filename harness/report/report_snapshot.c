@@ -2,7 +2,7 @@
  * run folder holds about it beyond the rows: what PyTorch itself reserved (a snapshot's
  * trace_peak_reserved), the device limit inferred from a snapshot that ended in an OOM
  * (cap_source, cap_lo, cap_hi, cap_bytes), `fragbench advise`'s recommendation
- * (advise-<trace file>.csv: results rows, the recommendation first) and `fragbench
+ * (advise-<trace file>.csv, read with the folder: run_folder_advise.c) and `fragbench
  * explain`'s picture (plots/explain-<trace file>.png). Each is optional. */
 #include "status.h"
 #include "report.h"
@@ -11,24 +11,6 @@
 #include "report_text.h"
 
 #define B 256
-
-/* the names a workload's own files may carry: the trace's file name (gpt_train.pickle.gz),
- * then the workload's label (gpt_train.pickle) */
-static int names_of(const struct run_folder *f, int w, const char *names[2], int *row) {
-  int n = 0;
-  *row = -1;
-  for (int s = 0; s < f->ns_cells && *row < 0; s++) {
-    const struct rf_cell *c = rf_cell_at(f, w, s);
-    if (c && c->run >= 0) *row = c->run;
-  }
-  if (*row >= 0) {
-    const char *t = results_get(&f->runs, *row, "trace");
-    const char *b = strrchr(t, '/');
-    if (t[0]) names[n++] = b ? b + 1 : t;
-  }
-  if (!n || strcmp(names[0], f->workload[w])) names[n++] = f->workload[w];
-  return n;
-}
 
 static void pytorch_reserved(const struct run_folder *f, int w, FILE *o) {
   char a[B];
@@ -63,56 +45,43 @@ static void cap_source(const struct run_folder *f, int w, FILE *o) {
   }
 }
 
-static void advice(const struct run_folder *f, const char *name, FILE *o) {
-  char path[1400], err[600], a[B], b[B], c[B], lab[800];
-  snprintf(path, sizeof path, "%s/advise-%s.csv", f->dir, name);
-  FILE *probe = fopen(path, "r");
-  if (!probe) return;
-  fclose(probe);
-  struct results t;
-  if (results_load(path, &t, err, sizeof err)) {
-    fprintf(o, "`advise-%s.csv` could not be read: %s\n\n", rt_md(name, a, B), rt_md(err, b, B));
-    fprintf(stderr, "report: %s\n", err);
+static void advice(const struct rf_advise *ad, FILE *o) {
+  char a[B], b[B], c[B], lab[800];
+  const char *name = ad->name;
+  if (ad->state == RF_ADVISE_UNREADABLE) {
+    fprintf(o, "`advise-%s.csv` could not be read: %s\n\n", rt_md(name, a, B), rt_md(ad->err, b, B));
+    fprintf(stderr, "report: %s\n", ad->err);
     return;
   }
-  if (t.nrows == 0) {
+  const struct results *t = &ad->t;
+  if (t->nrows == 0) {
     fprintf(o, "`advise-%s.csv` holds no setting.\n\n", rt_md(name, a, B));
-  } else {
-    rf_strategy_label(&t, 0, lab, sizeof lab);
-    const char *st = results_get(&t, 0, "status");
-    if (st[0] && !status_is(st, "ok"))   /* the best of them still fails: no setting fits */
-      fprintf(o, "No PyTorch allocator setting fits (`fragbench advise`, %d setting%s tried, `advise-%s.csv`); the nearest: **%s**",
-              t.nrows, t.nrows == 1 ? "" : "s", rt_md(name, a, B), rt_md(lab, b, B));
-    else
-      fprintf(o, "Recommendation (`fragbench advise`, %d setting%s tried, `advise-%s.csv`): **%s**", t.nrows, t.nrows == 1 ? "" : "s",
-              rt_md(name, a, B), rt_md(lab, b, B));
-    int died = st[0] && !status_is(st, "ok");
-    if (!died && results_get(&t, 0, "peak_reserved")[0])
-      fprintf(o, ", peak reserved %s (%s its peak requested)", rt_bytes(results_get(&t, 0, "peak_reserved"), a, B),
-              rt_x(results_get(&t, 0, "overhead"), c, B));
-    if (died) {   /* where it died, not figures of the part that ran */
-      fprintf(o, ", status %s", rt_md(st, a, B));
-      if (results_get(&t, 0, "first_oom_event")[0]) fprintf(o, " at event %s", results_get(&t, 0, "first_oom_event"));
-    }
-    const char *conf = results_get(&t, 0, "alloc_conf");
-    if (conf[0]) fprintf(o, st[0] && !status_is(st, "ok") ? "; its setting: `PYTORCH_CUDA_ALLOC_CONF=%s`" : "; run with `PYTORCH_CUDA_ALLOC_CONF=%s`", conf);
-    fputs(".\n\n", o);
+    return;
   }
-  results_free(&t);
+  rf_strategy_label(t, 0, lab, sizeof lab);
+  const char *st = results_get(t, 0, "status");
+  if (st[0] && !status_is(st, "ok"))   /* the best of them still fails: no setting fits */
+    fprintf(o, "No PyTorch allocator setting fits (`fragbench advise`, %d setting%s tried, `advise-%s.csv`); the nearest: **%s**",
+            t->nrows, t->nrows == 1 ? "" : "s", rt_md(name, a, B), rt_md(lab, b, B));
+  else
+    fprintf(o, "Recommendation (`fragbench advise`, %d setting%s tried, `advise-%s.csv`): **%s**", t->nrows, t->nrows == 1 ? "" : "s",
+            rt_md(name, a, B), rt_md(lab, b, B));
+  int died = st[0] && !status_is(st, "ok");
+  if (!died && results_get(t, 0, "peak_reserved")[0])
+    fprintf(o, ", peak reserved %s (%s its peak requested)", rt_bytes(results_get(t, 0, "peak_reserved"), a, B),
+            rt_x(results_get(t, 0, "overhead"), c, B));
+  if (died) {   /* where it died, not figures of the part that ran */
+    fprintf(o, ", status %s", rt_md(st, a, B));
+    if (results_get(t, 0, "first_oom_event")[0]) fprintf(o, " at event %s", results_get(t, 0, "first_oom_event"));
+  }
+  const char *conf = results_get(t, 0, "alloc_conf");
+  if (conf[0]) fprintf(o, st[0] && !status_is(st, "ok") ? "; its setting: `PYTORCH_CUDA_ALLOC_CONF=%s`" : "; run with `PYTORCH_CUDA_ALLOC_CONF=%s`", conf);
+  fputs(".\n\n", o);
 }
 
-int report_advise_load(const struct run_folder *f, int w, struct results *t) {
-  const char *names[2];
-  char path[1400], err[600];
-  int row, n = names_of(f, w, names, &row);
-  for (int i = 0; i < n; i++) {
-    snprintf(path, sizeof path, "%s/advise-%s.csv", f->dir, names[i]);
-    FILE *p = fopen(path, "r");
-    if (!p) continue;
-    fclose(p);
-    return results_load(path, t, err, sizeof err) == 0;   /* unreadable: the notes under its heading say why */
-  }
-  return 0;
+const struct results *report_advise(const struct run_folder *f, int w) {
+  const struct rf_advise *ad = rf_advise_of(f, w);
+  return ad && ad->state == RF_ADVISE_READ ? &ad->t : NULL;   /* unreadable: the notes under its heading say why */
 }
 
 static void explain_picture(const char *name, FILE *o, const struct report_images *im) {
@@ -124,15 +93,11 @@ static void explain_picture(const char *name, FILE *o, const struct report_image
 
 void report_snapshot_notes(const struct run_folder *f, int w, FILE *o, const struct report_images *im) {
   const char *names[2];
-  int row, n = names_of(f, w, names, &row);
+  int n = rf_own_names(f, w, names);
   pytorch_reserved(f, w, o);
   cap_source(f, w, o);
-  for (int i = 0; i < n; i++) {
-    char path[1400];
-    snprintf(path, sizeof path, "%s/advise-%s.csv", f->dir, names[i]);
-    FILE *p = fopen(path, "r");
-    if (p) { fclose(p); advice(f, names[i], o); break; }
-  }
+  const struct rf_advise *ad = rf_advise_of(f, w);
+  if (ad) advice(ad, o);
   for (int i = 0; i < n; i++) {
     char img[600];
     snprintf(img, sizeof img, "explain-%s.png", names[i]);

@@ -78,14 +78,13 @@ static void limit_text(const struct run_folder *f, int w, char *out, size_t len,
 
 /* advise's recommendation for w: "set `X` (`fragbench advise`): peak reserved Y, Z of headroom under the limit" */
 static int advice_sentence(const struct run_folder *f, int w, double cap, FILE *o) {
-  struct results t;
+  const struct results *t = report_advise(f, w);
   char a[B], b[B], c[B], lab[800];
-  if (!report_advise_load(f, w, &t)) return 0;
-  if (t.nrows == 0) { results_free(&t); return 0; }
-  const char *st = results_get(&t, 0, "status"), *conf = results_get(&t, 0, "alloc_conf");
-  rf_strategy_label(&t, 0, lab, sizeof lab);
+  if (!t || t->nrows == 0) return 0;
+  const char *st = results_get(t, 0, "status"), *conf = results_get(t, 0, "alloc_conf");
+  rf_strategy_label(t, 0, lab, sizeof lab);
   int fits = !st[0] || status_is(st, "ok");
-  double r = rt_num(results_get(&t, 0, "peak_reserved")), budget = rt_num(results_get(&t, 0, "cap_bytes"));
+  double r = rt_num(results_get(t, 0, "peak_reserved")), budget = rt_num(results_get(t, 0, "cap_bytes"));
   if (budget <= 0) budget = cap;
   int dflt = !strcmp(lab, "caching");   /* PyTorch's default, no knob */
   /* advise found nothing under the limit and advised without it: say so, not a negative headroom */
@@ -98,19 +97,18 @@ static int advice_sentence(const struct run_folder *f, int w, double cap, FILE *
   else fprintf(o, "**%s** (", rt_md(lab, a, B));
   fputs(dflt ? (fits ? "; `fragbench advise`'s recommendation)" : ")") : (fits ? "`fragbench advise`'s recommendation)" : "`fragbench advise`)"), o);
   if (!fits) {   /* no figure of a run that died: where it died */
-    const char *ev = results_get(&t, 0, "first_oom_event");
+    const char *ev = results_get(t, 0, "first_oom_event");
     fprintf(o, ", which still %s", !strcmp(st, "oom") ? "runs out of memory" : "fails");
     if (ev[0]) fprintf(o, " at event %s", ev);
     if (budget > 0) fprintf(o, " under the %s limit", rt_bytes_d(budget, a, B));
   } else if (r > 0) {
-    fprintf(o, ": peak reserved %s (%s)", rt_bytes_d(r, a, B), rt_x(results_get(&t, 0, "overhead"), b, B));
+    fprintf(o, ": peak reserved %s (%s)", rt_bytes_d(r, a, B), rt_x(results_get(t, 0, "overhead"), b, B));
     if (over) {
-      double req = rt_num(results_get(&t, 0, "peak_requested"));
+      double req = rt_num(results_get(t, 0, "peak_requested"));
       fprintf(o, "; the job asks for %s at once, more than the %s limit", rt_bytes_d(req, c, B), rt_bytes_d(budget, a, B));
     } else if (budget > 0) fprintf(o, ", %s of headroom under the %s limit", rt_bytes_d(budget - r, c, B), rt_bytes_d(budget, a, B));
     else fputs("; no limit known to measure headroom against (the snapshot did not run out of memory)", o);
   }
-  results_free(&t);
   return 1;
 }
 

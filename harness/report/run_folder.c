@@ -66,12 +66,7 @@ int rf_is_reference(const char *s) {
 static int load_optional(const char *dir, const char *name, struct results *t, int *have, char *err, size_t errlen) {
   char path[1200];
   snprintf(path, sizeof path, "%s/%s", dir, name);
-  memset(t, 0, sizeof *t);
-  FILE *probe = fopen(path, "r");
-  if (!probe) { *have = 0; return 0; }
-  fclose(probe);
-  *have = 1;
-  return results_load(path, t, err, errlen);
+  return results_load_if_there(path, t, have, err, errlen);
 }
 
 static void load_env(struct run_folder *f) {
@@ -198,13 +193,9 @@ int run_folder_load(struct run_folder *f, const char *dir, char *err, size_t err
   snprintf(f->dir, sizeof f->dir, "%s", dir);
   char path[1200];
   snprintf(path, sizeof path, "%s/runs.csv", dir);
-  FILE *probe = fopen(path, "r");
-  if (probe) {
-    fclose(probe);
-    if (results_load(path, &f->runs, err, errlen)) return 2;
-  } else if (load_other_csvs(f, err, errlen)) {
-    return 2;
-  }
+  int have_runs;
+  if (results_load_if_there(path, &f->runs, &have_runs, err, errlen)) return 2;
+  if (!have_runs && load_other_csvs(f, err, errlen)) return 2;
   if (load_optional(dir, "mincap.csv", &f->mincap, &f->have_mincap, err, errlen) ||
       load_optional(dir, "capsweep.csv", &f->capsweep, &f->have_capsweep, err, errlen)) { run_folder_free(f); return 2; }
   load_env(f);
@@ -248,10 +239,12 @@ int run_folder_load(struct run_folder *f, const char *dir, char *err, size_t err
   const char *dn = rf_env(f, "device_name");
   for (int r = 0; !(dn && dn[0]) && r < f->runs.nrows; r++) dn = results_get(&f->runs, r, "device_name");
   snprintf(f->device_name, sizeof f->device_name, "%s", dn ? dn : "");
+  rf_advise_load(f);
   return 0;
 }
 
 void run_folder_free(struct run_folder *f) {
+  rf_advise_free(f);
   results_free(&f->runs);
   results_free(&f->mincap);
   results_free(&f->capsweep);

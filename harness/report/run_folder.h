@@ -40,7 +40,23 @@ struct run_folder {
   char device_name[256];                   /* env.txt's, else the first row's */
   int64_t *wl_events;                      /* [w]: events in the workload, -1 unknown (rc_oom_lookup) */
   int oom_looked_up;
+  struct rf_advise *advise;                /* [w]: its advise CSV (run_folder_advise.c) */
 };
+
+/* a workload's advise-<trace file>.csv (run_folder_advise.c), read with the folder */
+enum { RF_ADVISE_NONE, RF_ADVISE_READ, RF_ADVISE_UNREADABLE };
+struct rf_advise {
+  int state;
+  char name[512];            /* the name in advise-NAME.csv */
+  struct results t;          /* READ: its rows, the recommendation first */
+  char err[600];             /* UNREADABLE: why (file, line, what was expected) */
+};
+/* the names a workload's own files may carry (the trace's file name, then its label): 1 or 2 */
+int rf_own_names(const struct run_folder *f, int w, const char *names[2]);
+void rf_advise_load(struct run_folder *f);
+/* workload w's advise CSV, read or unreadable; NULL where it has none */
+const struct rf_advise *rf_advise_of(const struct run_folder *f, int w);
+void rf_advise_free(struct run_folder *f);
 
 /* 0, or 2 with err naming the file and line (no results CSV, or one malformed). */
 int run_folder_load(struct run_folder *f, const char *dir, char *err, size_t errlen);
