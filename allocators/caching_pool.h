@@ -78,7 +78,6 @@ static inline int largest_cmp(const struct ordnode *x, const struct ordnode *y) 
 
 ORDSET_TYPED(streams, stream_cmp)
 
-static inline struct cblock *entry(struct ordnode *n) { return n ? ORD_ENTRY(n, struct cblock, node) : NULL; }
 static inline struct cstream *stream_entry(struct ordnode *n) { return n ? ORD_ENTRY(n, struct cstream, node) : NULL; }
 
 /* pool->largest is brought up to date only when read (cpool_largest: a new reserved peak,
