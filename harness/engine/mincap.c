@@ -238,8 +238,9 @@ static int finish_with(struct run_result *out, const struct run_result *r) {
   return out->exit_class;
 }
 
-/* steps 1-6, and 7 when check_above */
-static int search(const struct run_spec *base, double precision, int progress, int check_above, const struct mincap_known *known,
+/* steps 1-6; for_row (mincap_find: out is a row of its CSV): step 7 and the row's second
+ * bound too (model_bound.h), which a need (mincap_need: the cap alone read) goes without */
+static int search(const struct run_spec *base, double precision, int progress, int for_row, const struct mincap_known *known,
                   const struct mincap_stop *stop, struct run_result *out, struct mincap_report *rep_out) {
   struct mincap_report rep_local;
   struct mincap_report *rep = rep_out ? rep_out : &rep_local;
@@ -314,7 +315,7 @@ static int search(const struct run_spec *base, double precision, int progress, i
   rep->lo = lo;
 
   /* 7. monotonic above? */
-  for (int i = 0; check_above && i < MINCAP_NSTEPS && !rep->fails_above; i++) {
+  for (int i = 0; for_row && i < MINCAP_NSTEPS && !rep->fails_above; i++) {
     uint64_t cap = (uint64_t)ceil((double)rep->hi * (1.0 + mincap_steps[i]));
     struct run_result *chk = &S->runs[S->best == 0 ? 1 : 0];
     if (known_ran_out(S, cap)) probe_known(S, cap, chk);
@@ -339,7 +340,7 @@ static int search(const struct run_spec *base, double precision, int progress, i
 done:
   free(S->kept);
   free(S);
-  if (!rc && check_above) {   /* the row kept (only it): widened by its strategy's other bound at the cap it ran under */
+  if (!rc && for_row) {   /* the row kept (only it): widened by its strategy's other bound at the cap it ran under */
     struct run_spec s = mincap_probe_spec(base, out->cap_bytes);
     model_bound_row(&s, out);
   }
