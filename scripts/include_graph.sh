@@ -13,21 +13,38 @@ mode=${1:-check}
 cd "$ROOT" || exit 2
 order="harness/cli harness/report harness/engine allocators workloads harness/device harness/common"
 # Old flat layouts (before the folder split) are drawn as they were: harness is one node.
-files=$(find harness allocators workloads -name '*.[ch]' 2>/dev/null | sort)
-for f in $files; do
-  dir=$(dirname "$f")
-  grep -o '^#include "[^"]*"' "$f" | sed 's/#include "//;s/"$//' | while read -r inc; do
-    case $inc in
-      */*) target=$(cd "$dir" && cd "$(dirname "$inc")" 2>/dev/null && pwd) ;;
-      *) hit=$(printf '%s\n' $files | grep "/$inc\$" | head -n 1)
-         [ -n "$hit" ] || continue
-         target=$(cd "$(dirname "$hit")" && pwd) ;;
-    esac
-    [ -n "$target" ] || continue
-    here=$(pwd)
-    echo "$dir ${target#"$here"/}"
-  done
-done | sort | uniq -c | awk -v mode="$mode" -v order="$order" '
+# One awk over every file (a process per include made this take 2.7 s): a name is the first
+# file, in sorted order, whose path ends in /name; a path with a folder is resolved from
+# the including file's folder (and must exist).
+find harness allocators workloads -name '*.[ch]' 2>/dev/null | sort | awk '
+  function norm(path,   n, i, k, part, out) {
+    n = split(path, part, "/"); k = 0
+    for (i = 1; i <= n; i++) {
+      if (part[i] == "" || part[i] == ".") continue
+      if (part[i] == ".." && k > 0 && out[k] != "..") { k--; continue }
+      out[++k] = part[i]
+    }
+    path = ""; for (i = 1; i <= k; i++) path = path (i > 1 ? "/" : "") out[i]
+    return path
+  }
+  function dirname(path) { return sub(/\/[^\/]*$/, "", path) ? path : "." }
+  { files[++nf] = $0; base = $0; sub(/.*\//, "", base); if (!(base in home)) home[base] = dirname($0) }
+  END {
+    for (i = 1; i <= nf; i++) {
+      f = files[i]; dir = dirname(f)
+      while ((getline line < f) > 0) {
+        if (line !~ /^#include "[^"]*"/) continue
+        inc = line; sub(/^#include "/, "", inc); sub(/".*/, "", inc)
+        if (inc ~ /\//) {
+          target = norm(dir "/" dirname(inc))
+          if (system("test -d \"" target "\"")) continue
+        } else if (inc in home) target = home[inc]
+        else continue
+        print dir, target
+      }
+      close(f)
+    }
+  }' | sort | uniq -c | awk -v mode="$mode" -v order="$order" '
   $2 != $3 { e = $2 " " $3; n[e] = $1; keys[++nk] = e }
   END {
     k = split(order, o, " "); for (i = 1; i <= k; i++) lvl[o[i]] = k - i + 1

@@ -5,8 +5,9 @@
  * child forked after the parent initialized it, and test_cli forks: so the GPU is probed
  * in a child of its own, and the GPU tests run after all the others, in this process.
  *
- * The other tests run on one worker process per core (FB_JOBS=N to choose; 1 = here, one
- * after another), each taking the next test not yet taken; every test's stdout and
+ * The other tests run on two worker processes per core (many wait on a child, a pipe or
+ * a signal: one per core left a core idle a quarter of the time; FB_JOBS=N to choose;
+ * 1 = here, one after another), each taking the next test not yet taken; every test's stdout and
  * failure lines are kept apart and printed in the tests' own order once all are done, so
  * the output does not depend on the number of workers. A worker that dies inside a test
  * fails that test (and a fresh worker goes on with the rest). Each worker has its own
@@ -369,7 +370,7 @@ int main(int argc, char **argv) {
   int gpu_required = req && strcmp(req, "") && strcmp(req, "0");
   const char *jobs_env = getenv("FB_JOBS");
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  int jobs = jobs_env && atoi(jobs_env) > 0 ? atoi(jobs_env) : cores > 0 ? (int)cores : 1;
+  int jobs = jobs_env && atoi(jobs_env) > 0 ? atoi(jobs_env) : cores > 0 ? 2 * (int)cores : 1;
   if (jobs > 64) jobs = 64;
   int nsel = 0;
   for (int i = 0; i < ntests; i++) nsel += selected(&tests[i], filter, 0);
