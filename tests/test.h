@@ -8,7 +8,9 @@
 #include <string.h>
 
 typedef void (*test_fn)(void);
-void test_register(const char *name, test_fn fn, const char *file, int gpu);
+#define TEST_GPU  1   /* needs a GPU: run after the others, in the runner's own process */
+#define TEST_LONG 2   /* takes seconds (waits on processes, or replays much): started first */
+void test_register(const char *name, test_fn fn, const char *file, int flags);
 void test_fail(const char *file, int line, const char *fmt, ...);
 void test_skip(const char *why);
 int test_failed_now(void);
@@ -43,14 +45,17 @@ char *test_read_file(const char *path);
 /* write text to test_tmpdir()/name; the path (the last 4 stay valid) */
 const char *test_write_tmp(const char *name, const char *text);
 
-#define TEST_(name, gpu)                                                        \
+#define TEST_(name, flags)                                                      \
   static void name(void);                                                       \
   __attribute__((constructor)) static void reg_##name(void) {                   \
-    test_register(#name, name, __FILE__, gpu);                                  \
+    test_register(#name, name, __FILE__, flags);                                \
   }                                                                             \
   static void name(void)
 #define TEST(name) TEST_(name, 0)
-#define GPU_TEST(name) TEST_(name, 1)
+#define GPU_TEST(name) TEST_(name, TEST_GPU)
+/* a test of several seconds: the workers take these first, so that none is left running
+ * alone at the end (the output keeps the tests' own order) */
+#define LONG_TEST(name) TEST_(name, TEST_LONG)
 
 #define CHECK(cond)                                                             \
   do { if (!(cond)) { test_fail(__FILE__, __LINE__, "CHECK(%s)", #cond); return; } } while (0)

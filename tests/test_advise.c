@@ -455,7 +455,7 @@ TEST(trace_in_memory_replays_exactly_as_the_file) {
  * it is left out of every setting's count (not a veto), and said. With the limit at the
  * recorded run's own peak requested, the variations of resnet_varsize that ask up to 1%
  * more are such. */
-TEST(advise_leaves_out_variations_that_ask_for_more_than_the_limit) {
+LONG_TEST(advise_leaves_out_variations_that_ask_for_more_than_the_limit) {
   struct event_buffer b;
   char err[FB_ERRLEN];
   CHECK_MSG(event_buffer_load(&b, test_data("resnet_varsize.pickle.gz"), -1, err) == 0, "%s", err);

@@ -140,7 +140,7 @@ static int lanes_most_at_once(const char *budget, const char *lanes, const char 
   return most;
 }
 
-TEST(bench_gpu_lanes_keep_within_the_memory_budget_and_the_lanes) {
+LONG_TEST(bench_gpu_lanes_keep_within_the_memory_budget_and_the_lanes) {
   const char *needs[] = {"60", "30", "30", "30", "10"};
   int jobs = 0;
   long held = 0;
@@ -166,7 +166,7 @@ TEST(bench_gpu_lanes_keep_within_the_memory_budget_and_the_lanes) {
  * confirmed - with a trace larger than a workload in one batch, the order fragbench takes
  * sources in (workloads first) differs from the batch's largest-first one; the rows come
  * back in source order */
-TEST(bench_gpu_path_on_a_stand_in_gpu_confirms_every_cap) {
+LONG_TEST(bench_gpu_path_on_a_stand_in_gpu_confirms_every_cap) {
   if (access("scripts/bench.sh", R_OK) || access("tests/stand_in_gpu.sh", R_OK)) SKIP("run from the repository root");
   char dir[600], vars[1600];
   const char *bin = test_fragbench_bin();
@@ -206,7 +206,7 @@ TEST(bench_gpu_path_on_a_stand_in_gpu_confirms_every_cap) {
  * back in one run's order (scripts/merge_split_run.awk): on the stand-in GPU every CSV
  * and timeline is the one the bench without it writes, timing columns aside, and the
  * table on stderr is one table */
-TEST(bench_async_beside_writes_the_rows_of_one_run) {
+LONG_TEST(bench_async_beside_writes_the_rows_of_one_run) {
   if (access("scripts/bench.sh", R_OK) || access("tests/stand_in_gpu.sh", R_OK)) SKIP("run from the repository root");
   const char *bin = test_fragbench_bin();
   if (!bin) SKIP("no fragbench binary beside the tests");

@@ -299,7 +299,7 @@ TEST(overwrites_a_read_only_output_is_refused_before_the_work) {
   CHECK(file_is(ro, "keep\n"));
 }
 
-TEST(overwrites_stdin_is_read_once_and_a_fifo_waits_for_its_writer) {
+LONG_TEST(overwrites_stdin_is_read_once_and_a_fifo_waits_for_its_writer) {
   paths();
   if (access("build/fragbench", X_OK)) SKIP("build/fragbench not built");
   char msg[512], fifo[512], cmd[2000], out[512];
@@ -331,7 +331,7 @@ TEST(overwrites_stdin_is_read_once_and_a_fifo_waits_for_its_writer) {
   CHECK_EQ(WEXITSTATUS(system(cmd)), 0);
 }
 
-TEST(overwrites_temporaries_of_a_killed_process_do_not_stay) {
+LONG_TEST(overwrites_temporaries_of_a_killed_process_do_not_stay) {
   paths();
   if (access("build/fragbench", X_OK)) SKIP("build/fragbench not built");
   char dir[512], out[600], cmd[1600], left[700];

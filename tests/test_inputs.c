@@ -144,7 +144,7 @@ static int opens_of(const char *file, const char *args) {
   return opens_in(file, full);
 }
 
-TEST(inputs_each_trace_opened_once_per_command) {
+LONG_TEST(inputs_each_trace_opened_once_per_command) {
   if (system("strace -f -qq -e trace=openat -o /dev/null true >/dev/null 2>&1")) SKIP("strace missing or not allowed to trace (apt-get install strace)");
   if (access("build/fragbench", X_OK)) SKIP("build/fragbench not built");
   const char *snap = "tests/data/gpt_train.pickle.gz", *rmm = "tests/data/leaky_losses.rmm.csv";

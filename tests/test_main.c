@@ -7,7 +7,8 @@
  *
  * The other tests run on two worker processes per core (many wait on a child, a pipe or
  * a signal: one per core left a core idle a quarter of the time; FB_JOBS=N to choose;
- * 1 = here, one after another), each taking the next test not yet taken; every test's stdout and
+ * 1 = here, one after another), each taking the next test not yet taken, those marked
+ * LONG_TEST first; every test's stdout and
  * failure lines are kept apart and printed in the tests' own order once all are done, so
  * the output does not depend on the number of workers. A worker that dies inside a test
  * fails that test (and a fresh worker goes on with the rest). Each worker has its own
@@ -29,7 +30,7 @@
 
 int cli_main(int argc, char **argv);
 
-struct test { const char *name, *file; test_fn fn; int gpu; };
+struct test { const char *name, *file; test_fn fn; int gpu, long_; };
 static struct test tests[2048];
 static int ntests;
 static int cur_failed, cur_skipped;
@@ -37,9 +38,19 @@ static char skip_reason[256];
 static char tmpdir[256];
 static FILE *term_err;   /* the terminal's stderr while a test's stderr goes to the log */
 
-void test_register(const char *name, test_fn fn, const char *file, int gpu) {
+void test_register(const char *name, test_fn fn, const char *file, int flags) {
   if (ntests < (int)(sizeof tests / sizeof tests[0]))
-    tests[ntests++] = (struct test){name, file, fn, gpu};
+    tests[ntests++] = (struct test){name, file, fn, !!(flags & TEST_GPU), !!(flags & TEST_LONG)};
+}
+
+/* the order the workers take the tests in: the long ones first, each part in the tests'
+ * own order */
+static int take_order[sizeof tests / sizeof tests[0]];
+static void order_takes(void) {
+  int k = 0;
+  for (int pass = 1; pass >= 0; pass--)
+    for (int i = 0; i < ntests; i++)
+      if (tests[i].long_ == pass) take_order[k++] = i;
 }
 
 void test_fail(const char *file, int line, const char *fmt, ...) {
@@ -295,7 +306,8 @@ static void worker(struct shared *sh, const char *filter, const char *spool, con
   char logpath[1300];
   snprintf(logpath, sizeof logpath, "%s.%d", logbase, w);
   int logfd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0644), saved = logfd >= 0 ? dup(2) : -1;
-  for (int i; (i = __atomic_fetch_add(&sh->next, 1, __ATOMIC_RELAXED)) < ntests;) {
+  for (int k; (k = __atomic_fetch_add(&sh->next, 1, __ATOMIC_RELAXED)) < ntests;) {
+    int i = take_order[k];
     if (!selected(&tests[i], filter, 0)) continue;
     sh->o[i].holder = getpid();
     __atomic_store_n(&sh->o[i].state, T_TAKEN, __ATOMIC_RELEASE);
@@ -386,6 +398,7 @@ int main(int argc, char **argv) {
   if (sh == MAP_FAILED) { perror("mmap"); return 2; }
   char spool[1300] = "";
   int nlogs = 0;                  /* the workers' logs, logpath.0 .. */
+  order_takes();
   if (jobs > 1) {   /* the workers' outputs, kept apart until printed in order */
     snprintf(spool, sizeof spool, "/tmp/fbspool.XXXXXX");
     if (!mkdtemp(spool) || run_workers(sh, jobs, filter, spool, logpath, &nlogs)) jobs = 1;

@@ -8,7 +8,7 @@
 #include "test.h"
 #include "allocator.h"
 
-TEST(regress_fails_when_a_caching_constant_changes) {
+LONG_TEST(regress_fails_when_a_caching_constant_changes) {
   if (access("results/baseline-sim.csv", R_OK)) SKIP("no results/baseline-sim.csv yet (make baseline)");
   if (!allocator_find("caching")) SKIP("the caching strategy is not registered");
   if (access("tests/test_regress_detects.sh", R_OK)) SKIP("tests/test_regress_detects.sh not found (run from the repository root)");

@@ -382,7 +382,7 @@ TEST(stitch_overhead_at_most_1_05_on_every_shared_trace) {
  * events: the target is only missed where the oracle misses it too, and then stitch may
  * be no worse than the oracle. `random` (log-uniform sizes, random lifetimes) is such a
  * workload: oracle 1.059, stitch 1.052 at the time of writing. */
-TEST(stitch_overhead_at_most_1_05_on_every_generator_or_within_the_oracle) {
+LONG_TEST(stitch_overhead_at_most_1_05_on_every_generator_or_within_the_oracle) {
   int n = 0, bad = 0;
   for (int i = 0; workload_table[i]; i++) {
     const struct workload_ops *w = workload_table[i];

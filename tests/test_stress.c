@@ -130,8 +130,8 @@ static void stress_all(int threads) {
   }
 }
 
-TEST(stress_2_threads_every_strategy) { stress_all(2); }
-TEST(stress_4_threads_every_strategy) { stress_all(4); }
+LONG_TEST(stress_2_threads_every_strategy) { stress_all(2); }
+LONG_TEST(stress_4_threads_every_strategy) { stress_all(4); }
 
 /* trace-derived: each thread replays the workload on its own stream, pass after pass */
 TEST(stress_trace_derived_passes) {
