@@ -7,8 +7,9 @@
  *
  * Placed blocks are found through a max-segment tree of their end events over the
  * allocation order (which is also start order): for a block [s, e), the candidates are
- * the allocations made before e, and the tree is descended only where some placed end
- * exceeds s - output-sensitive. Memory is proportional to the trace. */
+ * the allocations made before e; those made during [s, e) are scanned, and of those made
+ * before s the tree finds each placed one whose end exceeds s from the one before it -
+ * output-sensitive. Memory is proportional to the trace. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,6 +164,20 @@ static int push_hit(uint64_t **out, uint64_t *cap, uint64_t n, uint64_t k) {
   return 0;
 }
 
+/* the largest allocation index j <= k placed with an end past t (-1: none) */
+static int64_t last_live_at(const struct oracle_plan *p, int64_t k, uint64_t t) {
+  if (k < 0) return -1;
+  uint64_t i = p->leaves + (uint64_t)k;
+  if (p->tree[i] <= t) {
+    for (;; i /= 2) {   /* up until a left sibling holds one */
+      if (i == 1) return -1;
+      if ((i & 1) && p->tree[i - 1] > t) { i--; break; }
+    }
+    while (i < p->leaves) i = p->tree[2 * i + 1] > t ? 2 * i + 1 : 2 * i;   /* down to its last */
+  }
+  return (int64_t)(i - p->leaves);
+}
+
 int64_t oracle_plan_overlapping(const struct oracle_plan *p, uint64_t t0, uint64_t t1, uint64_t limit, uint64_t **out, uint64_t *cap) {
   if (!p->tree) return 0;
   uint64_t mid = first_start_at(p, t0), lim = first_start_at(p, t1), n = 0;
@@ -172,22 +187,12 @@ int64_t oracle_plan_overlapping(const struct oracle_plan *p, uint64_t t0, uint64
   /* those made during [t0, t1): every placed one overlaps - a plain scan */
   for (uint64_t k = mid; k < lim; k++)
     if (leaf[k] && push_hit(out, cap, n++, k)) return -1;
-  if (!mid) return (int64_t)n;
-  /* those made before t0 and still live at t0: descend where a placed end exceeds t0;
-   * an explicit stack of (node, lo, width) - depth-first, one node per level waits */
-  uint64_t stack[3 * 130], sp = 0;
-  stack[sp++] = 1; stack[sp++] = 0; stack[sp++] = p->leaves;
-  while (sp) {
-    uint64_t width = stack[--sp], lo = stack[--sp], node = stack[--sp];
-    if (lo >= mid || p->tree[node] <= t0) continue;
-    if (width == 1) {
-      if (push_hit(out, cap, n++, lo)) return -1;
-      continue;
-    }
-    uint64_t half = width / 2;
-    stack[sp++] = 2 * node + 1; stack[sp++] = lo + half; stack[sp++] = half;
-    stack[sp++] = 2 * node; stack[sp++] = lo; stack[sp++] = half;
-  }
+  /* those made before t0 and still live at t0: from mid down, each the nearest placed
+   * one whose end exceeds t0 (the tree walked up from the last, then down to it) - a
+   * walk as long as the gap between two of them, not the tree's depth, and most of them
+   * lie close together (allocations live at t0 were made recently) */
+  for (int64_t k = last_live_at(p, (int64_t)mid - 1, t0); k >= 0; k = last_live_at(p, k - 1, t0))
+    if (push_hit(out, cap, n++, (uint64_t)k)) return -1;
   return (int64_t)n;
 }
 
