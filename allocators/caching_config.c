@@ -175,27 +175,3 @@ fail:
   return -1;
 }
 
-/* roundup_power2_next_division: e.g. 1200 with 4 divisions -> 1280 (1024, 1280, 1536, 1792). */
-static uint64_t roundup_power2_next_division(uint64_t size, uint64_t divisions) {
-  if (is_pow2(size)) return size;
-  uint64_t floor2 = 1ull << log2_floor(size);
-  uint64_t step = floor2 >> log2_floor(divisions);
-  if (step == 0) return floor2 << 1;
-  uint64_t down = size & ~(step - 1);
-  return down == size ? size : down + step;
-}
-
-/* AllocatorConfig::roundup_power2_divisions(size): interval log2(size) - 20, clamped. */
-static uint64_t divisions_for(const struct caching_config *c, uint64_t size) {
-  int lg = log2_floor(size);
-  int index = lg > 20 ? lg - 20 : 0;
-  if (index > CACHING_ROUNDUP_INTERVALS - 1) index = CACHING_ROUNDUP_INTERVALS - 1;
-  return c->roundup_divisions[index];
-}
-
-uint64_t caching_round_size(const struct caching_config *c, uint64_t size) {
-  if (size < CACHING_MIN_BLOCK) return CACHING_MIN_BLOCK;
-  uint64_t divisions = divisions_for(c, size);
-  if (divisions > 1 && size > CACHING_MIN_BLOCK * divisions) return roundup_power2_next_division(size, divisions);
-  return (size + CACHING_MIN_BLOCK - 1) / CACHING_MIN_BLOCK * CACHING_MIN_BLOCK;
-}

@@ -49,8 +49,28 @@ int caching_config_parse(const struct params *p, struct caching_config *cfg, cha
  * "[256:1,512:2,>:8]" with keys in MiB (powers of two) and values 0 or powers of two. */
 int caching_parse_roundup(const char *text, uint64_t div[CACHING_ROUNDUP_INTERVALS], char *err);
 
-/* round_size: < 512 -> 512; else the power-of-2 division where one applies, else up to 512. */
-uint64_t caching_round_size(const struct caching_config *c, uint64_t size);
+/* roundup_power2_next_division: e.g. 1200 with 4 divisions -> 1280 (1024, 1280, 1536, 1792). */
+static inline uint64_t caching_next_division(uint64_t size, uint64_t divisions) {
+  if (!(size & (size - 1))) return size;
+  uint64_t floor2 = 1ull << (63 - __builtin_clzll(size));
+  uint64_t step = floor2 >> (63 - __builtin_clzll(divisions));
+  if (step == 0) return floor2 << 1;
+  uint64_t down = size & ~(step - 1);
+  return down == size ? size : down + step;
+}
+
+/* round_size: < 512 -> 512; else the power-of-2 division where one applies
+ * (AllocatorConfig::roundup_power2_divisions(size): interval log2(size) - 20, clamped),
+ * else up to 512. Inline: advise replays most settings with divisions. */
+static inline uint64_t caching_round_size(const struct caching_config *c, uint64_t size) {
+  if (size < CACHING_MIN_BLOCK) return CACHING_MIN_BLOCK;
+  int lg = 63 - __builtin_clzll(size);
+  int index = lg > 20 ? lg - 20 : 0;
+  if (index > CACHING_ROUNDUP_INTERVALS - 1) index = CACHING_ROUNDUP_INTERVALS - 1;
+  uint64_t divisions = c->roundup_divisions[index];
+  if (divisions > 1 && size > CACHING_MIN_BLOCK * divisions) return caching_next_division(size, divisions);
+  return (size + CACHING_MIN_BLOCK - 1) / CACHING_MIN_BLOCK * CACHING_MIN_BLOCK;
+}
 /* round_size when no roundup_power2_divisions apply (every entry 0 or 1) */
 static inline uint64_t caching_round_size_plain(uint64_t size) {
   return size < CACHING_MIN_BLOCK ? CACHING_MIN_BLOCK : (size + CACHING_MIN_BLOCK - 1) & ~(CACHING_MIN_BLOCK - 1);
