@@ -359,7 +359,9 @@ int mincap_find_known(const struct run_spec *base, double precision, int progres
 
 int mincap_need(const struct run_spec *base, double precision, const struct mincap_stop *stop, struct run_result *out,
                 struct mincap_report *rep) {
-  return search(base, precision, 0, 0, NULL, stop, out, rep);
+  struct run_spec probes = *base;
+  probes.untimed = 1;   /* only the cap is read: no call of a probe timed on its own */
+  return search(&probes, precision, 0, 0, NULL, stop, out, rep);
 }
 
 int mincap_uncapped_stands(const struct run_result *row, const struct run_result *uncapped) {

@@ -50,7 +50,8 @@ struct replay {
   int validating;
   int extras;                   /* --timeline, --validate, --touch or --verify: per-event work beyond the replay */
   int plain;                    /* no extras and no --breakdown: an alloc of pool 0 may take alloc_plain */
-  uint64_t ev_index, host_ns, sample_tick;
+  uint64_t ev_index, host_ns;
+  int64_t sample_tick;          /* calls since the last one timed on its own; far below 0 when untimed */
   uint64_t live_least, peak_least;   /* run_spec.least_floor: the live blocks' least bytes (allocator_ops.least_block) */
   uint64_t allocs, frees;       /* the row's allocs and frees, copied to it by fill_result */
   uint64_t untimed_allocs;      /* allocs no strategy was asked for (HUGE_REQUEST): not timed calls */
@@ -474,6 +475,7 @@ int replay_run(const struct run_spec *s, struct run_result *r) {
   struct replay *x = calloc(1, sizeof *x);
   if (!x) { set_status(r, 1, "error: %s", "out of host memory"); return 1; }
   x->read_ns = now_cost_ns();
+  x->sample_tick = s->untimed ? INT64_MIN : 0;
   x->s = s;
   x->r = r;
   r->cap_bytes = s->cap_bytes;

@@ -41,6 +41,7 @@ struct run_spec {
   int warm_passes;              /* percall: after the row, this many passes more on the same strategy (its cache kept) */
   double *warm_ns;              /* ... their ns per call, one each (NaN: not completed); the row's figures stay the first pass's */
   int least_floor;              /* track the most the live blocks take at least at once (run_result.peak_least; mincap's floor) */
+  int untimed;                  /* no call timed on its own (p50/p99/max_ns stay 0): the run's times are not read (advise's need probes) */
 };
 
 struct run_result {
