@@ -9,7 +9,7 @@
 
 CC        ?= gcc
 # Every build uses each core unless make is given -j itself (a fresh `make test` compiles
-# 237 files; one at a time that was half its time on a 2-core machine).
+# some 235 files; one at a time, that was half its time on a 2-core machine).
 NPROC     := $(shell nproc 2>/dev/null || echo 1)
 MAKEFLAGS += -j$(NPROC)
 CUDA_HOME ?= /usr/local/cuda
