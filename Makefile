@@ -9,9 +9,12 @@
 
 CC        ?= gcc
 # Every build uses each core unless make is given -j itself (a fresh `make test` compiles
-# some 235 files; one at a time, that was half its time on a 2-core machine).
+# some 235 files; one at a time, that was half its time on a 2-core machine) - but not
+# beside `clean`, which would remove what the others build (`make clean test`).
 NPROC     := $(shell nproc 2>/dev/null || echo 1)
-MAKEFLAGS += -j$(NPROC)
+ifeq ($(filter clean,$(MAKECMDGOALS)),)
+  MAKEFLAGS += -j$(NPROC)
+endif
 CUDA_HOME ?= /usr/local/cuda
 MPI_HOME  ?= /usr/lib/x86_64-linux-gnu/openmpi
 ifeq ($(origin CUDA), undefined)
