@@ -9,10 +9,11 @@
 
 CC        ?= gcc
 # Every build uses each core unless make is given -j itself (a fresh `make test` compiles
-# some 235 files; one at a time, that was half its time on a 2-core machine) - but not
-# beside `clean`, which would remove what the others build (`make clean test`).
+# some 235 files; one at a time, that was half its time on a 2-core machine) - when one
+# goal or none is named: goals named together run one after another as before (`make
+# clean test` must not remove what test builds, nor `make bench report` report half a run).
 NPROC     := $(shell nproc 2>/dev/null || echo 1)
-ifeq ($(filter clean,$(MAKECMDGOALS)),)
+ifeq ($(filter-out 0 1,$(words $(MAKECMDGOALS))),)
   MAKEFLAGS += -j$(NPROC)
 endif
 CUDA_HOME ?= /usr/local/cuda
