@@ -5,6 +5,7 @@
  * call per page); and whether part of a handle can be mapped (a piece from an offset). The sim's cost table (harness/device/device_sim.c) is fitted to these
  * lines. Median of REPS tries, microseconds. Build: nvcc -O2 -o vmm_cost vmm_cost.cu -lcuda */
 #include <cuda.h>
+#include "drv_probe.h"
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,16 +14,7 @@
 #include <time.h>
 #include <algorithm>
 
-#define MiB (1ull << 20)
 #define REPS 21
-#define DRV(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS) { const char *s_ = "?"; cuGetErrorString(r_, &s_); \
-  fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, s_); exit(1); } } while (0)
-
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
 static double median(double *v, int n) { std::sort(v, v + n); return v[n / 2]; }
 
 static CUmemAllocationProp prop;

@@ -8,6 +8,7 @@
  * Build: nvcc -O2 -o vmm_teardown vmm_teardown.cu -lcuda -lpthread
  * Run:   ./vmm_teardown [N=4096] */
 #include <cuda.h>
+#include "drv_probe.h"
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,17 +16,10 @@
 #include <time.h>
 #include <algorithm>
 
-#define MiB (1ull << 20)
 #define PAGE (2 * MiB)
 #define REPS 5
-#define DRV(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS) { const char *s_ = "?"; cuGetErrorString(r_, &s_); \
-  fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, s_); exit(1); } } while (0)
 
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
+static double now_ms(void) { return now_us() / 1e3; }
 
 static CUcontext ctx;
 static CUmemAllocationProp prop;
