@@ -26,10 +26,6 @@ const struct param_spec caching_param_spec[] = {
   {NULL, 0, NULL, NULL},
 };
 
-static int is_pow2(uint64_t x) { return x && !(x & (x - 1)); }
-
-static int log2_floor(uint64_t x) { return 63 - __builtin_clzll(x); }
-
 /* digits only, no sign; 0 or -1 */
 static int parse_count(const char *s, size_t n, uint64_t *out) {
   if (n == 0 || n > 19) return -1;
@@ -65,7 +61,7 @@ static int parse_roundup_list(const char *t, uint64_t div[CACHING_ROUNDUP_INTERV
       snprintf(err, FB_ERRLEN, "roundup_power2_divisions=%s: expected a number of divisions after '%.*s:'", orig, (int)klen, k);
       return -1;
     }
-    if (value != 0 && !is_pow2(value)) {
+    if (value != 0 && !caching_is_pow2(value)) {
       snprintf(err, FB_ERRLEN, "roundup_power2_divisions=%s: divisions %llu must be a power of two or 0",
                orig, (unsigned long long)value);
       return -1;
@@ -74,12 +70,12 @@ static int parse_roundup_list(const char *t, uint64_t div[CACHING_ROUNDUP_INTERV
       for (int i = last_index + 1; i < CACHING_ROUNDUP_INTERVALS; i++) div[i] = value;
     } else {
       uint64_t boundary;
-      if (parse_count(k, klen, &boundary) || !is_pow2(boundary)) {
+      if (parse_count(k, klen, &boundary) || !caching_is_pow2(boundary)) {
         snprintf(err, FB_ERRLEN, "roundup_power2_divisions=%s: interval '%.*s' must be a power of two (MiB) or '>'",
                  orig, (int)klen, k);
         return -1;
       }
-      int index = log2_floor(boundary);
+      int index = caching_log2_floor(boundary);
       if (index > CACHING_ROUNDUP_INTERVALS - 1) index = CACHING_ROUNDUP_INTERVALS - 1;
       if (first) {
         for (int i = 0; i < index; i++) div[i] = value;
@@ -116,7 +112,7 @@ int caching_parse_roundup(const char *text, uint64_t div[CACHING_ROUNDUP_INTERVA
   if (n == 0) return 0;
   if (t[0] == '[') return parse_roundup_list(t, div, err, text);
   uint64_t value;
-  if (parse_count(t, n, &value) || (value != 0 && !is_pow2(value))) {
+  if (parse_count(t, n, &value) || (value != 0 && !caching_is_pow2(value))) {
     snprintf(err, FB_ERRLEN, "roundup_power2_divisions=%s: expected a power of two (e.g. 4), "
              "or per interval [256:1,512:2,>:8] with keys in MiB", text);
     return -1;

@@ -49,11 +49,14 @@ int caching_config_parse(const struct params *p, struct caching_config *cfg, cha
  * "[256:1,512:2,>:8]" with keys in MiB (powers of two) and values 0 or powers of two. */
 int caching_parse_roundup(const char *text, uint64_t div[CACHING_ROUNDUP_INTERVALS], char *err);
 
+static inline int caching_is_pow2(uint64_t x) { return x && !(x & (x - 1)); }
+static inline int caching_log2_floor(uint64_t x) { return 63 - __builtin_clzll(x); }   /* x > 0 */
+
 /* roundup_power2_next_division: e.g. 1200 with 4 divisions -> 1280 (1024, 1280, 1536, 1792). */
 static inline uint64_t caching_next_division(uint64_t size, uint64_t divisions) {
-  if (!(size & (size - 1))) return size;
-  uint64_t floor2 = 1ull << (63 - __builtin_clzll(size));
-  uint64_t step = floor2 >> (63 - __builtin_clzll(divisions));
+  if (caching_is_pow2(size)) return size;
+  uint64_t floor2 = 1ull << caching_log2_floor(size);
+  uint64_t step = floor2 >> caching_log2_floor(divisions);
   if (step == 0) return floor2 << 1;
   uint64_t down = size & ~(step - 1);
   return down == size ? size : down + step;
@@ -64,7 +67,7 @@ static inline uint64_t caching_next_division(uint64_t size, uint64_t divisions) 
  * else up to 512. Inline: advise replays most settings with divisions. */
 static inline uint64_t caching_round_size(const struct caching_config *c, uint64_t size) {
   if (size < CACHING_MIN_BLOCK) return CACHING_MIN_BLOCK;
-  int lg = 63 - __builtin_clzll(size);
+  int lg = caching_log2_floor(size);
   int index = lg > 20 ? lg - 20 : 0;
   if (index > CACHING_ROUNDUP_INTERVALS - 1) index = CACHING_ROUNDUP_INTERVALS - 1;
   uint64_t divisions = c->roundup_divisions[index];
