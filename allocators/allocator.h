@@ -47,6 +47,12 @@ enum alloc_flags {
                                (dev_cap_breaks), whatever its parameters: a run is the same under
                                any cap those comparisons come out the same under (as for a
                                cap-blind one, which leaves every comparison to the device) */
+  ALLOC_CAP_READ_IN_USE = 16, /* reads the cap itself only against the bytes in use with the
+                               request (async, as PyTorch's backend does), which cannot break
+                               under a cap at or above the run's peak requested; above it the
+                               strategy learns of the cap only from refusals (the device's, or
+                               on a GPU the pool's maxSize), so under a cap its uncapped run
+                               never reached it makes that run (uncapped_rows.h) */
 };
 
 struct allocator_ops {

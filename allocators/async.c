@@ -126,7 +126,7 @@ const struct allocator_ops async_allocator = {
   .anchor = "cudaMallocAsync / cudaMemPool",
   .validated = "not within 1%: against PyTorch 2.11 backend:cudaMallocAsync on the H100 (make validate, blocks written), cuda -1.2% to 0.0% and sim -5.6% to +3.2% on 4 of 7 inputs; on the 3 leaky_losses-like inputs PyTorch's replay reserves 1.58-4.09 GB against 0.40-0.50 GB here. On sim a range (model_err): PyTorch's median inside it on 27 of 27 recorded jobs (78 of 80 single runs), all of them build data: none held out (docs/async-pool.md, docs/evidence.md)",
   .params = async_params,
-  .flags = ALLOC_STREAM_ORDERED,
+  .flags = ALLOC_STREAM_ORDERED | ALLOC_CAP_READ_IN_USE,
   .alignment = 256,
   .model_err = AMODEL_ERR,
   .model_bound = "recycle=1",

@@ -78,10 +78,14 @@ if [ "${1:-}" = "--job" ]; then   # one parallel job: bench.sh --job KIND LABEL 
                    : > "$DIR/.parts/found-$label.done" ;;
     # async on the GPU: its cap sweep, then its searches, which take their first step from
     # the uncapped rows and every probe at a cap the sweep ran out under from the sweep
-    # (mincap --uncapped, --known: each a replay fewer)
+    # (mincap --uncapped, --known: each a replay fewer). Under a cap at or above what its
+    # uncapped row reserved, async makes that run (it refuses by itself only under its peak
+    # requested; the pool's maxSize never bound it): the sweep's row and the search's probe
+    # there are that row (run/mincap --uncapped), not replayed
     async_gpu) sweep="$DIR/.parts/capsweep_gpu-$label.csv"
                # shellcheck disable=SC2086
-               "$BIN" run $srcs $GPU_ALLOC --device cuda --seed "$SEED" --cap-x "$CAPS" --quiet --out "$sweep" 2>"$err" || rc=$?
+               "$BIN" run $srcs $GPU_ALLOC --device cuda --seed "$SEED" --cap-x "$CAPS" --uncapped "$UNCAPPED_GPU" --out "$sweep" \
+                 2>"$err" >/dev/null || rc=$?
                # shellcheck disable=SC2086
                [ $rc != 0 ] || "$BIN" mincap $srcs $GPU_ALLOC --device cuda --seed "$SEED" --uncapped "$UNCAPPED_GPU" --known "$sweep" \
                  --out "$DIR/.parts/mincap_gpu-$label.csv" >/dev/null 2>>"$err" || rc=$? ;;
@@ -375,7 +379,7 @@ merge "$DIR/capsweep.csv" capsweep capsweep_gpu
 merge "$DIR/mincap.csv" mincap mincap_gpu
 
 # confirmations and loud disagreements
-confirmed=""; by_uncapped=""; below_floor=""; async_known=""
+confirmed=""; by_uncapped=""; below_floor=""; async_known=""; async_taken=""
 if [ "$kind" = cuda ]; then
   confirmed=$(cat "$DIR"/.logs/mincap-*.log 2>/dev/null | awk '/found caps confirmed on/{a+=$2; b+=$4} END{printf "%d of %d", a, b}')
   by_uncapped=$(cat "$DIR"/.logs/mincap-*.log 2>/dev/null | sed -n 's/.*found caps confirmed on [a-z]* (\([0-9]*\) at the mincap by their uncapped row there).*/\1/p' |
@@ -384,6 +388,9 @@ if [ "$kind" = cuda ]; then
                 awk '{n += $1} END {if (n) print n}')
   # async's searches on the GPU: the probes the uncapped rows and the cap sweep answered
   async_known=$(cat "$DIR"/.logs/async_gpu-*.log 2>/dev/null | sed -n 's/^mincap: \([0-9]*\) probes* answered by rows.*/\1/p' |
+                awk '{n += $1} END {if (n) print n}')
+  # its cap sweep's rows at caps at or above what its uncapped row reserved: that row
+  async_taken=$(cat "$DIR"/.logs/async_gpu-*.log 2>/dev/null | sed -n 's/^fragbench run: \([0-9]*\) capped rows* taken from.*/\1/p' |
                 awk '{n += $1} END {if (n) print n}')
   if grep -h 'MINCAP NOT CONFIRMED' "$DIR"/.logs/mincap-*.log >/dev/null 2>&1; then
     echo "bench: ERROR: some mincaps found on sim did not hold on the GPU:" >&2
@@ -420,7 +427,7 @@ fi
     else
       echo "figures_uncapped: cuda (memory, host ns/op and driver time measured on the GPU)"
     fi
-    echo "figures_capsweep: sim of the GPU's size ($gpu_total bytes total, $gpu_free free): every strategy's decisions on cuda equal sim's (make test-gpu)${GPU_ALLOC:+; async on cuda}"
+    echo "figures_capsweep: sim of the GPU's size ($gpu_total bytes total, $gpu_free free): every strategy's decisions on cuda equal sim's (make test-gpu)${GPU_ALLOC:+; async on cuda}${async_taken:+ ($async_taken of its rows, at caps at or above what its uncapped cuda row reserved, are that row: it never met them)}"
     echo "figures_mincap: searched on sim of the GPU's size, each confirmed on cuda ($confirmed confirmed${by_uncapped:+; $by_uncapped of them at the cap by their uncapped cuda row, which never met it}${below_floor:+; $below_floor of them one step below by their peak requested, under which no run fits})${GPU_ALLOC:+; async searched on cuda}${async_known:+ ($async_known of its probes answered by its uncapped rows and cap sweep there, not replayed)}"
   else
     echo "figures_uncapped: sim"

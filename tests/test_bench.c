@@ -197,6 +197,7 @@ LONG_TEST(bench_gpu_path_on_a_stand_in_gpu_confirms_every_cap) {
   CHECK_CONTAINS(env, "of them at the cap by their uncapped cuda row");   /* raw's, at least (cap-blind, mincap = its peak) */
   CHECK_CONTAINS(env, "of them one step below by their peak requested");   /* raw's again: its mincap is its peak requested */
   CHECK_CONTAINS(env, "of its probes answered by its uncapped rows and cap sweep there, not replayed");   /* async's searches */
+  CHECK_CONTAINS(env, "of its rows, at caps at or above what its uncapped cuda row reserved, are that row");   /* its sweep */
   free(env);
   free(out);
 }

@@ -13,6 +13,7 @@
 #include "cap_infer.h"
 #include "limit.h"
 #include "replay_open.h"
+#include "uncapped_rows.h"
 
 /* the flags it takes (flags.def) */
 static const char *const mincap_opts[] = {
@@ -59,31 +60,13 @@ struct mincap_job {
   int *nknown;                    /* per task: probes answered by a row of --uncapped or --known */
 };
 
-/* whether row i of t is of this input and strategy (workload, allocator, params, seed) on
- * a device of this kind */
-static int same_input_row(const struct results *t, int i, const char *workload, const char *allocator, const char *params,
-                          uint64_t seed, const char *kind) {
-  char sd[32];
-  snprintf(sd, sizeof sd, "%llu", (unsigned long long)seed);
-  return !strcmp(results_get(t, i, "workload"), workload) && !strcmp(results_get(t, i, "allocator"), allocator) &&
-         !strcmp(results_get(t, i, "params"), params) && !strcmp(results_get(t, i, "seed"), sd) &&
-         !strncmp(results_get(t, i, "device"), kind, strlen(kind));
-}
-
 /* --uncapped: the row of r's input and strategy, no cap, on the confirming device; 0 with
  * *u filled, or -1 where there is none */
 static int uncapped_row(const struct mincap_job *j, const struct run_result *r, struct run_result *u) {
-  const struct results *t = j->uncapped;
-  for (int i = 0; t && i < t->nrows; i++) {
-    if (!same_input_row(t, i, r->workload, r->allocator, r->params, r->seed, j->o->confirm_on) || results_u64(t, i, "cap_bytes", NULL))
-      continue;
-    run_result_init(u);
-    snprintf(u->status, sizeof u->status, "%s", results_get(t, i, "status"));
-    u->completed = (int)results_u64(t, i, "completed", NULL);
-    u->peak_reserved = results_u64(t, i, "peak_reserved", NULL);
-    return 0;
-  }
-  return -1;
+  int i = uncapped_row_find(j->uncapped, r->workload, r->allocator, r->params, r->seed, j->o->confirm_on);
+  if (i < 0) return -1;
+  uncapped_row_read(j->uncapped, i, u);
+  return 0;
 }
 
 /* --found: task i's row of the earlier search replayed at its cap (or uncapped where it
@@ -129,31 +112,32 @@ static int replay_found(struct mincap_job *j, int i, const struct run_spec *base
 }
 
 /* A search's known runs (searching, not confirming): its uncapped row in --uncapped that
- * completed, and the caps under which its rows in --known ran out ("oom", not completed),
- * all on the search's device. The input's label and the strategy's params are a row's own:
- * replay_identity names them without a replay. 0, or -1 (out of host memory). */
-static int known_runs(const struct mincap_job *j, const struct run_spec *s, struct mincap_known *k) {
+ * completed (*row: that row whole, which stands for the runs under caps it never reached
+ * where the strategy makes it under them: uncapped_rows.h), and the caps under which its
+ * rows in --known ran out ("oom", not completed), all on the search's device. The input's
+ * label and the strategy's params are a row's own: replay_identity names them without a
+ * replay. 0, or -1 (out of host memory). */
+static int known_runs(const struct mincap_job *j, const struct run_spec *s, struct mincap_known *k, struct run_result *row) {
   memset(k, 0, sizeof *k);
   if (!j->uncapped && !j->known) return 0;
   struct run_result d;
   char err[FB_ERRLEN];
   run_result_init(&d);
   if (replay_identity(s, &d, err)) return 0;   /* the search itself will say what is wrong */
-  for (int i = 0; j->uncapped && i < j->uncapped->nrows; i++) {
-    const struct results *t = j->uncapped;
-    if (!same_input_row(t, i, d.workload, d.allocator, d.params, s->seed, j->kind) || results_u64(t, i, "cap_bytes", NULL) ||
-        strcmp(results_get(t, i, "status"), "ok") || results_u64(t, i, "completed", NULL) != 1)
-      continue;
+  int u = uncapped_row_find(j->uncapped, d.workload, d.allocator, d.params, s->seed, j->kind);
+  if (u >= 0 && !strcmp(results_get(j->uncapped, u, "status"), "ok") && results_u64(j->uncapped, u, "completed", NULL) == 1) {
+    uncapped_row_read(j->uncapped, u, row);
     k->uncapped = 1;
-    k->peak_requested = results_u64(t, i, "peak_requested", NULL);
-    k->peak_reserved = results_u64(t, i, "peak_reserved", NULL);
-    break;
+    k->peak_requested = row->peak_requested;
+    k->peak_reserved = row->peak_reserved;
+    k->row = row;
+    k->blind = d.blind_unreached;
   }
   const struct results *t = j->known;
   uint64_t *caps = NULL;
   for (int i = 0; t && i < t->nrows; i++) {
     uint64_t cap = results_u64(t, i, "cap_bytes", NULL);
-    if (!cap || !same_input_row(t, i, d.workload, d.allocator, d.params, s->seed, j->kind) ||
+    if (!cap || !results_same_input(t, i, d.workload, d.allocator, d.params, s->seed, j->kind) ||
         strncmp(results_get(t, i, "status"), "oom", 3) || results_u64(t, i, "completed", NULL))
       continue;
     uint64_t *c = realloc(caps, (size_t)(k->nran_out + 1) * sizeof *c);
@@ -171,7 +155,9 @@ static void mincap_task(int i, void *ctx) {
   s.allocator = j->allocs[i % j->nalloc];
   if (j->found) { j->cls[i] = replay_found(j, i, &s, &j->res[i]); return; }
   struct mincap_known k;
-  if (known_runs(j, &s, &k)) {
+  struct run_result *row = malloc(sizeof *row);   /* a run_result is large for a worker's stack */
+  if (!row || known_runs(j, &s, &k, row)) {
+    free(row);
     run_result_init(&j->res[i]);
     snprintf(j->res[i].status, sizeof j->res[i].status, "error: out of host memory");
     j->cls[i] = j->res[i].exit_class = 1;
@@ -181,6 +167,7 @@ static void mincap_task(int i, void *ctx) {
   j->cls[i] = mincap_find_known(&s, j->o->precision, j->progress && j->pooled == 1, &k, &j->res[i], &rep);   /* probe lines only one at a time */
   j->nknown[i] = rep.known;
   free((void *)k.ran_out);
+  free(row);
 }
 
 static void mincap_wait(int k, int n, int running, void *ctx) { row_pool_line_wait(&((struct mincap_job *)ctx)->line, k, n, running); }

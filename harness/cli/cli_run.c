@@ -10,6 +10,7 @@
 #include "plan.h"
 #include "timeline.h"
 #include "cap_infer.h"
+#include "results_read.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,7 +175,7 @@ static int emit(struct plan *p, struct plan_row *rows, int n, struct run_result 
 static const char *const run_opts[] = {
   FLAGS_SELECTION, FLAGS_STRATEGY, FLAGS_DEVICE, "--devices", "--cap", "--cap-x", FLAGS_LIMIT, "--on-oom", FLAGS_CHECKS,
   "--touch", "--no-touch", "--verify", "--out", "--timeline", "--breakdown", "--quiet", "--max-reserved", "--fail-on-oom",
-  NULL,
+  "--uncapped", NULL,
 };
 
 const struct cmd_def cmd_run_def = {
@@ -183,7 +184,10 @@ const struct cmd_def cmd_run_def = {
   "strategy (--allocator, --alloc-conf) and every cap, one results CSV row each. With no\n"
   "cap given, a snapshot that ended in an OOM replays under the limit it ran under, inferred\n"
   "from it (columns cap_source, cap_lo, cap_hi); --no-infer-cap turns that off. Without\n"
-  "--out the CSV goes to stdout; on a terminal, the table only.\n",
+  "--out the CSV goes to stdout; on a terminal, the table only. --uncapped FILE (the same\n"
+  "inputs' uncapped rows on this device, make bench's runs.csv): a capped row whose strategy\n"
+  "makes its uncapped run under any cap it never reached (cap-blind ones, async), and whose\n"
+  "uncapped row completed reserving at most the cap, is that row, not replayed.\n",
   run_opts, cmd_run,
   "exit status: 0 every row ran (OOM and skipped rows included); 1 a validator failure, a\n"
   "device error, or a row that failed --max-reserved/--fail-on-oom; 2 bad usage or bad input.\n", NULL,
@@ -199,6 +203,12 @@ int cmd_run(struct cli_opts *o) {
     fprintf(stderr, "fragbench run: %s is not available under MPI (one process writes the CSV; the timeline and the "
             "breakdown stay with each rank): run the same rows with --devices instead\n",
             o->timeline ? "--timeline" : o->breakdown ? "--breakdown" : "--devices (one device per rank already)");
+    return 2;
+  }
+  if (o->uncapped && (o->timeline || o->breakdown || o->devices || world > 1)) {
+    fprintf(stderr, "fragbench run: --uncapped with %s: a row taken from its uncapped row has no timeline or breakdown of its "
+            "own, and the rows are one device's: drop one of the two\n",
+            o->timeline ? "--timeline" : o->breakdown ? "--breakdown" : o->devices ? "--devices" : "MPI");
     return 2;
   }
   if (cli_check_selection(o)) return 2;
@@ -221,7 +231,16 @@ int cmd_run(struct cli_opts *o) {
   cli_plan_opts(o, dl->cfg, dl->n, multi, &po);
   struct plan p;
   char err[FB_ERRLEN];
-  if (plan_build(&po, &p, err)) { fprintf(stderr, "fragbench: %s\n", err); free(dl); return 2; }
+  struct results uncapped = {0};
+  if (o->uncapped) {
+    if (results_load(o->uncapped, &uncapped, err, sizeof err)) {
+      fprintf(stderr, "fragbench run: --uncapped %s\n", err);
+      free(dl);
+      return 2;
+    }
+    po.uncapped = &uncapped;
+  }
+  if (plan_build(&po, &p, err)) { fprintf(stderr, "fragbench: %s\n", err); results_free(&uncapped); free(dl); return 2; }
   if (root && p.lim.from == LIMIT_INFERRED && !o->quiet) {
     char line[1024];
     cap_infer_evidence(&p.lim.ci, line, sizeof line);   /* where it died; the limit sentence follows */
@@ -251,10 +270,14 @@ int cmd_run(struct cli_opts *o) {
     }
   }
   rc = mpi_agree(rc);
-  if (rc) { plan_release(&p); free(dl); return rc; }
+  if (rc) { plan_release(&p); results_free(&uncapped); free(dl); return rc; }
   plan_exec_fn exec = o->devices ? multi_exec_threads : world > 1 ? mpi_exec : plan_exec_here;
   int worst = plan_run(&p, exec, NULL, emit, &e);
+  if (o->uncapped && !o->quiet)
+    fprintf(stderr, "fragbench run: %d capped row%s taken from %s: the uncapped run, which never met the cap, not replayed\n",
+            p.nby_uncapped, p.nby_uncapped == 1 ? "" : "s", o->uncapped);
   plan_release(&p);
+  results_free(&uncapped);
   free(dl);
   if (root) {
     /* the outputs appear under their names only when every row ran (a row's OOM is a

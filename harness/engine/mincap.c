@@ -16,7 +16,9 @@
  *      row is flagged (a larger cap, the old lo, fails).
  *   7. hi * (1 + step) for each step must complete too; else the row is flagged.
  * A probe that equals a known run (mincap_find_known: the uncapped run, caps under which
- * one ran out) is answered by it instead of a replay; so is a probe, for a strategy that
+ * one ran out, and, the uncapped row whole at hand, a cap at or above what it reserved for
+ * a strategy that makes it under any cap it never reached: uncapped_rows.h) is answered by
+ * it instead of a replay; so is a probe, for a strategy that
  * reads the cap only by comparing demands with it (cap-blind, allocator.h, or
  * ALLOC_CAP_COMPARED), under a cap every comparison of a run this search made comes out the
  * same under: it is that run, call for call, completing or running out (struct
@@ -32,6 +34,7 @@
 #include "status.h"
 #include "mincap.h"
 #include "model_bound.h"
+#include "uncapped_rows.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,6 +173,25 @@ static void probe_known(const struct search *S, uint64_t cap, struct run_result 
   }
 }
 
+/* whether the known uncapped run stands for the run under cap (uncapped_rows.h): it
+ * completes there, the same run */
+static int uncapped_answers(const struct search *S, uint64_t cap) {
+  return S->known && S->known->row && uncapped_stands_at(S->known->row, S->known->blind, cap);
+}
+
+/* a probe the known uncapped run answers: that run, under cap */
+static void probe_by_uncapped(const struct search *S, uint64_t cap, struct run_result *r) {
+  *r = *S->known->row;
+  r->cap_bytes = cap;
+  r->cap_x = 0;
+  S->rep->known++;
+  if (S->progress) {
+    char b[32];
+    fprintf(stderr, "mincap: %s: probe: cap %s: completes (its uncapped run, which never met the cap)\n", S->base->allocator,
+            fmt_bytes(cap, b, sizeof b));
+  }
+}
+
 /* a probe under the floor */
 static void probe_below_floor(struct search *S, uint64_t cap, struct run_result *r) {
   runs_out_unreplayed(cap, r);
@@ -195,6 +217,12 @@ static int try_cap(struct search *S, uint64_t cap, struct run_result **scratch_o
     return 0;
   }
   *scratch_out = &S->runs[k];
+  if (uncapped_answers(S, cap)) {
+    probe_by_uncapped(S, cap, &S->runs[k]);
+    S->best = k;
+    S->rep->hi = cap;
+    return 1;
+  }
   const struct run_result *same = kept_answer(S, cap);
   if (same) {   /* the run under this cap, without replaying it */
     S->runs[k] = *same;
@@ -319,6 +347,7 @@ static int search(const struct run_spec *base, double precision, int progress, i
     uint64_t cap = (uint64_t)ceil((double)rep->hi * (1.0 + mincap_steps[i]));
     struct run_result *chk = &S->runs[S->best == 0 ? 1 : 0];
     if (known_ran_out(S, cap)) probe_known(S, cap, chk);
+    else if (uncapped_answers(S, cap)) probe_by_uncapped(S, cap, chk);
     else probe(base, cap, progress, rep, chk);
     if (chk->exit_class) { rc = finish_with(out, chk); goto done; }
     if (!completes(chk)) {
@@ -365,8 +394,7 @@ int mincap_need(const struct run_spec *base, double precision, const struct minc
 }
 
 int mincap_uncapped_stands(const struct run_result *row, const struct run_result *uncapped) {
-  return uncapped && row->cap_blind && row->mincap_bytes && !uncapped->cap_bytes && completes(uncapped) &&
-         uncapped->peak_reserved <= row->mincap_bytes;
+  return uncapped_stands_at(uncapped, row->blind_unreached, row->mincap_bytes);
 }
 
 /* one precision step below a found cap */

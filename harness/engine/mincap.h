@@ -62,6 +62,9 @@ int mincap_find(const struct run_spec *base, double precision, int progress,
 struct mincap_known {
   int uncapped;              /* 1: an uncapped run completed with these peaks */
   uint64_t peak_requested, peak_reserved;
+  const struct run_result *row;   /* that run whole (NULL: its peaks alone); where blind, it is also the run
+                                     under any cap at or above its peak reserved (uncapped_rows.h), not replayed */
+  int blind;                 /* the strategy's run_result.blind_unreached */
   const uint64_t *ran_out;   /* caps (bytes) under which a run ran out */
   int nran_out;
 };
@@ -82,9 +85,10 @@ int mincap_need(const struct run_spec *base, double precision, const struct minc
  * at row->mincap_bytes there must complete with the same peak reserved as row, and a
  * replay one precision step below must end as it does on base's own device (on sim: it
  * fails, unless the row is non-monotonic there). uncapped (may be NULL): the same input
- * and strategy replayed uncapped on that device; where the strategy is cap-blind
- * (row->cap_blind) and that run completed reserving at most the mincap, it is the run at
- * the mincap there (it never met the cap), and only the replays below are made; and one
+ * and strategy replayed uncapped on that device; where the strategy makes that run under
+ * any cap it never reached (row->blind_unreached: uncapped_rows.h) and that run completed
+ * reserving at most the mincap, it is the run at the mincap there, and only the replays
+ * below are made; and one
  * step below the peak requested runs out without a replay (mincap_below_floor). Returns 1
  * confirmed, 0 a disagreement (described in msg), -1 an error in a replay (msg). runs:
  * replays made (may be NULL). */
@@ -97,7 +101,8 @@ int mincap_confirm(const struct run_spec *base, const struct device_config *on, 
 int mincap_below_floor(const struct run_result *row, double precision);
 
 /* Whether uncapped (a run on the confirming device, no cap) stands for row's run at its
- * mincap there: the strategy is cap-blind, and that run completed reserving at most it. */
+ * mincap there: the strategy makes its uncapped run under a cap it never reached
+ * (row->blind_unreached), and that run completed reserving at most it. */
 int mincap_uncapped_stands(const struct run_result *row, const struct run_result *uncapped);
 
 #endif

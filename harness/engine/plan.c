@@ -10,6 +10,7 @@
 #include "row_pool.h"
 #include "model_bound.h"
 #include "replay_open.h"
+#include "uncapped_rows.h"
 
 int plan_check_selection(const struct plan_opts *o, char *err) {
   char name[64], e[FB_ERRLEN];
@@ -211,6 +212,13 @@ int plan_row_run(struct plan *p, struct plan_row *row, struct run_result *r) {
     s.cap_bytes = (uint64_t)ceil(row->cap.value * (double)pk);
     break;
   }
+  }
+  if (p->o.uncapped && !p->o.multi && !p->o.timeline && !p->o.breakdown && uncapped_row_for(p->o.uncapped, &s, s.cap_bytes, r)) {
+    pthread_mutex_lock(&lazy_mu);
+    p->nby_uncapped++;
+    pthread_mutex_unlock(&lazy_mu);
+    model_bound_row(&s, r);   /* its other bound at the cap, as after a replay */
+    return 0;
   }
   FILE *tl = NULL;
   if (p->o.timeline) {

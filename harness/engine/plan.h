@@ -14,6 +14,7 @@
 #include "replay.h"
 #include "stream_acct.h"
 #include "limit.h"
+#include "results_read.h"
 
 #define PLAN_MAX 64                 /* workloads, traces, strategies, caps, devices: each at most */
 
@@ -34,6 +35,8 @@ struct plan_opts {
   int trust_message;             /* --trust-message (limit.h) */
   const char *oom_message;          /* --oom-message FILE|-: the limit of every row without a cap given */
   int threads;                      /* one device of the simulated kind: rows on this many workers (0: one per core; row_pool.h) */
+  const struct results *uncapped;   /* --uncapped: rows of an uncapped run on the rows' device; a capped row such a row stands
+                                       for (uncapped_rows.h) is that row, not replayed (one device, no timeline or breakdown) */
 };
 
 struct plan_row {
@@ -57,6 +60,7 @@ struct plan {
   struct limit lim;                 /* the limit of rows with no cap given (LIMIT_INFERRED / LIMIT_OOM_MESSAGE / NONE) */
   const char *label[PLAN_MAX * 4];  /* each source's name, for timelines of several sources */
   int pooled;                       /* the rows run side by side now (each row's warnings kept) */
+  int nby_uncapped;                 /* capped rows that were their uncapped row in o.uncapped */
 };
 
 /* Build the rows. 0, or 2 with err (bad selection, unreadable trace). */

@@ -515,7 +515,7 @@ int replay_run(const struct run_spec *s, struct run_result *r) {
   x->ops = replay_resolve_allocator(s, &info, &ap, x->dev.total, &r->params_from_trace, x->err);
   if (!x->ops) { set_status(r, 2, "error: %s", x->err); goto out; }
   snprintf(r->allocator, sizeof r->allocator, "%s", x->ops->name);
-  r->cap_blind = x->ops->cap_blind && x->ops->cap_blind(&ap);
+  replay_note_blindness(x->ops, &ap, r);
   params_format(&ap, r->params, sizeof r->params);
   alloc_conf_format(x->ops->name, &ap, r->alloc_conf, sizeof r->alloc_conf);
   if ((x->ops->flags & ALLOC_NEEDS_POOL) && !dev_has_pool(&x->dev)) {

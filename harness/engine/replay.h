@@ -69,6 +69,8 @@ struct run_result {
   double model_err;                  /* the relative +/- error of peak_reserved the strategy's model carries
                                         (allocator_ops.model_err on sim; 0 on cuda, where it is measured) */
   int cap_blind;                     /* the strategy, with these parameters, learns of a cap only from refusals (allocator.h) */
+  int blind_unreached;               /* under a cap at or above what its uncapped run reserved at most, the strategy makes
+                                        that run, call for call: cap_blind, or ALLOC_CAP_READ_IN_USE (uncapped_rows.h) */
   uint64_t same_lo, same_hi;         /* the caps under which this run is the same, call for call (a cap-blind
                                         strategy or ALLOC_CAP_COMPARED: the device's same_lo, same_hi); 0, 0 = not known */
   uint64_t peak_least;               /* run_spec.least_floor: the most the live blocks took at least at once

@@ -116,7 +116,13 @@ int replay_identity(const struct run_spec *s, struct run_result *r, char *err) {
   replay_workload_label(s, r->workload, sizeof r->workload);
   snprintf(r->allocator, sizeof r->allocator, "%s", ops->name);
   params_format(&ap, r->params, sizeof r->params);
+  replay_note_blindness(ops, &ap, r);
   return 0;
+}
+
+void replay_note_blindness(const struct allocator_ops *ops, const struct params *ap, struct run_result *r) {
+  r->cap_blind = ops->cap_blind && ops->cap_blind(ap);
+  r->blind_unreached = r->cap_blind || (ops->flags & ALLOC_CAP_READ_IN_USE) != 0;
 }
 
 /* Resolve "recorded", parse the allocator's params, adopt the trace's settings. */

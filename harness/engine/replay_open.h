@@ -24,9 +24,11 @@ void replay_workload_label(const struct run_spec *s, char *out, size_t len);
 const struct allocator_ops *replay_open_row(const struct run_spec *s, struct workload *w, struct params *ap,
                                             uint64_t percent_base, char *err);
 /* what a row of s will be named, without replaying it: r's workload, allocator (resolved
- * from "recorded") and params (percentages against the simulated H100's total). 0, or -1
- * with err */
+ * from "recorded") and params (percentages against the simulated H100's total), and its
+ * strategy's blindness to caps (replay_note_blindness). 0, or -1 with err */
 int replay_identity(const struct run_spec *s, struct run_result *r, char *err);
+/* r->cap_blind and r->blind_unreached of ops under parameters ap (replay.h) */
+void replay_note_blindness(const struct allocator_ops *ops, const struct params *ap, struct run_result *r);
 /* 0, or -1 with err */
 int replay_open_workload(const struct run_spec *s, struct workload *w, uint64_t percent_base, char *err);
 /* the strategy's ops and its parameters in p, or NULL with err */
