@@ -4,6 +4,7 @@
  * blind to caps it never reached and only at caps at or above what the row reserved. */
 #include <stdlib.h>
 #include <string.h>
+#include "csv.h"
 #include "mincap.h"
 #include "mincap_spec.h"
 #include "replay.h"
@@ -39,14 +40,7 @@ static void mark_wall(const char *in, const char *out, const char *marker) {
   fwrite(text, 1, (size_t)(nl - text + 1), f);   /* the header */
   for (int i = 0; i < t.nrows; i++)
     for (int k = 0; k < t.ncols; k++) {
-      const char *v = k == c ? marker : t.rows[i][k];
-      if (strpbrk(v, ",\"")) {
-        fputc('"', f);
-        for (const char *p = v; *p; p++) { if (*p == '"') fputc('"', f); fputc(*p, f); }
-        fputc('"', f);
-      } else {
-        fputs(v, f);
-      }
+      csv_field(f, k == c ? marker : t.rows[i][k]);
       fputc(k + 1 < t.ncols ? ',' : '\n', f);
     }
   fclose(f);
@@ -88,7 +82,7 @@ TEST(run_capped_rows_are_their_uncapped_row_where_it_never_met_the_cap) {
   CHECK_EQ(results_load(b, &t, msg, sizeof msg), 0);
   CHECK_EQ(results_load(u, &tu, msg, sizeof msg), 0);
   for (int i = 0; i < t.nrows; i++) {   /* taken exactly where the uncapped row reserved at most the cap */
-    int k = uncapped_row_find(&tu, results_get(&t, i, "workload"), results_get(&t, i, "allocator"), results_get(&t, i, "params"), 1, "sim");
+    int k = uncapped_row_find(&tu, results_get(&t, i, "workload"), results_get(&t, i, "allocator"), results_get(&t, i, "params"), 1, "sim", 0);
     CHECK(k >= 0);
     int blind = !strcmp(results_get(&t, i, "allocator"), "async") || !strcmp(results_get(&t, i, "allocator"), "raw") ||
                 !strcmp(results_get(&t, i, "allocator"), "stitch");

@@ -63,7 +63,7 @@ struct mincap_job {
 /* --uncapped: the row of r's input and strategy, no cap, on the confirming device; 0 with
  * *u filled, or -1 where there is none */
 static int uncapped_row(const struct mincap_job *j, const struct run_result *r, struct run_result *u) {
-  int i = uncapped_row_find(j->uncapped, r->workload, r->allocator, r->params, r->seed, j->o->confirm_on);
+  int i = uncapped_row_find(j->uncapped, r->workload, r->allocator, r->params, r->seed, j->o->confirm_on, 0);
   if (i < 0) return -1;
   uncapped_row_read(j->uncapped, i, u);
   return 0;
@@ -124,18 +124,14 @@ static int known_runs(const struct mincap_job *j, const struct run_spec *s, stru
   char err[FB_ERRLEN];
   run_result_init(&d);
   if (replay_identity(s, &d, err)) return 0;   /* the search itself will say what is wrong */
-  for (int u = 0; j->uncapped && u < j->uncapped->nrows; u++) {   /* the first of its uncapped rows there that completed */
-    if (!results_same_input(j->uncapped, u, d.workload, d.allocator, d.params, s->seed, j->kind) ||
-        results_u64(j->uncapped, u, "cap_bytes", NULL) || strcmp(results_get(j->uncapped, u, "status"), "ok") ||
-        results_u64(j->uncapped, u, "completed", NULL) != 1)
-      continue;
+  int u = uncapped_row_find(j->uncapped, d.workload, d.allocator, d.params, s->seed, j->kind, 1);
+  if (u >= 0) {
     uncapped_row_read(j->uncapped, u, row);
     k->uncapped = 1;
     k->peak_requested = row->peak_requested;
     k->peak_reserved = row->peak_reserved;
     k->row = row;
     k->blind = d.blind_unreached;
-    break;
   }
   const struct results *t = j->known;
   uint64_t *caps = NULL;

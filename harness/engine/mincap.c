@@ -217,14 +217,10 @@ static int try_cap(struct search *S, uint64_t cap, struct run_result **scratch_o
     return 0;
   }
   *scratch_out = &S->runs[k];
+  const struct run_result *same;
   if (uncapped_answers(S, cap)) {
     probe_by_uncapped(S, cap, &S->runs[k]);
-    S->best = k;
-    S->rep->hi = cap;
-    return 1;
-  }
-  const struct run_result *same = kept_answer(S, cap);
-  if (same) {   /* the run under this cap, without replaying it */
+  } else if ((same = kept_answer(S, cap))) {   /* the run under this cap, without replaying it */
     S->runs[k] = *same;
     S->runs[k].cap_bytes = cap;
     S->rep->same++;

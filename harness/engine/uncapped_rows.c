@@ -18,9 +18,11 @@ int results_same_input(const struct results *t, int i, const char *workload, con
 }
 
 int uncapped_row_find(const struct results *t, const char *workload, const char *allocator, const char *params, uint64_t seed,
-                      const char *kind) {
+                      const char *kind, int completed) {
   for (int i = 0; t && i < t->nrows; i++)
-    if (results_same_input(t, i, workload, allocator, params, seed, kind) && !results_u64(t, i, "cap_bytes", NULL)) return i;
+    if (results_same_input(t, i, workload, allocator, params, seed, kind) && !results_u64(t, i, "cap_bytes", NULL) &&
+        (!completed || (!strcmp(results_get(t, i, "status"), "ok") && results_u64(t, i, "completed", NULL) == 1)))
+      return i;
   return -1;
 }
 
@@ -40,7 +42,7 @@ int uncapped_row_for(const struct results *t, const struct run_spec *s, uint64_t
   char err[FB_ERRLEN];
   run_result_init(&id);
   if (!t || !cap || replay_identity(s, &id, err)) return 0;   /* a row that cannot be opened: its replay says why */
-  int i = uncapped_row_find(t, id.workload, id.allocator, id.params, s->seed, s->device.kind ? s->device.kind : "sim");
+  int i = uncapped_row_find(t, id.workload, id.allocator, id.params, s->seed, s->device.kind ? s->device.kind : "sim", 0);
   if (i < 0) return 0;
   struct run_result u;
   uncapped_row_read(t, i, &u);

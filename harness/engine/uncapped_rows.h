@@ -18,9 +18,10 @@
 int results_same_input(const struct results *t, int i, const char *workload, const char *allocator, const char *params,
                        uint64_t seed, const char *kind);
 
-/* the first row of t of this input and strategy on a device of this kind with no cap; -1: none */
+/* the first row of t of this input and strategy on a device of this kind with no cap (and,
+ * completed = 1, whose status is "ok" and that completed); -1: none */
 int uncapped_row_find(const struct results *t, const char *workload, const char *allocator, const char *params, uint64_t seed,
-                      const char *kind);
+                      const char *kind, int completed);
 
 /* Row i of t read back (results_row.h) as the run it stands for before its strategy's
  * other bound widens it: model_err the strategy's own on sim (the row's was widened by its
